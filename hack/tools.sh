@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Builds the pinned tools the tests and `make render` run, each from its own module under tools/,
+# into a git-ignored cache, only when missing or when its pin changed. Prints the binaries' paths.
+#
+#   hack/tools.sh crank crossplane crossplane-core ...
+#
+# FD_TOOLS_BIN overrides the cache folder (default: .cache/bin in the repository).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+bin=${FD_TOOLS_BIN:-$root/.cache/bin}
+mkdir -p "$bin"
+
+# name -> "module folder under tools/ | package"
+declare -A tools=(
+  [crank]="crank|github.com/crossplane/crossplane/v2/cmd/crank"
+  [crossplane]="crossplane-cli|github.com/crossplane/cli/v2/cmd/crossplane"
+  [crossplane-core]="crossplane-core|github.com/crossplane/crossplane/v2/cmd/crossplane"
+  [function-patch-and-transform]="function-patch-and-transform|github.com/crossplane-contrib/function-patch-and-transform"
+  [function-auto-ready]="function-auto-ready|github.com/crossplane/function-auto-ready"
+)
+
+build() {
+  local name=$1 spec=${tools[$1]:-}
+  if [ -z "$spec" ]; then
+    echo "hack/tools.sh: unknown tool \"$name\"; known: ${!tools[*]}" >&2
+    return 2
+  fi
+  local dir=$root/tools/${spec%%|*} pkg=${spec#*|}
+  local pin
+  pin=$(cat "$dir/go.mod" "$dir/go.sum" | sha256sum | cut -c1-16)
+  if [ -x "$bin/$name" ] && [ "$(cat "$bin/$name.pin" 2>/dev/null)" = "$pin" ]; then
+    echo "$bin/$name"
+    return
+  fi
+  local start=$SECONDS
+  echo "building $name from $pkg (cold builds take minutes)" >&2
+  (cd "$dir" && CGO_ENABLED=0 go build -trimpath -o "$bin/$name.tmp" "$pkg")
+  mv "$bin/$name.tmp" "$bin/$name"
+  echo "$pin" > "$bin/$name.pin"
+  echo "built $name in $((SECONDS - start))s" >&2
+  echo "$bin/$name"
+}
+
+for name in "$@"; do build "$name"; done

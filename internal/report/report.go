@@ -1,0 +1,207 @@
+// Package report turns a protection plan into what the user sees: the
+// DeletionOrdered condition on the composite and the results of the step.
+package report
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+	"github.com/crossplane-contrib/function-dependencies/internal/protection"
+)
+
+// ConditionType is the type of the condition the function sets on the
+// composite resource.
+const ConditionType = "DeletionOrdered"
+
+// Reasons of the condition and of the results.
+const (
+	ReasonProtected         = "Protected"
+	ReasonFinalizersPending = "FinalizersPending"
+	ReasonUnprotectedEdges  = "UnprotectedEdges"
+	ReasonCycle             = "Cycle"
+
+	ReasonSummary           = "Summary"
+	ReasonExternalReference = "ExternalReference"
+	ReasonStaleFinalizer    = "StaleFinalizer"
+	ReasonInvalidReference  = "InvalidReference"
+	ReasonTargetRemoved     = "ReferencedResourceRemoved"
+	ReasonTargetDeleting    = "ReferencedResourceDeleting"
+	ReasonInvalidResource   = "InvalidResource"
+)
+
+// maxListed bounds how many items a message names, so that a composition of
+// thousands of resources can't produce a condition message of megabytes.
+const maxListed = 10
+
+// Severity of a result.
+type Severity int
+
+// The severities of results.
+const (
+	Normal Severity = iota
+	Warning
+	Fatal
+)
+
+// A Result is one result of the step.
+type Result struct {
+	Severity Severity
+	Reason   string
+	Message  string
+}
+
+// A Condition is the DeletionOrdered condition.
+type Condition struct {
+	Status  bool
+	Reason  string
+	Message string
+}
+
+// An InvalidReference is a reference of a composed resource that can't be
+// resolved, or that resolves differently than it seems to.
+type InvalidReference struct {
+	Resource string
+	Problem  string
+}
+
+// Facts are what the report is made of.
+type Facts struct {
+	Plan    protection.Plan
+	Invalid []InvalidReference
+
+	// Enforce is true when the plan's finalizers are written to desired
+	// state, false when they are only reported.
+	Enforce bool
+	// CyclesFatal is true when a cycle fails the step.
+	CyclesFatal bool
+}
+
+// Make returns the condition and the results, in a fixed order.
+func Make(f Facts) (Condition, []Result) {
+	var results []Result
+	add := func(s Severity, reason, message string) {
+		results = append(results, Result{Severity: s, Reason: reason, Message: message})
+	}
+	p := f.Plan
+	if len(p.Cycles) > 0 && f.CyclesFatal {
+		add(Fatal, ReasonCycle, "cannot order deletion: references form a cycle: "+cyclePaths(p.Cycles))
+	}
+	add(Normal, ReasonSummary, summary(f))
+
+	byState := map[protection.EdgeState][]string{}
+	removed := map[string][]string{}
+	for _, e := range p.Edges {
+		byState[e.State] = append(byState[e.State], e.Dependent+" → "+e.Target)
+		if e.State == protection.TargetRemoved {
+			removed[e.Target] = append(removed[e.Target], e.Dependent)
+		}
+	}
+	if len(p.Cycles) > 0 && !f.CyclesFatal {
+		add(Warning, ReasonCycle, "references form a cycle, so no finalizer is declared on its edges: "+cyclePaths(p.Cycles))
+	}
+	if targets := slices.Sorted(maps.Keys(removed)); len(targets) > 0 {
+		items := make([]string, len(targets))
+		for i, t := range targets {
+			items[i] = fmt.Sprintf("%s (referenced by %s)", t, strings.Join(removed[t], ", "))
+		}
+		add(Warning, ReasonTargetRemoved, "the composition no longer includes resources that live Objects still reference, so they may be deleted first: "+list(items))
+	}
+	if edges := byState[protection.TargetDeleting]; len(edges) > 0 {
+		add(Warning, ReasonTargetDeleting, "referenced resources are being deleted without their dependents' finalizers, which can no longer be added: "+list(edges))
+	}
+	if len(p.External) > 0 {
+		items := make([]string, len(p.External))
+		for i, e := range p.External {
+			items[i] = fmt.Sprintf("%s %s → %s", e.Dependent, e.Target.Field, describe(e.Target))
+		}
+		add(Warning, ReasonExternalReference, "references to objects outside this composition can't be protected by it: "+list(items))
+	}
+	if len(p.Stale) > 0 {
+		items := make([]string, len(p.Stale))
+		for i, s := range p.Stale {
+			items[i] = s.Resource + " " + s.Finalizer
+		}
+		add(Warning, ReasonStaleFinalizer, "reference finalizers name no Object that references the resource in this composition; they are not declared, and unless another Object still needs them they must be removed by hand (provider-kubernetes #28): "+list(items))
+	}
+	if len(f.Invalid) > 0 {
+		items := make([]string, len(f.Invalid))
+		for i, r := range f.Invalid {
+			items[i] = fmt.Sprintf("%s: %s", r.Resource, r.Problem)
+		}
+		add(Warning, ReasonInvalidReference, "cannot read references: "+list(items))
+	}
+	return condition(f, byState), results
+}
+
+func summary(f Facts) string {
+	p := f.Plan
+	pending := 0
+	for _, e := range p.Edges {
+		if e.State == protection.Pending {
+			pending++
+		}
+	}
+	verb := "declared"
+	if !f.Enforce {
+		verb = "to declare (Report mode: desired state left unchanged)"
+	}
+	return fmt.Sprintf("%d composed resources, %d references between them and %d to external objects; %d reference finalizers %s, %d pending until their Object exists",
+		p.Resources, len(p.Edges), len(p.External), p.Declared, verb, pending)
+}
+
+// condition is False for the worst problem: a cycle, then edges this function
+// can't protect, then edges whose protection is still on its way.
+func condition(f Facts, byState map[protection.EdgeState][]string) Condition {
+	if len(f.Plan.Cycles) > 0 {
+		return Condition{Reason: ReasonCycle, Message: "references form a cycle: " + cyclePaths(f.Plan.Cycles)}
+	}
+	unprotected := append(append([]string(nil), byState[protection.TargetRemoved]...), byState[protection.TargetDeleting]...)
+	if !f.Enforce {
+		unprotected = append(unprotected, byState[protection.Declared]...)
+	}
+	if len(unprotected) > 0 {
+		return Condition{Reason: ReasonUnprotectedEdges, Message: "referenced resources lack their dependents' finalizers: " + list(unprotected)}
+	}
+	var pending []string
+	if f.Enforce {
+		pending = append(pending, byState[protection.Declared]...)
+	}
+	pending = append(pending, byState[protection.Pending]...)
+	if len(pending) > 0 {
+		return Condition{Reason: ReasonFinalizersPending, Message: "finalizers are declared but not yet applied, or wait for their Object to exist: " + list(pending)}
+	}
+	protected := len(byState[protection.Protected])
+	return Condition{Status: true, Reason: ReasonProtected, Message: fmt.Sprintf("every live reference between composed resources is protected by a finalizer (%d)", protected)}
+}
+
+func cyclePaths(cycles [][]string) string {
+	items := make([]string, len(cycles))
+	for i, c := range cycles {
+		items[i] = strings.Join(c, " → ")
+	}
+	return list(items)
+}
+
+// describe names a referenced object the way kubectl does: kind.group,
+// then namespace/name.
+func describe(t objectref.Target) string {
+	kind := t.Kind
+	if t.Group != "" {
+		kind += "." + t.Group
+	}
+	if t.Namespace != "" {
+		return kind + " " + t.Namespace + "/" + t.Name
+	}
+	return kind + " " + t.Name
+}
+
+// list joins items with commas, naming at most maxListed of them.
+func list(items []string) string {
+	if len(items) <= maxListed {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:maxListed], ", "), len(items)-maxListed)
+}

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/crossplane/function-sdk-go/errors"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+	"github.com/crossplane-contrib/function-dependencies/internal/protection"
+	"github.com/crossplane-contrib/function-dependencies/internal/report"
+)
+
+// composedResources reads every composed resource of the request, observed or
+// desired, and the problems of the references it could not read.
+//
+// It reads the few fields it needs straight from the request's structs rather
+// than converting whole resources to maps: manifests are large, and only
+// metadata and the references matter here.
+func composedResources(req *fnv1.RunFunctionRequest) ([]protection.Resource, []report.InvalidReference) {
+	xrNamespace := text(req.GetObserved().GetComposite().GetResource(), "metadata", "namespace")
+	observed := req.GetObserved().GetResources()
+	desired := req.GetDesired().GetResources()
+
+	resources := make([]protection.Resource, 0, len(desired)+len(observed))
+	for name, d := range desired {
+		resources = append(resources, protection.Resource{Name: name, Desired: &protection.Desired{}})
+		r := &resources[len(resources)-1]
+		r.Desired.Finalizers = texts(d.GetResource(), "metadata", "finalizers")
+		if o, ok := observed[name]; ok {
+			r.Observed = observedState(o.GetResource())
+		}
+	}
+	for name, o := range observed {
+		if _, ok := desired[name]; !ok {
+			resources = append(resources, protection.Resource{Name: name, Observed: observedState(o.GetResource())})
+		}
+	}
+
+	var invalid []report.InvalidReference
+	for i := range resources {
+		r := &resources[i]
+		// The composition's current intent decides what a resource is and
+		// references; observed state stands in for a resource being removed.
+		// Crossplane keeps an existing resource's observed name and namespace,
+		// and gives a namespaced composite's resources its namespace.
+		o := observed[r.Name].GetResource()
+		s := o
+		if d, ok := desired[r.Name]; ok {
+			s = d.GetResource()
+		}
+		gv, _ := schema.ParseGroupVersion(text(s, "apiVersion")) // An invalid apiVersion matches no reference.
+		r.Identity = protection.Identity{
+			Group:     gv.Group,
+			Kind:      text(s, "kind"),
+			Namespace: firstOf(text(o, "metadata", "namespace"), text(s, "metadata", "namespace"), xrNamespace),
+			Name:      firstOf(text(o, "metadata", "name"), text(s, "metadata", "name")),
+		}
+		if !objectref.IsObject(r.Identity.Group, r.Identity.Kind) {
+			continue
+		}
+		var refs any
+		if v := value(s, "spec", "references"); v != nil {
+			refs = v.AsInterface()
+		}
+		targets, errs := objectref.Parse(r.Identity.Group, refs)
+		r.References = targets
+		for _, err := range errs {
+			invalid = append(invalid, report.InvalidReference{Resource: r.Name, Problem: err.Error()})
+		}
+	}
+	return resources, invalid
+}
+
+func observedState(s *structpb.Struct) *protection.Observed {
+	return &protection.Observed{
+		UID:        text(s, "metadata", "uid"),
+		Finalizers: texts(s, "metadata", "finalizers"),
+		Deleting:   text(s, "metadata", "deletionTimestamp") != "",
+	}
+}
+
+// declareFinalizers appends finalizers to a desired resource's
+// metadata.finalizers, creating the list and metadata as needed and keeping
+// every entry already there.
+func declareFinalizers(r *fnv1.Resource, finalizers []string) error {
+	if r.GetResource() == nil {
+		r.Resource = &structpb.Struct{}
+	}
+	metadata := r.GetResource().GetFields()["metadata"]
+	if metadata == nil {
+		metadata = structpb.NewStructValue(&structpb.Struct{})
+		setField(r.GetResource(), "metadata", metadata)
+	}
+	if metadata.GetStructValue() == nil {
+		return errNotA("metadata", "an object")
+	}
+	list := metadata.GetStructValue().GetFields()["finalizers"]
+	if list == nil {
+		list = structpb.NewListValue(&structpb.ListValue{})
+		setField(metadata.GetStructValue(), "finalizers", list)
+	}
+	if list.GetListValue() == nil {
+		return errNotA("metadata.finalizers", "a list")
+	}
+	for _, f := range finalizers {
+		list.GetListValue().Values = append(list.GetListValue().Values, structpb.NewStringValue(f))
+	}
+	return nil
+}
+
+func setField(s *structpb.Struct, key string, v *structpb.Value) {
+	if s.Fields == nil {
+		s.Fields = map[string]*structpb.Value{}
+	}
+	s.Fields[key] = v
+}
+
+// value returns the value at the path of fields, or nil.
+func value(s *structpb.Struct, path ...string) *structpb.Value {
+	var v *structpb.Value
+	for _, key := range path {
+		v = s.GetFields()[key]
+		s = v.GetStructValue()
+	}
+	return v
+}
+
+// text returns the string at the path of fields, or "".
+func text(s *structpb.Struct, path ...string) string {
+	return value(s, path...).GetStringValue()
+}
+
+// texts returns the strings of the list at the path of fields.
+func texts(s *structpb.Struct, path ...string) []string {
+	values := value(s, path...).GetListValue().GetValues()
+	if len(values) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(values))
+	for _, v := range values {
+		if t, ok := v.GetKind().(*structpb.Value_StringValue); ok {
+			out = append(out, t.StringValue)
+		}
+	}
+	return out
+}
+
+func firstOf(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func errNotA(field, what string) error {
+	return errors.Errorf("%s is not %s", field, what)
+}
