@@ -11,13 +11,20 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bin=${FD_TOOLS_BIN:-$root/.cache/bin}
 mkdir -p "$bin"
 
-# name -> "module folder under tools/ | package"
+# Kubernetes binaries must report their version, or clients can't parse it.
+k8s_version="-X k8s.io/component-base/version.gitVersion=v1.34.3 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=34"
+
+# name -> "module folder under tools/ | package | extra -ldflags"
 declare -A tools=(
-  [crank]="crank|github.com/crossplane/crossplane/v2/cmd/crank"
-  [crossplane]="crossplane-cli|github.com/crossplane/cli/v2/cmd/crossplane"
-  [crossplane-core]="crossplane-core|github.com/crossplane/crossplane/v2/cmd/crossplane"
-  [function-patch-and-transform]="function-patch-and-transform|github.com/crossplane-contrib/function-patch-and-transform"
-  [function-auto-ready]="function-auto-ready|github.com/crossplane/function-auto-ready"
+  [crank]="crank|github.com/crossplane/crossplane/v2/cmd/crank|"
+  [crossplane]="crossplane-cli|github.com/crossplane/cli/v2/cmd/crossplane|"
+  [crossplane-core]="crossplane-core|github.com/crossplane/crossplane/v2/cmd/crossplane|"
+  [function-patch-and-transform]="function-patch-and-transform|github.com/crossplane-contrib/function-patch-and-transform|"
+  [function-auto-ready]="function-auto-ready|github.com/crossplane/function-auto-ready|"
+  [etcd]="etcd|go.etcd.io/etcd/server/v3|"
+  [kube-apiserver]="kubernetes|k8s.io/kubernetes/cmd/kube-apiserver|$k8s_version"
+  [kube-controller-manager]="kubernetes|k8s.io/kubernetes/cmd/kube-controller-manager|$k8s_version"
+  [provider-kubernetes]="provider-kubernetes|github.com/crossplane-contrib/provider-kubernetes/cmd/provider|"
 )
 
 build() {
@@ -26,16 +33,18 @@ build() {
     echo "hack/tools.sh: unknown tool \"$name\"; known: ${!tools[*]}" >&2
     return 2
   fi
-  local dir=$root/tools/${spec%%|*} pkg=${spec#*|}
+  local dir pkg ldflags
+  IFS='|' read -r dir pkg ldflags <<< "$spec"
+  dir=$root/tools/$dir
   local pin
-  pin=$(cat "$dir/go.mod" "$dir/go.sum" | sha256sum | cut -c1-16)
+  pin=$( (cat "$dir/go.mod" "$dir/go.sum"; echo "$pkg $ldflags") | sha256sum | cut -c1-16)
   if [ -x "$bin/$name" ] && [ "$(cat "$bin/$name.pin" 2>/dev/null)" = "$pin" ]; then
     echo "$bin/$name"
     return
   fi
   local start=$SECONDS
   echo "building $name from $pkg (cold builds take minutes)" >&2
-  (cd "$dir" && CGO_ENABLED=0 go build -trimpath -o "$bin/$name.tmp" "$pkg")
+  (cd "$dir" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$bin/$name.tmp" "$pkg")
   mv "$bin/$name.tmp" "$bin/$name"
   echo "$pin" > "$bin/$name.pin"
   echo "built $name in $((SECONDS - start))s" >&2
