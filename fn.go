@@ -5,10 +5,11 @@ import (
 	"maps"
 	"slices"
 
+	"google.golang.org/protobuf/encoding/protojson"
+
 	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
@@ -28,14 +29,9 @@ type Function struct {
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp := response.To(req, response.DefaultTTL)
 
-	in := &v1beta1.Input{}
-	if err := request.GetInput(req, in); err != nil {
-		response.Fatal(rsp, errors.Wrap(err, "cannot read the function's input"))
-		return rsp, nil
-	}
-	in.Default()
-	if errs := in.Validate(); len(errs) > 0 {
-		response.Fatal(rsp, errors.Wrap(errs.ToAggregate(), "invalid function input"))
+	in, err := readInput(req)
+	if err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "invalid function input"))
 		return rsp, nil
 	}
 	xr := req.GetObserved().GetComposite().GetResource()
@@ -50,21 +46,21 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		CyclesFatal: in.OnCycle == v1beta1.CycleFatal,
 	}
 	log.Debug("Planned reference finalizers", "resources", plan.Resources, "edges", len(plan.Edges),
-		"external", len(plan.External), "declared", plan.Declared, "changed", len(plan.Finalizers), "cycles", len(plan.Cycles))
+		"external", len(plan.External), "declared", plan.Declared, "changed", len(plan.Additions), "cycles", len(plan.Cycles))
 
 	condition, results := report.Make(facts)
 
 	// A fatal cycle fails the step, and Report mode only reports: in both,
 	// desired state stays as the earlier steps left it.
 	if facts.Enforce && !(facts.CyclesFatal && len(plan.Cycles) > 0) {
-		for _, name := range slices.Sorted(maps.Keys(plan.Finalizers)) {
-			if err := declareFinalizers(rsp.GetDesired().GetResources()[name], plan.Finalizers[name]); err != nil {
+		for _, name := range slices.Sorted(maps.Keys(plan.Additions)) {
+			if err := declareFinalizers(rsp.GetDesired().GetResources()[name], plan.Additions[name]); err != nil {
 				// Leaving the resource as it is is the only way not to damage it.
 				err = errors.Wrapf(err, "cannot declare reference finalizers on composed resource %q", name)
 				results = append(results, report.Result{Severity: report.Warning, Reason: report.ReasonInvalidResource, Message: err.Error()})
 				continue
 			}
-			log.Debug("Declared reference finalizers", "composed-resource-name", name, "finalizers", plan.Finalizers[name])
+			log.Debug("Declared reference finalizers", "composed-resource-name", name, "finalizers", plan.Additions[name])
 		}
 	}
 
@@ -78,6 +74,18 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		})
 	}
 	return rsp, nil
+}
+
+// readInput decodes the step's input, which is optional.
+func readInput(req *fnv1.RunFunctionRequest) (*v1beta1.Input, error) {
+	var data []byte
+	if req.GetInput() != nil {
+		var err error
+		if data, err = protojson.Marshal(req.GetInput()); err != nil {
+			return nil, errors.Wrap(err, "cannot encode the input as JSON")
+		}
+	}
+	return v1beta1.Decode(data)
 }
 
 var severities = map[report.Severity]fnv1.Severity{

@@ -6,7 +6,9 @@ package v1beta1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	kjson "sigs.k8s.io/json"
 )
 
 // This isn't a custom resource, in the sense that we never install its CRD.
@@ -94,4 +96,26 @@ func (in *Input) Validate() field.ErrorList {
 		errs = append(errs, field.NotSupported(field.NewPath("onCycle"), in.OnCycle, []CyclePolicy{CycleFatal, CycleWarning}))
 	}
 	return errs
+}
+
+// Decode reads an input from JSON strictly, applies the defaults and
+// validates it. Every error names the field: an unknown field, a value of the
+// wrong type, a value that isn't supported. Empty data is an input with every
+// default.
+func Decode(data []byte) (*Input, error) {
+	in := &Input{}
+	if len(data) > 0 {
+		strict, err := kjson.UnmarshalStrict(data, in)
+		if err != nil {
+			return nil, err
+		}
+		if len(strict) > 0 {
+			return nil, utilerrors.NewAggregate(strict)
+		}
+	}
+	in.Default()
+	if errs := in.Validate(); len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
+	return in, nil
 }

@@ -51,8 +51,9 @@ type Cycles struct {
 // Contains tells whether the edge from one node to another lies on a cycle:
 // whether both ends are in the same group of nodes that reach each other.
 func (c Cycles) Contains(from, to string) bool {
-	f, ok := c.component[from]
-	return ok && c.component[to] == f
+	f, fromOK := c.component[from]
+	t, toOK := c.component[to]
+	return fromOK && toOK && f == t
 }
 
 // Cycles finds the cycles of the graph.

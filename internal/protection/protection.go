@@ -127,10 +127,10 @@ type Plan struct {
 	// Cycles are paths such as [a b a], as graph.Cycles describes them.
 	Cycles [][]string
 
-	// Finalizers holds the complete desired finalizers of each desired
-	// resource whose finalizers change: those earlier steps declared, in
-	// their order, then the missing reference finalizers, sorted.
-	Finalizers map[string][]string
+	// Additions holds, for each desired resource that lacks some, the
+	// reference finalizers to declare after those earlier steps declared,
+	// sorted.
+	Additions map[string][]string
 
 	// Declared counts the reference finalizers the desired resources declare
 	// for their dependents, whether earlier steps declared them already or not.
@@ -151,7 +151,7 @@ func Make(resources []Resource, o Options) Plan {
 	}
 	names := slices.Sorted(maps.Keys(byName))
 
-	p := Plan{Resources: len(resources), Finalizers: map[string][]string{}}
+	p := Plan{Resources: len(resources), Additions: map[string][]string{}}
 	var g graph.Graph
 	for _, name := range names {
 		p.addEdges(&g, byName[name], byIdentity)
@@ -187,7 +187,7 @@ func Make(resources []Resource, o Options) Plan {
 		missing := missingFrom(r.Desired.Finalizers, declare[name])
 		p.Declared += len(declare[name])
 		if len(missing) > 0 {
-			p.Finalizers[name] = append(slices.Clone(r.Desired.Finalizers), missing...)
+			p.Additions[name] = missing
 		}
 	}
 	return p

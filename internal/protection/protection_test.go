@@ -1,0 +1,336 @@
+package protection
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+)
+
+// object is a live cluster-scoped Object whose object name is its composition
+// resource name and whose UID is "uid-" and that name, referencing Objects by
+// name.
+func object(name string, references ...string) Resource {
+	r := Resource{
+		Name:     name,
+		Identity: Identity{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: name},
+		Observed: &Observed{UID: "uid-" + name},
+		Desired:  &Desired{},
+	}
+	for _, ref := range references {
+		r.References = append(r.References, objectref.Target{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: ref, Field: "spec.references[0].dependsOn"})
+	}
+	return r
+}
+
+func f(name string) string { return objectref.Finalizer("uid-" + name) }
+
+// with returns the resource changed by the functions.
+func with(r Resource, changes ...func(*Resource)) Resource {
+	for _, c := range changes {
+		c(&r)
+	}
+	return r
+}
+
+func carrying(finalizers ...string) func(*Resource) {
+	return func(r *Resource) { r.Observed.Finalizers = finalizers }
+}
+
+func declaring(finalizers ...string) func(*Resource) {
+	return func(r *Resource) { r.Desired.Finalizers = finalizers }
+}
+
+func deleting(r *Resource)   { r.Observed.Deleting = true }
+func notDesired(r *Resource) { r.Desired = nil }
+func notObserved(r *Resource) {
+	r.Observed = nil
+}
+
+func TestMake(t *testing.T) {
+	type args struct {
+		resources []Resource
+		o         Options
+	}
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   Plan
+	}{
+		"Issue371": {
+			reason: "A shared Object that carries only some of its dependents' finalizers declares all of them, the ones it carries too: those are what keeps them applied.",
+			args: args{resources: []Resource{
+				with(object("shared"), carrying(f("d1"), f("d3")), declaring("example.org/keep")),
+				object("d1", "shared"), object("d2", "shared"), object("d3", "shared"), object("d4", "shared"),
+			}},
+			want: Plan{
+				Resources: 5,
+				Edges: []Edge{
+					{Dependent: "d1", Target: "shared", Finalizer: f("d1"), State: Protected},
+					{Dependent: "d2", Target: "shared", Finalizer: f("d2"), State: Declared},
+					{Dependent: "d3", Target: "shared", Finalizer: f("d3"), State: Protected},
+					{Dependent: "d4", Target: "shared", Finalizer: f("d4"), State: Declared},
+				},
+				Additions: map[string][]string{"shared": {f("d1"), f("d2"), f("d3"), f("d4")}},
+				Declared:  4,
+			},
+		},
+		"AlreadyDeclared": {
+			reason: "Finalizers earlier steps declared already are not declared twice, and a resource that needs nothing new is left alone.",
+			args: args{resources: []Resource{
+				with(object("shared"), declaring(f("d1"))),
+				object("d1", "shared"),
+			}},
+			want: Plan{
+				Resources: 2,
+				Edges:     []Edge{{Dependent: "d1", Target: "shared", Finalizer: f("d1"), State: Declared}},
+				Additions: map[string][]string{},
+				Declared:  1,
+			},
+		},
+		"DependentNotCreatedYet": {
+			reason: "A dependent without a UID has no finalizer yet: the edge is pending.",
+			args: args{resources: []Resource{
+				object("shared"),
+				with(object("d1", "shared"), notObserved),
+			}},
+			want: Plan{
+				Resources: 2,
+				Edges:     []Edge{{Dependent: "d1", Target: "shared", State: Pending}},
+				Additions: map[string][]string{},
+			},
+		},
+		"DependentDeleting": {
+			reason: "A deleting dependent's finalizer is declared while the target carries it, and never re-added once the provider removed it.",
+			args: args{resources: []Resource{
+				with(object("shared"), carrying(f("d1"))),
+				with(object("d1", "shared"), deleting),
+				with(object("d2", "shared"), deleting),
+			}},
+			want: Plan{
+				Resources: 3,
+				Edges: []Edge{
+					{Dependent: "d1", Target: "shared", Finalizer: f("d1"), State: Releasing},
+					{Dependent: "d2", Target: "shared", Finalizer: f("d2"), State: Releasing},
+				},
+				Additions: map[string][]string{"shared": {f("d1")}},
+				Declared:  1,
+			},
+		},
+		"DependentRemovedFromComposition": {
+			reason: "A dependent the composition no longer desires is treated like a deleting one; its observed references still count.",
+			args: args{resources: []Resource{
+				with(object("shared"), carrying(f("d1"))),
+				with(object("d1", "shared"), notDesired),
+				with(object("d2", "shared"), notDesired),
+			}},
+			want: Plan{
+				Resources: 3,
+				Edges: []Edge{
+					{Dependent: "d1", Target: "shared", Finalizer: f("d1"), State: Releasing},
+					{Dependent: "d2", Target: "shared", Finalizer: f("d2"), State: Releasing},
+				},
+				Additions: map[string][]string{"shared": {f("d1")}},
+				Declared:  1,
+			},
+		},
+		"TargetDeleting": {
+			reason: "A deleting target keeps the finalizers it carries, and gets no new one: the API server would reject it.",
+			args: args{resources: []Resource{
+				with(object("shared"), carrying(f("d1")), deleting),
+				object("d1", "shared"), object("d2", "shared"),
+			}},
+			want: Plan{
+				Resources: 3,
+				Edges: []Edge{
+					{Dependent: "d1", Target: "shared", Finalizer: f("d1"), State: Protected},
+					{Dependent: "d2", Target: "shared", Finalizer: f("d2"), State: TargetDeleting},
+				},
+				Additions: map[string][]string{"shared": {f("d1")}},
+				Declared:  1,
+			},
+		},
+		"TargetRemovedFromComposition": {
+			reason: "A target the composition no longer desires can't declare anything; it is never added back to desired state.",
+			args: args{resources: []Resource{
+				with(object("shared"), carrying(f("d1")), notDesired),
+				object("d1", "shared"),
+			}},
+			want: Plan{
+				Resources: 2,
+				Edges:     []Edge{{Dependent: "d1", Target: "shared", Finalizer: f("d1"), State: TargetRemoved}},
+				Additions: map[string][]string{},
+			},
+		},
+		"TargetNotCreatedYet": {
+			reason: "A desired target that doesn't exist yet declares its dependents' finalizers from the start.",
+			args: args{resources: []Resource{
+				with(object("shared"), notObserved),
+				object("d1", "shared"),
+			}},
+			want: Plan{
+				Resources: 2,
+				Edges:     []Edge{{Dependent: "d1", Target: "shared", Finalizer: f("d1"), State: Declared}},
+				Additions: map[string][]string{"shared": {f("d1")}},
+				Declared:  1,
+			},
+		},
+		"External": {
+			reason: "A reference that matches no composed resource is an external edge, once per target.",
+			args: args{resources: []Resource{
+				object("d1", "elsewhere", "elsewhere"),
+			}},
+			want: Plan{
+				Resources: 1,
+				External:  []External{{Dependent: "d1", Target: objectref.Target{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: "elsewhere", Field: "spec.references[0].dependsOn"}}},
+				Additions: map[string][]string{},
+			},
+		},
+		"Stale": {
+			reason: "Reference finalizers of no Object that references the resource here are stale: reported, not declared.",
+			args: args{resources: []Resource{
+				with(object("shared"), carrying(f("gone"), f("d1"), f("d2"), "example.org/other")),
+				object("d1", "shared"),
+				object("d2"),
+			}},
+			want: Plan{
+				Resources: 3,
+				Edges:     []Edge{{Dependent: "d1", Target: "shared", Finalizer: f("d1"), State: Protected}},
+				Stale:     []Stale{{Resource: "shared", Finalizer: f("d2")}, {Resource: "shared", Finalizer: f("gone")}},
+				Additions: map[string][]string{"shared": {f("d1")}},
+				Declared:  1,
+			},
+		},
+		"CycleKept": {
+			reason: "Without BreakCycles the edges of a cycle are planned as any other (the caller fails the step).",
+			args:   args{resources: []Resource{object("a", "b"), object("b", "a")}},
+			want: Plan{
+				Resources: 2,
+				Edges: []Edge{
+					{Dependent: "a", Target: "b", Finalizer: f("a"), State: Declared},
+					{Dependent: "b", Target: "a", Finalizer: f("b"), State: Declared},
+				},
+				Cycles:    [][]string{{"a", "b", "a"}},
+				Additions: map[string][]string{"a": {f("b")}, "b": {f("a")}},
+				Declared:  2,
+			},
+		},
+		"CycleBroken": {
+			reason: "With BreakCycles no edge inside a cycle gets a finalizer; an edge into the cycle still does.",
+			args: args{
+				resources: []Resource{object("a", "b"), object("b", "a"), object("c", "a")},
+				o:         Options{BreakCycles: true},
+			},
+			want: Plan{
+				Resources: 3,
+				Edges: []Edge{
+					{Dependent: "a", Target: "b", Finalizer: f("a"), State: Cyclic},
+					{Dependent: "b", Target: "a", Finalizer: f("b"), State: Cyclic},
+					{Dependent: "c", Target: "a", Finalizer: f("c"), State: Declared},
+				},
+				Cycles:    [][]string{{"a", "b", "a"}},
+				Additions: map[string][]string{"a": {f("c")}},
+				Declared:  1,
+			},
+		},
+		"MatchIgnoresVersionNotNamespace": {
+			reason: "References match by group, kind, namespace and name: a namespaced reference without namespace matches nothing.",
+			args: args{resources: []Resource{
+				{Name: "shared", Identity: Identity{Group: objectref.NamespacedGroup, Kind: "Object", Namespace: "team", Name: "shared-x"}, Observed: &Observed{UID: "uid-shared"}, Desired: &Desired{}},
+				{
+					Name: "d1", Identity: Identity{Group: objectref.NamespacedGroup, Kind: "Object", Namespace: "team", Name: "d1-x"}, Observed: &Observed{UID: "uid-d1"}, Desired: &Desired{},
+					References: []objectref.Target{
+						{Group: objectref.NamespacedGroup, Kind: "Object", Namespace: "team", Name: "shared-x", Field: "spec.references[0].dependsOn"},
+						{Group: objectref.NamespacedGroup, Kind: "Object", Name: "shared-x", Field: "spec.references[1].dependsOn"},
+					},
+				},
+			}},
+			want: Plan{
+				Resources: 2,
+				Edges:     []Edge{{Dependent: "d1", Target: "shared", Finalizer: f("d1"), State: Declared}},
+				External:  []External{{Dependent: "d1", Target: objectref.Target{Group: objectref.NamespacedGroup, Kind: "Object", Name: "shared-x", Field: "spec.references[1].dependsOn"}}},
+				Additions: map[string][]string{"shared": {f("d1")}},
+				Declared:  1,
+			},
+		},
+		"AnyKind": {
+			reason: "An Object may reference any composed kind, such as a ConfigMap composed directly.",
+			args: args{resources: []Resource{
+				{Name: "cm", Identity: Identity{Kind: "ConfigMap", Namespace: "team", Name: "cm"}, Observed: &Observed{UID: "uid-cm"}, Desired: &Desired{}},
+				with(object("d1"), func(r *Resource) {
+					r.References = []objectref.Target{{Kind: "ConfigMap", Namespace: "team", Name: "cm"}}
+				}),
+			}},
+			want: Plan{
+				Resources: 2,
+				Edges:     []Edge{{Dependent: "d1", Target: "cm", Finalizer: f("d1"), State: Declared}},
+				Additions: map[string][]string{"cm": {f("d1")}},
+				Declared:  1,
+			},
+		},
+		"UnnamedMatchesNothing": {
+			reason: "A desired resource without a name yet can't be what a reference names.",
+			args: args{resources: []Resource{
+				with(object("shared"), notObserved, func(r *Resource) { r.Identity.Name = "" }),
+				object("d1", ""),
+			}},
+			want: Plan{
+				Resources: 2,
+				External:  []External{{Dependent: "d1", Target: objectref.Target{Group: objectref.ClusterGroup, Kind: objectref.Kind, Field: "spec.references[0].dependsOn"}}},
+				Additions: map[string][]string{},
+			},
+		},
+		"SharedIdentity": {
+			reason: "Two composed resources for the same object both declare the finalizer: whichever is applied, it is there.",
+			args: args{resources: []Resource{
+				with(object("shared-a"), func(r *Resource) { r.Identity.Name = "shared" }),
+				with(object("shared-b"), func(r *Resource) { r.Identity.Name = "shared" }),
+				object("d1", "shared"),
+			}},
+			want: Plan{
+				Resources: 3,
+				Edges: []Edge{
+					{Dependent: "d1", Target: "shared-a", Finalizer: f("d1"), State: Declared},
+					{Dependent: "d1", Target: "shared-b", Finalizer: f("d1"), State: Declared},
+				},
+				Additions: map[string][]string{"shared-a": {f("d1")}, "shared-b": {f("d1")}},
+				Declared:  2,
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Make(tc.args.resources, tc.args.o)
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nMake(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestMakeOrderIndependent proves the plan doesn't depend on the order of the
+// resources or of an Object's references.
+func TestMakeOrderIndependent(t *testing.T) {
+	var resources []Resource
+	resources = append(resources, with(object("shared"), carrying(f("d00"))))
+	for i := range 30 {
+		d := object(fmt.Sprintf("d%02d", i), "shared", fmt.Sprintf("d%02d", (i+1)%30), "external")
+		resources = append(resources, d)
+	}
+	want := Make(resources, Options{BreakCycles: true})
+	reversed := make([]Resource, len(resources))
+	for i, r := range resources {
+		r.References = append([]objectref.Target(nil), r.References...)
+		for a, b := 0, len(r.References)-1; a < b; a, b = a+1, b-1 {
+			r.References[a], r.References[b] = r.References[b], r.References[a]
+		}
+		reversed[len(resources)-1-i] = r
+	}
+	got := Make(reversed, Options{BreakCycles: true})
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(objectref.Target{}, "Field")); diff != "" {
+		t.Errorf("Make(reversed): -want, +got:\n%s", diff)
+	}
+}
