@@ -105,7 +105,7 @@ func Make(f Facts) (Condition, []Result) {
 	if targets := slices.Sorted(maps.Keys(removed)); len(targets) > 0 {
 		items := make([]string, len(targets))
 		for i, t := range targets {
-			items[i] = fmt.Sprintf("%s (referenced by %s)", t, strings.Join(removed[t], ", "))
+			items[i] = fmt.Sprintf("%s (referenced by %s)", t, list(removed[t]))
 		}
 		add(Warning, ReasonTargetRemoved, "the composition no longer includes resources that live Objects still reference, so they may be deleted first: "+list(items))
 	}
