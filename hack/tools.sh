@@ -24,6 +24,8 @@ declare -A tools=(
   [etcd]="etcd|go.etcd.io/etcd/server/v3|"
   [kube-apiserver]="kubernetes|k8s.io/kubernetes/cmd/kube-apiserver|$k8s_version"
   [kube-controller-manager]="kubernetes|k8s.io/kubernetes/cmd/kube-controller-manager|$k8s_version"
+  [golangci-lint]="golangci-lint|github.com/golangci/golangci-lint/v2/cmd/golangci-lint|"
+  [benchstat]="benchstat|golang.org/x/perf/cmd/benchstat|"
   [provider-kubernetes]="provider-kubernetes|github.com/crossplane-contrib/provider-kubernetes/cmd/provider|"
 )
 

@@ -1,0 +1,25 @@
+# syntax=docker/dockerfile:1
+
+# The standard build for users who have Docker. Without Docker, hack/xpkg.sh
+# builds the same image as a tarball and the package from it.
+
+ARG GO_VERSION=1.26
+
+FROM --platform=${BUILDPLATFORM} golang:${GO_VERSION} AS build
+WORKDIR /fn
+ENV CGO_ENABLED=0
+COPY go.mod go.sum ./
+RUN --mount=type=cache,target=/go/pkg/mod go mod download
+ARG TARGETOS
+ARG TARGETARCH
+RUN --mount=target=. \
+    --mount=type=cache,target=/go/pkg/mod \
+    --mount=type=cache,target=/root/.cache/go-build \
+    GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -o /function .
+
+FROM gcr.io/distroless/static-debian12:nonroot AS image
+WORKDIR /
+COPY --from=build /function /function
+EXPOSE 9443
+USER nonroot:nonroot
+ENTRYPOINT ["/function"]

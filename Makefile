@@ -1,0 +1,34 @@
+# The two commands a new machine needs are `make render` and `make test`;
+# the rest are their parts. Tools are built from pinned modules under tools/
+# into .cache/bin the first time (minutes), then reused.
+
+.PHONY: render test unit e2e controlplane lint generate xpkg
+
+# Render the example through the real pipeline (patch-and-transform →
+# function-dependencies → auto-ready). EXAMPLE=example/namespaced for the other.
+EXAMPLE ?= example/cluster
+render:
+	hack/render.sh $(EXAMPLE)
+
+# The whole test suite: what .ci/run runs.
+test:
+	hack/test.sh
+
+unit:
+	go test ./...
+
+e2e:
+	go test -tags e2e -count=1 ./test/...
+
+controlplane:
+	hack/controlplane-test.sh
+
+lint:
+	$$(hack/tools.sh golangci-lint) run ./...
+
+# Regenerate the input CRD in package/input and the deepcopy functions.
+generate:
+	cd input && go generate -tags generate ./...
+
+xpkg:
+	hack/xpkg.sh
