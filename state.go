@@ -88,33 +88,31 @@ func declareFinalizers(r *fnv1.Resource, finalizers []string) error {
 	if r.GetResource() == nil {
 		r.Resource = &structpb.Struct{}
 	}
-	metadata := r.GetResource().GetFields()["metadata"]
+	metadata := ensure(r.GetResource(), "metadata", structpb.NewStructValue(&structpb.Struct{})).GetStructValue()
 	if metadata == nil {
-		metadata = structpb.NewStructValue(&structpb.Struct{})
-		setField(r.GetResource(), "metadata", metadata)
-	}
-	if metadata.GetStructValue() == nil {
 		return errNotA("metadata", "an object")
 	}
-	list := metadata.GetStructValue().GetFields()["finalizers"]
+	list := ensure(metadata, "finalizers", structpb.NewListValue(&structpb.ListValue{})).GetListValue()
 	if list == nil {
-		list = structpb.NewListValue(&structpb.ListValue{})
-		setField(metadata.GetStructValue(), "finalizers", list)
-	}
-	if list.GetListValue() == nil {
 		return errNotA("metadata.finalizers", "a list")
 	}
 	for _, f := range finalizers {
-		list.GetListValue().Values = append(list.GetListValue().Values, structpb.NewStringValue(f))
+		list.Values = append(list.Values, structpb.NewStringValue(f))
 	}
 	return nil
 }
 
-func setField(s *structpb.Struct, key string, v *structpb.Value) {
+// ensure returns the value of the field, setting it to empty first when the
+// struct lacks it.
+func ensure(s *structpb.Struct, key string, empty *structpb.Value) *structpb.Value {
+	if v, ok := s.GetFields()[key]; ok {
+		return v
+	}
 	if s.Fields == nil {
 		s.Fields = map[string]*structpb.Value{}
 	}
-	s.Fields[key] = v
+	s.Fields[key] = empty
+	return empty
 }
 
 // value returns the value at the path of fields, or nil.

@@ -103,38 +103,25 @@ func TestMake(t *testing.T) {
 				Additions: map[string][]string{},
 			},
 		},
-		"DependentDeleting": {
-			reason: "A deleting dependent's finalizer is declared while the target carries it, and never re-added once the provider removed it.",
+		"DependentGoing": {
+			reason: "A dependent being deleted, or no longer desired, keeps its finalizer declared while the target carries it, and never gets it back once the provider removed it.",
 			args: args{resources: []Resource{
-				with(object("shared"), carrying(f("d1"))),
-				with(object("d1", "shared"), deleting),
-				with(object("d2", "shared"), deleting),
+				with(object("shared"), carrying(f("deleting"), f("removed"))),
+				with(object("deleting", "shared"), deleting),
+				with(object("deleted", "shared"), deleting),
+				with(object("removed", "shared"), notDesired),
+				with(object("released", "shared"), notDesired),
 			}},
 			want: Plan{
-				Resources: 3,
+				Resources: 5,
 				Edges: []Edge{
-					{Dependent: "d1", Target: "shared", Finalizer: f("d1"), State: Releasing},
-					{Dependent: "d2", Target: "shared", Finalizer: f("d2"), State: Releasing},
+					{Dependent: "deleted", Target: "shared", Finalizer: f("deleted"), State: Releasing},
+					{Dependent: "deleting", Target: "shared", Finalizer: f("deleting"), State: Releasing},
+					{Dependent: "released", Target: "shared", Finalizer: f("released"), State: Releasing},
+					{Dependent: "removed", Target: "shared", Finalizer: f("removed"), State: Releasing},
 				},
-				Additions: map[string][]string{"shared": {f("d1")}},
-				Declared:  1,
-			},
-		},
-		"DependentRemovedFromComposition": {
-			reason: "A dependent the composition no longer desires is treated like a deleting one; its observed references still count.",
-			args: args{resources: []Resource{
-				with(object("shared"), carrying(f("d1"))),
-				with(object("d1", "shared"), notDesired),
-				with(object("d2", "shared"), notDesired),
-			}},
-			want: Plan{
-				Resources: 3,
-				Edges: []Edge{
-					{Dependent: "d1", Target: "shared", Finalizer: f("d1"), State: Releasing},
-					{Dependent: "d2", Target: "shared", Finalizer: f("d2"), State: Releasing},
-				},
-				Additions: map[string][]string{"shared": {f("d1")}},
-				Declared:  1,
+				Additions: map[string][]string{"shared": {f("deleting"), f("removed")}},
+				Declared:  2,
 			},
 		},
 		"TargetDeleting": {
