@@ -1,0 +1,780 @@
+//go:build e2e
+
+// Package schema validates every example input and every rendered golden
+// output against the real schemas with `crossplane beta validate`, offline:
+// provider-kubernetes v1.4.1's CRDs, the examples' XRDs, the function's own
+// input CRD, function-patch-and-transform's input CRD, and Crossplane's CRDs
+// (Compositions, XRDs, Functions).
+//
+// crossplane beta validate downloads the packages it is given and the
+// Crossplane image's CRDs; this test gives it only CRD and XRD files, and an
+// already-filled cache entry for the Crossplane image, and runs it behind an
+// unreachable proxy so that any download fails instead of passing by luck.
+package schema
+
+import (
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/crossplane-contrib/function-dependencies/test/harness"
+)
+
+// The modules whose schemas the resources are validated against. Crossplane
+// is the version tools/crank pins, so the CLI and the Crossplane CRDs agree;
+// function-patch-and-transform is the version tools/ pins for the render
+// tests, whose input the examples' first pipeline step uses.
+const (
+	providerKubernetes = "github.com/crossplane-contrib/provider-kubernetes@v1.4.1"
+	crossplane         = "github.com/crossplane/crossplane/v2@v2.2.0"
+	patchAndTransform  = "github.com/crossplane-contrib/function-patch-and-transform@v0.10.7"
+
+	// crossplaneImage is the image whose CRDs crossplane beta validate
+	// always loads; its cache entry is filled from the crossplane module.
+	crossplaneImage = "xpkg.crossplane.io/crossplane/crossplane:v2.2.0"
+)
+
+// inputGVK is how crossplane beta validate names our input in its report.
+const inputGVK = "dependencies.fn.crossplane.io/v1beta1, Kind=Input"
+
+// validator runs crossplane beta validate against one set of extensions.
+type validator struct {
+	crank string
+	ext   string // A folder of CRDs and XRDs.
+	cache string // The validate cache, holding the Crossplane image's entry.
+	tmp   string // Where resources are written for validation.
+
+	xrds    []map[string]any // The examples' XRDs.
+	xrKinds map[string]bool  // Their XR kinds, as "group/Kind".
+}
+
+// report is what one validation run printed.
+type report struct {
+	output    string
+	err       error
+	total     int
+	missing   int
+	succeeded int
+	failed    int
+}
+
+// problems are the report's error and warning lines: schema and CEL
+// errors ([x]) and schemas missing or defaults not applicable ([!]).
+func (r report) problems() []string {
+	var p []string
+	for _, l := range strings.Split(r.output, "\n") {
+		if strings.HasPrefix(l, "[x]") || strings.HasPrefix(l, "[!]") {
+			p = append(p, l)
+		}
+	}
+	return p
+}
+
+// count is how many resources of a kind were validated successfully.
+func (r report) count(gvk string) int {
+	return strings.Count(r.output, "[✓] "+gvk+", ")
+}
+
+var summary = regexp.MustCompile(`Total (\d+) resources: (\d+) missing schemas, (\d+) success cases, (\d+) failure cases`)
+
+// validate writes docs to a file named after name and validates them. Every
+// resource must have a schema: a kind the test has no CRD for fails.
+func (v *validator) validate(t *testing.T, name string, docs []map[string]any) report {
+	t.Helper()
+	file := filepath.Join(v.tmp, strings.NewReplacer("/", "_", " ", "_").Replace(name)+".yaml")
+	writeDocs(t, file, docs)
+	cmd := exec.Command(v.crank, "beta", "validate", v.ext, file,
+		"--cache-dir="+v.cache, "--crossplane-image="+crossplaneImage, "--error-on-missing-schemas")
+	// An unreachable proxy: if the CLI tried to download a package after
+	// all, it fails at once, on any machine, instead of depending on the
+	// network this test must not need.
+	cmd.Env = append(os.Environ(), "HTTPS_PROXY=http://127.0.0.1:1", "HTTP_PROXY=http://127.0.0.1:1", "NO_PROXY=", "https_proxy=", "http_proxy=", "no_proxy=")
+	out, err := cmd.CombinedOutput()
+	r := report{output: string(out), err: err}
+	m := summary.FindStringSubmatch(r.output)
+	if m == nil {
+		t.Fatalf("crossplane beta validate printed no summary for %s: %v\n%s", name, err, out)
+	}
+	r.total, _ = strconv.Atoi(m[1])
+	r.missing, _ = strconv.Atoi(m[2])
+	r.succeeded, _ = strconv.Atoi(m[3])
+	r.failed, _ = strconv.Atoi(m[4])
+	return r
+}
+
+// unaccepted returns the report's problems that accept (nil accepts none)
+// doesn't accept, and a problem if its counts don't add up: every resource
+// had a schema, and each one that failed failed only with accepted errors.
+func (r report) unaccepted(accept func(line string) bool) []string {
+	var problems []string
+	accepted := map[string]bool{} // The resources with accepted errors.
+	for _, line := range r.problems() {
+		if accept != nil && accept(line) {
+			accepted[strings.SplitN(line, " : ", 2)[0]] = true
+			continue
+		}
+		problems = append(problems, line)
+	}
+	if len(problems) == 0 && (r.missing > 0 || r.failed != len(accepted) || r.succeeded+r.failed != r.total || (r.err != nil && len(accepted) == 0)) {
+		problems = append(problems, fmt.Sprintf("%d resources: %d without schema, %d failed, %d with accepted errors only: %v", r.total, r.missing, r.failed, len(accepted), r.err))
+	}
+	return problems
+}
+
+// mustPass validates docs and fails the test on any problem accept doesn't
+// accept.
+func (v *validator) mustPass(t *testing.T, name string, docs []map[string]any, accept func(line string) bool) report {
+	t.Helper()
+	r := v.validate(t, name, docs)
+	if problems := r.unaccepted(accept); len(problems) > 0 {
+		t.Fatalf("%s does not validate:\n%s\n\n%s", name, strings.Join(problems, "\n"), r.output)
+	}
+	// The CLI also validates each Composition step's input; it can only add
+	// resources, never drop one.
+	if r.total < len(docs) {
+		t.Fatalf("%s: %d documents but only %d validated:\n%s", name, len(docs), r.total, r.output)
+	}
+	return r
+}
+
+func TestSchemas(t *testing.T) {
+	root := harness.Root(t)
+	v := setup(t, root)
+
+	sources := yamlFiles(t, filepath.Join(root, "example"))
+	if len(sources) == 0 {
+		t.Fatal("example/ holds no YAML: there is nothing to validate")
+	}
+	// The golden files of the render tests: what crossplane render printed
+	// for each example. Validated whenever they exist.
+	goldens := yamlFiles(t, filepath.Join(root, "test", "e2e", "testdata"))
+	if len(goldens) == 0 {
+		t.Log("test/e2e/testdata holds no YAML yet: no rendered output to validate")
+	}
+
+	start := time.Now()
+	for i, file := range append(sources, goldens...) {
+		rendered := i >= len(sources)
+		rel, _ := filepath.Rel(root, file)
+		t.Run(rel, func(t *testing.T) {
+			docs := resources(t, file)
+			if len(docs) == 0 {
+				t.Skip("no API resources in this file")
+			}
+			var accept func(string) bool
+			if rendered {
+				accept = v.partialXRs(t, docs)
+			}
+			r := v.mustPass(t, rel, docs, accept)
+			if want := inputSteps(docs); r.count(inputGVK) != want {
+				t.Errorf("%d pipeline steps have function-dependencies input, but %d Inputs validated:\n%s", want, r.count(inputGVK), r.output)
+			}
+
+			for _, comp := range docs {
+				if str(comp, "kind") != "Composition" {
+					continue
+				}
+				t.Run("templates of "+str(comp, "metadata", "name"), func(t *testing.T) {
+					if problems := v.templates(t, rel, comp); len(problems) > 0 {
+						t.Errorf("the Composition's resource templates don't validate:\n%s", strings.Join(problems, "\n"))
+					}
+				})
+			}
+		})
+	}
+	t.Logf("validated %d example and %d golden files in %s", len(sources), len(goldens), time.Since(start).Round(time.Millisecond))
+
+	// The same validation must reject what provider-kubernetes, Crossplane or
+	// the function would reject; otherwise the checks above prove nothing.
+	t.Run("rejects invalid resources", func(t *testing.T) {
+		for _, tc := range []struct {
+			name string
+			doc  string
+			want string
+		}{{
+			name: "reference without the referenced object's name",
+			doc:  brokenReference,
+			want: "spec.references[0].dependsOn.name: Required value",
+		}, {
+			name: "misspelt field",
+			doc:  misspeltField,
+			want: `unknown field: "referencez"`,
+		}, {
+			name: "unknown mode in the function's input",
+			doc:  bogusMode,
+			want: `mode: Unsupported value: "Bogus"`,
+		}} {
+			t.Run(tc.name, func(t *testing.T) {
+				r := v.validate(t, "broken "+tc.name, decode(t, []byte(tc.doc)))
+				if r.err == nil || r.failed == 0 {
+					t.Fatalf("crossplane beta validate accepted an invalid resource:\n%s", r.output)
+				}
+				if !strings.Contains(r.output, tc.want) {
+					t.Errorf("crossplane beta validate did not report %q:\n%s", tc.want, r.output)
+				}
+			})
+		}
+		// A rendered XR may lack its spec, but nothing else: a condition
+		// without its status must still be rejected.
+		t.Run("rendered XR with a condition without status", func(t *testing.T) {
+			xr := v.renderedXR(t)
+			r := v.validate(t, "broken rendered XR", []map[string]any{xr})
+			problems := r.unaccepted(v.partialXRs(t, []map[string]any{xr}))
+			if len(problems) != 1 || !strings.Contains(problems[0], "status.conditions[0].status: Required value") {
+				t.Errorf("want exactly the condition's missing status reported, got %q\n%s", problems, r.output)
+			}
+		})
+		// A template may omit a required field only where its patches write
+		// it: a template whose reference no patch names must be rejected.
+		t.Run("template with a reference no patch names", func(t *testing.T) {
+			comps := decode(t, []byte(unpatchedTemplate))
+			problems := v.templates(t, "broken template", comps[0])
+			if len(problems) != 1 || !strings.Contains(problems[0], "spec.references[0].dependsOn.name: Required value") {
+				t.Errorf("want exactly the missing dependsOn.name reported, got %q", problems)
+			}
+		})
+	})
+}
+
+// partialXRs accepts, for rendered output, an XR's missing required spec
+// fields. crossplane render prints the desired XR, which holds only what
+// Crossplane writes to it (metadata, spec.crossplane, status), not the user's
+// spec: crank prints no spec at all unless --include-full-xr, the current CLI
+// prints spec.crossplane.resourceRefs only. The user's spec is validated in
+// the example's own XR; everything else in a rendered XR (types, unknown
+// fields, status and its conditions) is still validated here.
+func (v *validator) partialXRs(t *testing.T, docs []map[string]any) func(string) bool {
+	t.Helper()
+	xrs := map[string]bool{}
+	for _, d := range docs {
+		if v.xrKinds[group(str(d, "apiVersion"))+"/"+str(d, "kind")] {
+			xrs[fmt.Sprintf("%s, Kind=%s, %s", str(d, "apiVersion"), str(d, "kind"), str(d, "metadata", "name"))] = true
+		}
+	}
+	return func(line string) bool {
+		m := requiredLine.FindStringSubmatch(line)
+		if m == nil || !xrs[m[1]+", "+m[2]] {
+			return false
+		}
+		if m[3] == "spec" || strings.HasPrefix(m[3], "spec.") {
+			t.Logf("accepted in the rendered XR %s: %s: Required value", m[2], m[3])
+			return true
+		}
+		return false
+	}
+}
+
+// renderedXR returns an XR of the first example XRD's kind as crossplane
+// render prints it, without spec, with a Ready condition that lacks its
+// status.
+func (v *validator) renderedXR(t *testing.T) map[string]any {
+	t.Helper()
+	if len(v.xrds) == 0 {
+		t.Fatal("the examples have no XRD")
+	}
+	xrd := v.xrds[0]
+	versions, _ := get(xrd, "spec", "versions").([]any)
+	if len(versions) == 0 {
+		t.Fatalf("XRD %s has no versions", str(xrd, "metadata", "name"))
+	}
+	return map[string]any{
+		"apiVersion": str(xrd, "spec", "group") + "/" + str(asMap(versions[0]), "name"),
+		"kind":       str(xrd, "spec", "names", "kind"),
+		"metadata":   map[string]any{"name": "broken-xr"},
+		"status": map[string]any{"conditions": []any{map[string]any{
+			"type": "Ready", "reason": "Available", "lastTransitionTime": "2024-01-01T00:00:00Z",
+		}}},
+	}
+}
+
+// requiredLine is a report line for a missing required field:
+// [x] schema validation error <group/version>, Kind=<kind>, <name> : <path>: Required value.
+var requiredLine = regexp.MustCompile(`^\[x\] schema validation error (\S+, Kind=[^,]*), (.*?) : (.*?): Required value$`)
+
+// templates validates the Objects a Composition's patch-and-transform step
+// renders from, before patching. A template may lack a required field its
+// patches fill in (the referenced Object's name is patched from the XR's
+// name), and nothing else: every other error, and a missing field no patch
+// writes, is returned as a problem.
+func (v *validator) templates(t *testing.T, source string, comp map[string]any) []string {
+	t.Helper()
+	var bases []map[string]any
+	patched := map[string][]string{}
+	steps, _ := get(comp, "spec", "pipeline").([]any)
+	for _, s := range steps {
+		in, _ := get(asMap(s), "input").(map[string]any)
+		if group(str(in, "apiVersion")) != "pt.fn.crossplane.io" {
+			continue
+		}
+		sets := map[string][]any{}
+		ps, _ := in["patchSets"].([]any)
+		for _, p := range ps {
+			sets[str(asMap(p), "name")], _ = get(asMap(p), "patches").([]any)
+		}
+		rs, _ := in["resources"].([]any)
+		for _, r := range rs {
+			name := str(asMap(r), "name")
+			base, _ := get(asMap(r), "base").(map[string]any)
+			if base == nil {
+				continue
+			}
+			base = deepCopy(t, base)
+			// The report names a resource by metadata.name, which the
+			// schema doesn't constrain: use the template's name, unique in
+			// its Composition, to tell whose errors are whose.
+			meta, _ := base["metadata"].(map[string]any)
+			if meta == nil {
+				meta = map[string]any{}
+				base["metadata"] = meta
+			}
+			meta["name"] = name
+			bases = append(bases, base)
+			patches, _ := get(asMap(r), "patches").([]any)
+			patched[name] = toFieldPaths(patches, sets)
+		}
+	}
+	if len(bases) == 0 {
+		return nil
+	}
+	r := v.validate(t, source+" "+str(comp, "metadata", "name")+" templates", bases)
+	if r.total != len(bases) || r.missing > 0 {
+		return []string{fmt.Sprintf("%d templates, %d validated, %d without schema:\n%s", len(bases), r.total, r.missing, r.output)}
+	}
+	var problems []string
+	accepted := 0
+	for _, line := range r.problems() {
+		if !allowed(line, patched) {
+			problems = append(problems, line)
+			continue
+		}
+		accepted++
+	}
+	t.Logf("validated %d templates; accepted %d missing required fields that their patches write", len(bases), accepted)
+	if len(problems) == 0 && r.err != nil && r.failed == 0 {
+		problems = append(problems, fmt.Sprintf("crossplane beta validate failed: %v\n%s", r.err, r.output))
+	}
+	return problems
+}
+
+// allowed reports whether line is a missing required field that the named
+// template's patches write, or that holds a field they write.
+func allowed(line string, patched map[string][]string) bool {
+	m := requiredLine.FindStringSubmatch(line)
+	if m == nil {
+		return false
+	}
+	name, missing := m[2], m[3]
+	for _, p := range patched[name] {
+		if p == missing || strings.HasPrefix(p, missing+".") || strings.HasPrefix(p, missing+"[") {
+			return true
+		}
+	}
+	return false
+}
+
+// toFieldPaths returns the paths of the composed resource that patches write,
+// with patch sets expanded. patch-and-transform defaults a patch's type to
+// FromCompositeFieldPath and its toFieldPath to its fromFieldPath.
+func toFieldPaths(patches []any, sets map[string][]any) []string {
+	var paths []string
+	for _, p := range patches {
+		pm := asMap(p)
+		switch str(pm, "type") {
+		case "PatchSet":
+			paths = append(paths, toFieldPaths(sets[str(pm, "patchSetName")], nil)...)
+		case "", "FromCompositeFieldPath", "FromEnvironmentFieldPath":
+			to := str(pm, "toFieldPath")
+			if to == "" {
+				to = str(pm, "fromFieldPath")
+			}
+			paths = append(paths, to)
+		case "CombineFromComposite", "CombineFromEnvironment":
+			paths = append(paths, str(pm, "toFieldPath"))
+		}
+	}
+	return paths
+}
+
+// inputSteps counts the Composition pipeline steps that give
+// function-dependencies an input.
+func inputSteps(docs []map[string]any) int {
+	n := 0
+	for _, d := range docs {
+		if str(d, "kind") != "Composition" {
+			continue
+		}
+		steps, _ := get(d, "spec", "pipeline").([]any)
+		for _, s := range steps {
+			if group(str(asMap(s), "input", "apiVersion")) == "dependencies.fn.crossplane.io" {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// setup gathers the extensions, fills the validate cache's entry for the
+// Crossplane image, and returns a validator.
+func setup(t *testing.T, root string) *validator {
+	t.Helper()
+	start := time.Now()
+	v := &validator{crank: harness.Tool(t, "crank"), tmp: t.TempDir(), xrKinds: map[string]bool{}}
+	v.ext = filepath.Join(v.tmp, "extensions")
+	v.cache = filepath.Join(v.tmp, "cache")
+
+	copyFiles(t, v.ext, "provider-kubernetes", moduleFiles(t, providerKubernetes, "package/crds"))
+	copyFiles(t, v.ext, "function-patch-and-transform", moduleFiles(t, patchAndTransform, "package/input"))
+	copyFiles(t, v.ext, "crossplane", moduleFiles(t, crossplane, "cluster/crds"))
+	own := map[string][]byte{}
+	for _, f := range yamlFiles(t, filepath.Join(root, "package", "input")) {
+		own[filepath.Base(f)] = readFile(t, f)
+	}
+	if len(own) == 0 {
+		t.Fatal("package/input holds no CRD")
+	}
+	copyFiles(t, v.ext, "function-dependencies", own)
+
+	// The examples' XRDs define their XRs' schemas.
+	var xrds []map[string]any
+	for _, f := range yamlFiles(t, filepath.Join(root, "example")) {
+		for _, d := range decode(t, readFile(t, f)) {
+			if str(d, "kind") == "CompositeResourceDefinition" {
+				xrds = append(xrds, d)
+				v.xrKinds[str(d, "spec", "group")+"/"+str(d, "spec", "names", "kind")] = true
+			}
+		}
+	}
+	writeDocs(t, filepath.Join(v.ext, "xrds.yaml"), xrds)
+	v.xrds = xrds
+
+	// crossplane beta validate always loads the Crossplane image's CRDs, and
+	// downloads them unless its cache holds them (image "name:tag" cached as
+	// the folder "name@tag"). They are passed as extension files above, so
+	// the entry can stay empty.
+	if err := os.MkdirAll(filepath.Join(v.cache, strings.ReplaceAll(crossplaneImage, ":", "@")), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("gathered the schemas in %s", time.Since(start).Round(time.Millisecond))
+	return v
+}
+
+// moduleFiles returns the YAML files in dir of a module version, by name,
+// from the module cache (downloading it from the module proxy if missing).
+func moduleFiles(t *testing.T, module, dir string) map[string][]byte {
+	t.Helper()
+	cmd := exec.Command("go", "mod", "download", "-json", module)
+	// Outside the function's module, so the download can't touch its go.sum.
+	cmd.Dir = t.TempDir()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, runErr := cmd.Output()
+	var info struct{ Path, Version, Dir, Zip, Error string }
+	if err := json.Unmarshal(out, &info); err != nil {
+		t.Fatalf("go mod download -json %s: %v %v\n%s%s", module, runErr, err, out, stderr.String())
+	}
+	files := map[string][]byte{}
+	switch {
+	case info.Dir != "":
+		for _, f := range yamlFiles(t, filepath.Join(info.Dir, filepath.FromSlash(dir))) {
+			files[filepath.Base(f)] = readFile(t, f)
+		}
+	case info.Zip != "":
+		// The module's go.mod can ask for a newer Go than this one
+		// (provider-kubernetes v1.4.1 says go 1.27.1): go mod download then
+		// fetches and verifies the zip but won't extract it. The CRDs are
+		// data, so read them from the zip.
+		zr, err := zip.OpenReader(info.Zip)
+		if err != nil {
+			t.Fatalf("%s: %v", info.Zip, err)
+		}
+		defer zr.Close() //nolint:errcheck // Only read.
+		prefix := info.Path + "@" + info.Version + "/" + dir + "/"
+		for _, f := range zr.File {
+			if !strings.HasPrefix(f.Name, prefix) || !isYAML(f.Name) || strings.Contains(strings.TrimPrefix(f.Name, prefix), "/") {
+				continue
+			}
+			rc, err := f.Open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := io.ReadAll(rc)
+			_ = rc.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[path.Base(f.Name)] = b
+		}
+	default:
+		t.Fatalf("go mod download -json %s: %s %v\n%s", module, info.Error, runErr, stderr.String())
+	}
+	if len(files) == 0 {
+		t.Fatalf("%s has no YAML in %s", module, dir)
+	}
+	return files
+}
+
+// resources returns the documents of a file that are API resources. The
+// render.crossplane.io documents crossplane render prints (Results, Context)
+// are its own report, not resources of any API, so they have no schema.
+func resources(t *testing.T, file string) []map[string]any {
+	t.Helper()
+	var docs []map[string]any
+	for _, d := range decode(t, readFile(t, file)) {
+		if group(str(d, "apiVersion")) == "render.crossplane.io" {
+			continue
+		}
+		docs = append(docs, d)
+	}
+	return docs
+}
+
+func copyFiles(t *testing.T, dir, prefix string, files map[string][]byte) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, prefix+"_"+name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// writeDocs writes docs as a YAML stream of JSON documents.
+func writeDocs(t *testing.T, file string, docs []map[string]any) {
+	t.Helper()
+	var buf bytes.Buffer
+	for _, d := range docs {
+		b, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.WriteString("---\n")
+		buf.Write(b)
+		buf.WriteString("\n")
+	}
+	if err := os.WriteFile(file, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// decode returns the non-empty documents of a YAML stream; a document of
+// comments only is empty.
+func decode(t *testing.T, content []byte) []map[string]any {
+	t.Helper()
+	var docs []map[string]any
+	r := yaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(content)))
+	for {
+		raw, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return docs
+		}
+		if err != nil {
+			t.Fatalf("cannot split YAML: %v", err)
+		}
+		var d map[string]any
+		if err := yaml.Unmarshal(raw, &d); err != nil {
+			t.Fatalf("cannot parse YAML document: %v\n%s", err, raw)
+		}
+		if len(d) > 0 {
+			docs = append(docs, d)
+		}
+	}
+}
+
+// yamlFiles returns the YAML files under dir, sorted; none if dir is missing.
+func yamlFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && isYAML(p) {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	slices.Sort(files)
+	return files
+}
+
+func isYAML(name string) bool {
+	return strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")
+}
+
+func readFile(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(name) //nolint:gosec // A file of this repository or the module cache.
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func deepCopy(t *testing.T, m map[string]any) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c map[string]any
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// group returns the API group of an apiVersion; "" for the core group.
+func group(apiVersion string) string {
+	g, _, ok := strings.Cut(apiVersion, "/")
+	if !ok {
+		return ""
+	}
+	return g
+}
+
+func asMap(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+func get(m map[string]any, keys ...string) any {
+	var v any = m
+	for _, k := range keys {
+		mm, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = mm[k]
+	}
+	return v
+}
+
+func str(m map[string]any, keys ...string) string {
+	s, _ := get(m, keys...).(string)
+	return s
+}
+
+// brokenReference references an Object without naming it, which
+// provider-kubernetes can't resolve.
+const brokenReference = `
+apiVersion: kubernetes.crossplane.io/v1alpha2
+kind: Object
+metadata:
+  name: broken-reference
+spec:
+  references:
+  - dependsOn:
+      apiVersion: kubernetes.crossplane.io/v1alpha2
+      kind: Object
+  forProvider:
+    manifest:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: app-config
+        namespace: app
+`
+
+// misspeltField has a typo the API server would prune without a word, and
+// with it the reference.
+const misspeltField = `
+apiVersion: kubernetes.m.crossplane.io/v1alpha1
+kind: Object
+metadata:
+  name: misspelt-field
+  namespace: app
+spec:
+  referencez:
+  - dependsOn:
+      apiVersion: kubernetes.m.crossplane.io/v1alpha1
+      kind: Object
+      name: app-namespace
+  forProvider:
+    manifest:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: app-config
+`
+
+// bogusMode gives function-dependencies a mode it doesn't have, inside a
+// Composition, as users write it.
+const bogusMode = `
+apiVersion: apiextensions.crossplane.io/v1
+kind: Composition
+metadata:
+  name: bogus-mode
+spec:
+  compositeTypeRef:
+    apiVersion: platform.example.org/v1alpha1
+    kind: AppStack
+  mode: Pipeline
+  pipeline:
+  - step: order-deletion
+    functionRef:
+      name: function-dependencies
+    input:
+      apiVersion: dependencies.fn.crossplane.io/v1beta1
+      kind: Input
+      mode: Bogus
+`
+
+// unpatchedTemplate has a template whose reference names no Object, and no
+// patch that would name one.
+const unpatchedTemplate = `
+apiVersion: apiextensions.crossplane.io/v1
+kind: Composition
+metadata:
+  name: unpatched-template
+spec:
+  compositeTypeRef:
+    apiVersion: platform.example.org/v1alpha1
+    kind: AppStack
+  mode: Pipeline
+  pipeline:
+  - step: render-objects
+    functionRef:
+      name: function-patch-and-transform
+    input:
+      apiVersion: pt.fn.crossplane.io/v1beta1
+      kind: Resources
+      resources:
+      - name: app-config
+        base:
+          apiVersion: kubernetes.crossplane.io/v1alpha2
+          kind: Object
+          spec:
+            references:
+            - dependsOn:
+                apiVersion: kubernetes.crossplane.io/v1alpha2
+                kind: Object
+            forProvider:
+              manifest:
+                apiVersion: v1
+                kind: ConfigMap
+        patches:
+        - type: FromCompositeFieldPath
+          fromFieldPath: metadata.name
+          toFieldPath: spec.forProvider.manifest.metadata.name
+`
