@@ -52,7 +52,8 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 
 	// A fatal cycle fails the step, and Report mode only reports: in both,
 	// desired state stays as the earlier steps left it.
-	if facts.Enforce && !(facts.CyclesFatal && len(plan.Cycles) > 0) {
+	failed := facts.CyclesFatal && len(plan.Cycles) > 0
+	if facts.Enforce && !failed {
 		for _, name := range slices.Sorted(maps.Keys(plan.Additions)) {
 			if err := declareFinalizers(rsp.GetDesired().GetResources()[name], plan.Additions[name]); err != nil {
 				// Leaving the resource as it is is the only way not to damage it.

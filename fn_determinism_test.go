@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -43,14 +44,7 @@ func generatedRequest(seed uint64, n int) *fnv1.RunFunctionRequest {
 		}
 		references := ""
 		if len(refs) > 0 {
-			references = "["
-			for j, r := range refs {
-				if j > 0 {
-					references += ","
-				}
-				references += r
-			}
-			references += "]"
+			references = "[" + strings.Join(refs, ",") + "]"
 		}
 		o := obj{apiVersion: clusterObject, name: "obj-" + name, references: references}
 		if i%7 == 0 {

@@ -114,7 +114,7 @@ func TestRunFunction(t *testing.T) {
 				},
 				conditions: []*fnv1.Condition{falseCondition("FinalizersPending", "finalizers are declared but not yet applied, or wait for their Object to exist: dep-01 → shared, dep-04 → shared, dep-06 → shared, dep-08 → shared")},
 				results: []*fnv1.Result{
-					normal("Summary", "11 composed resources, 10 references between them and 0 to external objects; 10 reference finalizers declared, 0 pending until their Object exists"),
+					summary("11 composed resources, 10 references between them and 0 to external objects; 10 reference finalizers declared, 0 pending until their Object exists"),
 				},
 			},
 		},
@@ -126,7 +126,7 @@ func TestRunFunction(t *testing.T) {
 					"shared": obj{apiVersion: clusterObject, name: "app-shared", finalizers: append([]string{"example.org/earlier-step"}, uidFinalizers(3)...)}.resource(),
 				},
 				conditions: []*fnv1.Condition{trueCondition("Protected", "every live reference between composed resources is protected by a finalizer (3)")},
-				results:    []*fnv1.Result{normal("Summary", "4 composed resources, 3 references between them and 0 to external objects; 3 reference finalizers declared, 0 pending until their Object exists")},
+				results:    []*fnv1.Result{summary("4 composed resources, 3 references between them and 0 to external objects; 3 reference finalizers declared, 0 pending until their Object exists")},
 			},
 		},
 		"ReportMode": {
@@ -134,7 +134,7 @@ func TestRunFunction(t *testing.T) {
 			req:    issue371Request(3, []int{1}, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "mode": "Report"}`, nil),
 			want: want{
 				conditions: []*fnv1.Condition{falseCondition("UnprotectedEdges", "referenced resources lack their dependents' finalizers: dep-00 → shared, dep-02 → shared")},
-				results:    []*fnv1.Result{normal("Summary", "4 composed resources, 3 references between them and 0 to external objects; 3 reference finalizers to declare (Report mode: desired state left unchanged), 0 pending until their Object exists")},
+				results:    []*fnv1.Result{summary("4 composed resources, 3 references between them and 0 to external objects; 3 reference finalizers to declare (Report mode: desired state left unchanged), 0 pending until their Object exists")},
 			},
 		},
 		"DependentDeleting": {
@@ -149,7 +149,7 @@ func TestRunFunction(t *testing.T) {
 					"shared": obj{apiVersion: clusterObject, name: "app-shared", finalizers: []string{"example.org/earlier-step", refPrefix + "uid-dep-00", refPrefix + "uid-dep-02"}}.resource(),
 				},
 				conditions: []*fnv1.Condition{trueCondition("Protected", "every live reference between composed resources is protected by a finalizer (1)")},
-				results:    []*fnv1.Result{normal("Summary", "4 composed resources, 3 references between them and 0 to external objects; 2 reference finalizers declared, 0 pending until their Object exists")},
+				results:    []*fnv1.Result{summary("4 composed resources, 3 references between them and 0 to external objects; 2 reference finalizers declared, 0 pending until their Object exists")},
 			},
 		},
 		"NamespacedXR": {
@@ -172,7 +172,7 @@ func TestRunFunction(t *testing.T) {
 				},
 				conditions: []*fnv1.Condition{falseCondition("FinalizersPending", "finalizers are declared but not yet applied, or wait for their Object to exist: dep → shared")},
 				results: []*fnv1.Result{
-					normal("Summary", "2 composed resources, 1 references between them and 1 to external objects; 1 reference finalizers declared, 0 pending until their Object exists"),
+					summary("2 composed resources, 1 references between them and 1 to external objects; 1 reference finalizers declared, 0 pending until their Object exists"),
 					warning("ExternalReference", "references to objects outside this composition can't be protected by it: dep spec.references[1].dependsOn → Object.kubernetes.m.crossplane.io shared"),
 				},
 			},
@@ -184,7 +184,7 @@ func TestRunFunction(t *testing.T) {
 				conditions: []*fnv1.Condition{falseCondition("Cycle", "references form a cycle: a → b → a")},
 				results: []*fnv1.Result{
 					fatal("Cycle", "cannot order deletion: references form a cycle: a → b → a"),
-					normal("Summary", "2 composed resources, 2 references between them and 0 to external objects; 2 reference finalizers declared, 0 pending until their Object exists"),
+					summary("2 composed resources, 2 references between them and 0 to external objects; 2 reference finalizers declared, 0 pending until their Object exists"),
 				},
 			},
 		},
@@ -194,7 +194,7 @@ func TestRunFunction(t *testing.T) {
 			want: want{
 				conditions: []*fnv1.Condition{falseCondition("Cycle", "references form a cycle: a → b → a")},
 				results: []*fnv1.Result{
-					normal("Summary", "2 composed resources, 2 references between them and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists"),
+					summary("2 composed resources, 2 references between them and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists"),
 					warning("Cycle", "references form a cycle, so no finalizer is declared on its edges: a → b → a"),
 				},
 			},
@@ -210,7 +210,7 @@ func TestRunFunction(t *testing.T) {
 				},
 				conditions: []*fnv1.Condition{trueCondition("Protected", "every live reference between composed resources is protected by a finalizer (2)")},
 				results: []*fnv1.Result{
-					normal("Summary", "3 composed resources, 2 references between them and 0 to external objects; 2 reference finalizers declared, 0 pending until their Object exists"),
+					summary("3 composed resources, 2 references between them and 0 to external objects; 2 reference finalizers declared, 0 pending until their Object exists"),
 					warning("InvalidReference", "cannot read references: dep-01: spec.references[1].dependsOn.name: Required value: names the referenced object"),
 				},
 			},
@@ -223,7 +223,7 @@ func TestRunFunction(t *testing.T) {
 			want: want{
 				conditions: []*fnv1.Condition{falseCondition("FinalizersPending", "finalizers are declared but not yet applied, or wait for their Object to exist: dep-00 → shared")},
 				results: []*fnv1.Result{
-					normal("Summary", "2 composed resources, 1 references between them and 0 to external objects; 1 reference finalizers declared, 0 pending until their Object exists"),
+					summary("2 composed resources, 1 references between them and 0 to external objects; 1 reference finalizers declared, 0 pending until their Object exists"),
 					warning("InvalidResource", `cannot declare reference finalizers on composed resource "shared": metadata.finalizers is not a list`),
 				},
 			},
@@ -360,17 +360,12 @@ func result(s fnv1.Severity, reason, message string) *fnv1.Result {
 	return &fnv1.Result{Severity: s, Reason: &reason, Message: message, Target: fnv1.Target_TARGET_COMPOSITE.Enum()}
 }
 
-func normal(reason, message string) *fnv1.Result {
-	return result(fnv1.Severity_SEVERITY_NORMAL, reason, message)
+func summary(message string) *fnv1.Result {
+	return result(fnv1.Severity_SEVERITY_NORMAL, "Summary", message)
 }
 func warning(reason, message string) *fnv1.Result {
 	return result(fnv1.Severity_SEVERITY_WARNING, reason, message)
 }
 func fatal(reason, message string) *fnv1.Result {
 	return result(fnv1.Severity_SEVERITY_FATAL, reason, message)
-}
-
-// fatalContaining stands for one fatal result whose message contains the text.
-func fatalContaining(text string) *fnv1.Result {
-	return result(fnv1.Severity_SEVERITY_FATAL, "contains", text)
 }

@@ -52,7 +52,7 @@ func read(path string) ([]object, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close() //nolint:errcheck // Read only.
+	defer f.Close()
 	var objects []object
 	d := yaml.NewYAMLOrJSONDecoder(f, 4096)
 	for {
