@@ -17,11 +17,8 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,7 +30,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/crossplane-contrib/function-dependencies/test/harness"
 )
@@ -320,31 +316,31 @@ func edgesOf(t *testing.T, composed map[string]doc, observed []doc) []edge {
 	type key struct{ group, kind, namespace, name string }
 	byKey := map[key]string{}
 	for name, d := range composed {
-		byKey[key{groupOf(d), str(d, "kind"), str(d, "metadata", "namespace"), str(d, "metadata", "name")}] = name
+		byKey[key{groupOf(d), harness.String(d, "kind"), harness.String(d, "metadata", "namespace"), harness.String(d, "metadata", "name")}] = name
 	}
 	live := observedByName(observed)
 	var edges []edge
 	for _, name := range sortedKeys(composed) {
 		d := composed[name]
 		group := groupOf(d)
-		if str(d, "kind") != objectKind || (group != clusterObjectGroup && group != namespacedObjectGroup) {
+		if harness.String(d, "kind") != objectKind || (group != clusterObjectGroup && group != namespacedObjectGroup) {
 			continue
 		}
 		o, ok := live[name]
-		if !ok || str(o, "metadata", "uid") == "" || str(o, "metadata", "deletionTimestamp") != "" {
+		if !ok || harness.String(o, "metadata", "uid") == "" || harness.String(o, "metadata", "deletionTimestamp") != "" {
 			continue
 		}
-		for i, ref := range list(d, "spec", "references") {
+		for i, ref := range harness.List(d, "spec", "references") {
 			r, _ := ref.(doc)
 			target, _ := r["patchesFrom"].(doc)
 			if target == nil {
 				target, _ = r["dependsOn"].(doc)
 			}
-			apiVersion := str(target, "apiVersion")
+			apiVersion := harness.String(target, "apiVersion")
 			if apiVersion == "" {
 				apiVersion = group + "/" + defaultObjectVersion
 			}
-			kind := str(target, "kind")
+			kind := harness.String(target, "kind")
 			if kind == "" {
 				kind = objectKind
 			}
@@ -352,12 +348,12 @@ func edgesOf(t *testing.T, composed map[string]doc, observed []doc) []edge {
 			if err != nil {
 				t.Fatalf("%s: spec.references[%d]: %v", name, i, err)
 			}
-			k := key{gv.Group, kind, str(target, "namespace"), str(target, "name")}
+			k := key{gv.Group, kind, harness.String(target, "namespace"), harness.String(target, "name")}
 			to, ok := byKey[k]
 			if !ok {
 				t.Fatalf("%s: spec.references[%d] %+v is no composed resource", name, i, k)
 			}
-			edges = append(edges, edge{dependent: name, target: to, finalizer: referenceFinalizer + str(o, "metadata", "uid")})
+			edges = append(edges, edge{dependent: name, target: to, finalizer: referenceFinalizer + harness.String(o, "metadata", "uid")})
 		}
 	}
 	return edges
@@ -401,7 +397,7 @@ func checkOnlyFinalizersAdded(t *testing.T, baseline, rendered map[string]doc) {
 			continue
 		}
 		// Keep only the finalizers earlier steps declared, in their order.
-		r = clone(t, r)
+		r = harness.DeepCopy(t, r)
 		kept := slices.DeleteFunc(finalizers(r), func(f string) bool { return !slices.Contains(finalizers(b), f) })
 		if md, ok := r["metadata"].(doc); ok {
 			delete(md, "finalizers")
@@ -478,10 +474,10 @@ func applyFinalizers(t *testing.T, observed []doc, rendered map[string]doc) stri
 	t.Helper()
 	applied := make([]doc, 0, len(observed))
 	for _, o := range observed {
-		o = clone(t, o)
+		o = harness.DeepCopy(t, o)
 		md, _ := o["metadata"].(doc)
 		have := finalizers(o)
-		for _, f := range finalizers(rendered[str(o, "metadata", "annotations", annotationResource)]) {
+		for _, f := range finalizers(rendered[harness.String(o, "metadata", "annotations", annotationResource)]) {
 			if !slices.Contains(have, f) {
 				have = append(have, f)
 			}
@@ -495,11 +491,11 @@ func applyFinalizers(t *testing.T, observed []doc, rendered map[string]doc) stri
 // withoutStep returns the composition without the named pipeline step.
 func withoutStep(t *testing.T, composition doc, step string) doc {
 	t.Helper()
-	c := clone(t, composition)
+	c := harness.DeepCopy(t, composition)
 	spec, _ := c["spec"].(doc)
 	var pipeline []any
-	for _, s := range list(c, "spec", "pipeline") {
-		if sd, _ := s.(doc); str(sd, "step") != step {
+	for _, s := range harness.List(c, "spec", "pipeline") {
+		if sd, _ := s.(doc); harness.String(sd, "step") != step {
 			pipeline = append(pipeline, s)
 		}
 	}
@@ -525,17 +521,17 @@ func loadExamples(t *testing.T) []example {
 			continue
 		}
 		ex := example{name: e.Name(), dir: dir, observed: readDocs(t, filepath.Join(dir, "observed.yaml"))}
-		for _, s := range list(readDocs(t, filepath.Join(dir, "composition.yaml"))[0], "spec", "pipeline") {
-			if sd, _ := s.(doc); str(sd, "functionRef", "name") == fnDependencies {
-				ex.step = str(sd, "step")
+		for _, s := range harness.List(readDocs(t, filepath.Join(dir, "composition.yaml"))[0], "spec", "pipeline") {
+			if sd, _ := s.(doc); harness.String(sd, "functionRef", "name") == fnDependencies {
+				ex.step = harness.String(sd, "step")
 			}
 		}
 		if ex.step == "" {
 			t.Fatalf("example %s: no pipeline step runs %s", ex.name, fnDependencies)
 		}
 		for _, o := range ex.observed {
-			if str(o, "metadata", "annotations", annotationResource) == "" {
-				t.Fatalf("example %s: observed %s %s has no %s annotation", ex.name, str(o, "kind"), str(o, "metadata", "name"), annotationResource)
+			if harness.String(o, "metadata", "annotations", annotationResource) == "" {
+				t.Fatalf("example %s: observed %s %s has no %s annotation", ex.name, harness.String(o, "kind"), harness.String(o, "metadata", "name"), annotationResource)
 			}
 		}
 		examples = append(examples, ex)
@@ -552,12 +548,12 @@ func functionsFile(t *testing.T, ex example, addresses map[string]string) string
 	t.Helper()
 	fns := readDocs(t, filepath.Join(ex.dir, "functions.yaml"))
 	for _, fn := range fns {
-		name := str(fn, "metadata", "name")
+		name := harness.String(fn, "metadata", "name")
 		address, ok := addresses[name]
 		if !ok {
 			t.Fatalf("example %s: functions.yaml names function %q, which the test doesn't serve", ex.name, name)
 		}
-		annotations, _ := value(fn, "metadata", "annotations").(doc)
+		annotations, _ := harness.Lookup(fn, "metadata", "annotations").(doc)
 		if annotations[annotationRuntime] != "Development" {
 			t.Fatalf("example %s: function %s has no %s: Development annotation", ex.name, name, annotationRuntime)
 		}
@@ -566,51 +562,31 @@ func functionsFile(t *testing.T, ex example, addresses map[string]string) string
 	return writeDocs(t, "functions", fns)
 }
 
-// writeDocs writes documents as a YAML stream of JSON documents, which every
-// YAML reader reads, and returns the file's path.
+// writeDocs writes documents to a file named after name in a temporary
+// folder of the test, and returns the file's path.
 func writeDocs(t *testing.T, name string, docs []doc) string {
 	t.Helper()
-	var b bytes.Buffer
-	for _, d := range docs {
-		j, err := json.Marshal(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.WriteString("---\n")
-		b.Write(j)
-		b.WriteString("\n")
-	}
 	path := filepath.Join(t.TempDir(), name+".yaml")
-	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	harness.WriteDocuments(t, path, docs)
 	return path
 }
 
 func readDocs(t *testing.T, path string) []doc {
 	t.Helper()
-	data, err := os.ReadFile(path) //nolint:gosec // The examples' own files.
-	if err != nil {
-		t.Fatal(err)
-	}
-	return decode(t, data)
+	return decode(t, harness.ReadFile(t, path))
 }
 
+// decode returns the non-empty documents of a YAML stream with every number
+// a float64, as JSON decodes them (harness.Documents decodes integers as
+// int64): the tests compare documents with reflect.DeepEqual against copies
+// that harness.DeepCopy made through JSON, so both must hold the same types.
 func decode(t *testing.T, data []byte) []doc {
 	t.Helper()
-	var docs []doc
-	d := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	for {
-		var v doc
-		if err := d.Decode(&v); errors.Is(err, io.EOF) {
-			return docs
-		} else if err != nil {
-			t.Fatalf("cannot decode YAML: %v\n%s", err, data)
-		}
-		if v != nil {
-			docs = append(docs, v)
-		}
+	docs := harness.Documents(t, data)
+	for i, d := range docs {
+		docs[i] = harness.DeepCopy(t, d)
 	}
+	return docs
 }
 
 // composedByName returns the rendered composed resources by composition
@@ -619,12 +595,12 @@ func composedByName(t *testing.T, out output) map[string]doc {
 	t.Helper()
 	composed := map[string]doc{}
 	for _, d := range out.docs[1:] {
-		if str(d, "apiVersion") == resultAPIVersion {
+		if harness.String(d, "apiVersion") == resultAPIVersion {
 			continue
 		}
-		name := str(d, "metadata", "annotations", annotationResource)
+		name := harness.String(d, "metadata", "annotations", annotationResource)
 		if name == "" {
-			t.Fatalf("rendered %s %s has no %s annotation", str(d, "kind"), str(d, "metadata", "name"), annotationResource)
+			t.Fatalf("rendered %s %s has no %s annotation", harness.String(d, "kind"), harness.String(d, "metadata", "name"), annotationResource)
 		}
 		if _, dup := composed[name]; dup {
 			t.Fatalf("composed resource %s rendered twice", name)
@@ -637,7 +613,7 @@ func composedByName(t *testing.T, out output) map[string]doc {
 func observedByName(observed []doc) map[string]doc {
 	byName := map[string]doc{}
 	for _, o := range observed {
-		byName[str(o, "metadata", "annotations", annotationResource)] = o
+		byName[harness.String(o, "metadata", "annotations", annotationResource)] = o
 	}
 	return byName
 }
@@ -645,7 +621,7 @@ func observedByName(observed []doc) map[string]doc {
 func indexOf(t *testing.T, observed []doc, name string) int {
 	t.Helper()
 	for i, o := range observed {
-		if str(o, "metadata", "annotations", annotationResource) == name {
+		if harness.String(o, "metadata", "annotations", annotationResource) == name {
 			return i
 		}
 	}
@@ -656,7 +632,7 @@ func indexOf(t *testing.T, observed []doc, name string) int {
 // xrOf returns the rendered XR: both CLIs print it first.
 func xrOf(t *testing.T, out output) doc {
 	t.Helper()
-	if len(out.docs) == 0 || str(out.docs[0], "metadata", "annotations", annotationResource) != "" {
+	if len(out.docs) == 0 || harness.String(out.docs[0], "metadata", "annotations", annotationResource) != "" {
 		t.Fatal("the render doesn't start with the XR")
 	}
 	return out.docs[0]
@@ -677,10 +653,10 @@ var stepPrefix = regexp.MustCompile(`^Pipeline step "([^"]*)": `)
 func results(out output) []result {
 	var rs []result
 	for _, d := range out.docs {
-		if str(d, "apiVersion") != resultAPIVersion || str(d, "kind") != "Result" {
+		if harness.String(d, "apiVersion") != resultAPIVersion || harness.String(d, "kind") != "Result" {
 			continue
 		}
-		r := result{step: str(d, "step"), severity: strings.TrimPrefix(str(d, "severity"), "SEVERITY_"), reason: str(d, "reason"), message: str(d, "message")}
+		r := result{step: harness.String(d, "step"), severity: strings.TrimPrefix(harness.String(d, "severity"), "SEVERITY_"), reason: harness.String(d, "reason"), message: harness.String(d, "message")}
 		r.severity = strings.ToUpper(r.severity[:min(1, len(r.severity))]) + strings.ToLower(r.severity[min(1, len(r.severity)):])
 		if m := stepPrefix.FindStringSubmatch(r.message); m != nil && r.step == "" {
 			r.step, r.message = m[1], strings.TrimPrefix(r.message, m[0])
@@ -691,8 +667,8 @@ func results(out output) []result {
 }
 
 func condition(d doc, conditionType string) doc {
-	for _, c := range list(d, "status", "conditions") {
-		if cd, _ := c.(doc); str(cd, "type") == conditionType {
+	for _, c := range harness.List(d, "status", "conditions") {
+		if cd, _ := c.(doc); harness.String(cd, "type") == conditionType {
 			return cd
 		}
 	}
@@ -701,7 +677,7 @@ func condition(d doc, conditionType string) doc {
 
 func finalizers(d doc) []string {
 	var fs []string
-	for _, f := range list(d, "metadata", "finalizers") {
+	for _, f := range harness.List(d, "metadata", "finalizers") {
 		if s, ok := f.(string); ok {
 			fs = append(fs, s)
 		}
@@ -710,30 +686,8 @@ func finalizers(d doc) []string {
 }
 
 func groupOf(d doc) string {
-	gv, _ := schema.ParseGroupVersion(str(d, "apiVersion"))
+	gv, _ := schema.ParseGroupVersion(harness.String(d, "apiVersion"))
 	return gv.Group
-}
-
-func value(d doc, path ...string) any {
-	var v any = d
-	for _, k := range path {
-		m, ok := v.(doc)
-		if !ok {
-			return nil
-		}
-		v = m[k]
-	}
-	return v
-}
-
-func str(d doc, path ...string) string {
-	s, _ := value(d, path...).(string)
-	return s
-}
-
-func list(d doc, path ...string) []any {
-	l, _ := value(d, path...).([]any)
-	return l
 }
 
 func toAny(ss []string) []any {
@@ -742,19 +696,6 @@ func toAny(ss []string) []any {
 		out[i] = s
 	}
 	return out
-}
-
-func clone(t *testing.T, d doc) doc {
-	t.Helper()
-	j, err := json.Marshal(d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c doc
-	if err := json.Unmarshal(j, &c); err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
 
 func sortedKeys(m map[string]doc) []string {

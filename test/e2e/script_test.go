@@ -104,7 +104,7 @@ func checkGapComments(t *testing.T, ex example, comments []string) {
 		if _, seen := all[e.target]; !seen {
 			targets = append(targets, e.target)
 		}
-		dependent := str(observed[e.dependent], "metadata", "name")
+		dependent := harness.String(observed[e.dependent], "metadata", "name")
 		all[e.target] = append(all[e.target], dependent)
 		if !slices.Contains(finalizers(observed[e.target]), e.finalizer) {
 			lacking[e.target] = append(lacking[e.target], dependent)
@@ -112,14 +112,14 @@ func checkGapComments(t *testing.T, ex example, comments []string) {
 	}
 	// The script names Objects by metadata.name, each list sorted.
 	slices.SortFunc(targets, func(a, b string) int {
-		return strings.Compare(str(observed[a], "metadata", "name"), str(observed[b], "metadata", "name"))
+		return strings.Compare(harness.String(observed[a], "metadata", "name"), harness.String(observed[b], "metadata", "name"))
 	})
 	var want []string
 	for _, target := range targets {
 		slices.Sort(lacking[target])
 		if len(lacking[target]) > 0 {
-			want = append(want, fmt.Sprintf("#   %s %s lacks %d of %d: %s", str(observed[target], "kind"),
-				str(observed[target], "metadata", "name"), len(lacking[target]), len(all[target]), strings.Join(lacking[target], ", ")))
+			want = append(want, fmt.Sprintf("#   %s %s lacks %d of %d: %s", harness.String(observed[target], "kind"),
+				harness.String(observed[target], "metadata", "name"), len(lacking[target]), len(all[target]), strings.Join(lacking[target], ", ")))
 		}
 	}
 	if got := comments[1:]; strings.Join(got, "\n") != strings.Join(want, "\n") {

@@ -50,18 +50,21 @@ var (
 )
 
 // Function returns the path of the function's binary, built once per test
-// process from the working tree.
+// process from the working tree into the repository's git-ignored
+// .cache/test, where it stays between runs: go build rewrites it only when
+// the function changed.
 func Function(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "function-dependencies-")
-		if err != nil {
+		root := Root(t)
+		dir := filepath.Join(root, ".cache", "test")
+		if err := os.MkdirAll(dir, 0o750); err != nil {
 			buildErr = err
 			return
 		}
 		buildPath = filepath.Join(dir, "function-dependencies")
 		cmd := exec.Command("go", "build", "-o", buildPath, ".")
-		cmd.Dir = Root(t)
+		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("%w\n%s", err, out)
 		}
@@ -79,7 +82,7 @@ func FreeAddress(t testing.TB) string {
 	if err != nil {
 		t.Fatalf("cannot find a free port: %v", err)
 	}
-	defer l.Close() //nolint:errcheck // Only the port number was wanted.
+	defer l.Close()
 	return l.Addr().String()
 }
 

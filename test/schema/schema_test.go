@@ -14,10 +14,8 @@ package schema
 
 import (
 	"archive/zip"
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -25,13 +23,10 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/crossplane-contrib/function-dependencies/test/harness"
 )
@@ -98,7 +93,7 @@ var summary = regexp.MustCompile(`Total (\d+) resources: (\d+) missing schemas, 
 func (v *validator) validate(t *testing.T, name string, docs []map[string]any) report {
 	t.Helper()
 	file := filepath.Join(v.tmp, strings.NewReplacer("/", "_", " ", "_").Replace(name)+".yaml")
-	writeDocs(t, file, docs)
+	harness.WriteDocuments(t, file, docs)
 	cmd := exec.Command(v.crank, "beta", "validate", v.ext, file,
 		"--cache-dir="+v.cache, "--crossplane-image="+crossplaneImage, "--error-on-missing-schemas")
 	// An unreachable proxy: if the CLI tried to download a package after
@@ -157,13 +152,13 @@ func TestSchemas(t *testing.T) {
 	root := harness.Root(t)
 	v := setup(t, root)
 
-	sources := yamlFiles(t, filepath.Join(root, "example"))
+	sources := harness.YAMLFiles(t, filepath.Join(root, "example"))
 	if len(sources) == 0 {
 		t.Fatal("example/ holds no YAML: there is nothing to validate")
 	}
 	// The golden files of the render tests: what crossplane render printed
 	// for each example. Validated whenever they exist.
-	goldens := yamlFiles(t, filepath.Join(root, "test", "e2e", "testdata"))
+	goldens := harness.YAMLFiles(t, filepath.Join(root, "test", "e2e", "testdata"))
 	if len(goldens) == 0 {
 		t.Log("test/e2e/testdata holds no YAML yet: no rendered output to validate")
 	}
@@ -187,10 +182,10 @@ func TestSchemas(t *testing.T) {
 			}
 
 			for _, comp := range docs {
-				if str(comp, "kind") != "Composition" {
+				if harness.String(comp, "kind") != "Composition" {
 					continue
 				}
-				t.Run("templates of "+str(comp, "metadata", "name"), func(t *testing.T) {
+				t.Run("templates of "+harness.String(comp, "metadata", "name"), func(t *testing.T) {
 					if problems := v.templates(t, rel, comp); len(problems) > 0 {
 						t.Errorf("the Composition's resource templates don't validate:\n%s", strings.Join(problems, "\n"))
 					}
@@ -221,7 +216,7 @@ func TestSchemas(t *testing.T) {
 			want: `mode: Unsupported value: "Bogus"`,
 		}} {
 			t.Run(tc.name, func(t *testing.T) {
-				r := v.validate(t, "broken "+tc.name, decode(t, []byte(tc.doc)))
+				r := v.validate(t, "broken "+tc.name, harness.Documents(t, []byte(tc.doc)))
 				if r.err == nil || r.failed == 0 {
 					t.Fatalf("crossplane beta validate accepted an invalid resource:\n%s", r.output)
 				}
@@ -243,7 +238,7 @@ func TestSchemas(t *testing.T) {
 		// A template may omit a required field only where its patches write
 		// it: a template whose reference no patch names must be rejected.
 		t.Run("template with a reference no patch names", func(t *testing.T) {
-			comps := decode(t, []byte(unpatchedTemplate))
+			comps := harness.Documents(t, []byte(unpatchedTemplate))
 			problems := v.templates(t, "broken template", comps[0])
 			if len(problems) != 1 || !strings.Contains(problems[0], "spec.references[0].dependsOn.name: Required value") {
 				t.Errorf("want exactly the missing dependsOn.name reported, got %q", problems)
@@ -263,8 +258,8 @@ func (v *validator) partialXRs(t *testing.T, docs []map[string]any) func(string)
 	t.Helper()
 	xrs := map[string]bool{}
 	for _, d := range docs {
-		if v.xrKinds[group(str(d, "apiVersion"))+"/"+str(d, "kind")] {
-			xrs[fmt.Sprintf("%s, Kind=%s, %s", str(d, "apiVersion"), str(d, "kind"), str(d, "metadata", "name"))] = true
+		if v.xrKinds[group(harness.String(d, "apiVersion"))+"/"+harness.String(d, "kind")] {
+			xrs[fmt.Sprintf("%s, Kind=%s, %s", harness.String(d, "apiVersion"), harness.String(d, "kind"), harness.String(d, "metadata", "name"))] = true
 		}
 	}
 	return func(line string) bool {
@@ -289,13 +284,13 @@ func (v *validator) renderedXR(t *testing.T) map[string]any {
 		t.Fatal("the examples have no XRD")
 	}
 	xrd := v.xrds[0]
-	versions, _ := get(xrd, "spec", "versions").([]any)
+	versions := harness.List(xrd, "spec", "versions")
 	if len(versions) == 0 {
-		t.Fatalf("XRD %s has no versions", str(xrd, "metadata", "name"))
+		t.Fatalf("XRD %s has no versions", harness.String(xrd, "metadata", "name"))
 	}
 	return map[string]any{
-		"apiVersion": str(xrd, "spec", "group") + "/" + str(asMap(versions[0]), "name"),
-		"kind":       str(xrd, "spec", "names", "kind"),
+		"apiVersion": harness.String(xrd, "spec", "group") + "/" + harness.String(asMap(versions[0]), "name"),
+		"kind":       harness.String(xrd, "spec", "names", "kind"),
 		"metadata":   map[string]any{"name": "broken-xr"},
 		"status": map[string]any{"conditions": []any{map[string]any{
 			"type": "Ready", "reason": "Available", "lastTransitionTime": "2024-01-01T00:00:00Z",
@@ -316,25 +311,25 @@ func (v *validator) templates(t *testing.T, source string, comp map[string]any) 
 	t.Helper()
 	var bases []map[string]any
 	patched := map[string][]string{}
-	steps, _ := get(comp, "spec", "pipeline").([]any)
+	steps := harness.List(comp, "spec", "pipeline")
 	for _, s := range steps {
-		in, _ := get(asMap(s), "input").(map[string]any)
-		if group(str(in, "apiVersion")) != "pt.fn.crossplane.io" {
+		in, _ := harness.Lookup(asMap(s), "input").(map[string]any)
+		if group(harness.String(in, "apiVersion")) != "pt.fn.crossplane.io" {
 			continue
 		}
 		sets := map[string][]any{}
 		ps, _ := in["patchSets"].([]any)
 		for _, p := range ps {
-			sets[str(asMap(p), "name")], _ = get(asMap(p), "patches").([]any)
+			sets[harness.String(asMap(p), "name")] = harness.List(asMap(p), "patches")
 		}
 		rs, _ := in["resources"].([]any)
 		for _, r := range rs {
-			name := str(asMap(r), "name")
-			base, _ := get(asMap(r), "base").(map[string]any)
+			name := harness.String(asMap(r), "name")
+			base, _ := harness.Lookup(asMap(r), "base").(map[string]any)
 			if base == nil {
 				continue
 			}
-			base = deepCopy(t, base)
+			base = harness.DeepCopy(t, base)
 			// The report names a resource by metadata.name, which the
 			// schema doesn't constrain: use the template's name, unique in
 			// its Composition, to tell whose errors are whose.
@@ -345,14 +340,14 @@ func (v *validator) templates(t *testing.T, source string, comp map[string]any) 
 			}
 			meta["name"] = name
 			bases = append(bases, base)
-			patches, _ := get(asMap(r), "patches").([]any)
+			patches := harness.List(asMap(r), "patches")
 			patched[name] = toFieldPaths(patches, sets)
 		}
 	}
 	if len(bases) == 0 {
 		return nil
 	}
-	r := v.validate(t, source+" "+str(comp, "metadata", "name")+" templates", bases)
+	r := v.validate(t, source+" "+harness.String(comp, "metadata", "name")+" templates", bases)
 	if r.total != len(bases) || r.missing > 0 {
 		return []string{fmt.Sprintf("%d templates, %d validated, %d without schema:\n%s", len(bases), r.total, r.missing, r.output)}
 	}
@@ -395,17 +390,17 @@ func toFieldPaths(patches []any, sets map[string][]any) []string {
 	var paths []string
 	for _, p := range patches {
 		pm := asMap(p)
-		switch str(pm, "type") {
+		switch harness.String(pm, "type") {
 		case "PatchSet":
-			paths = append(paths, toFieldPaths(sets[str(pm, "patchSetName")], nil)...)
+			paths = append(paths, toFieldPaths(sets[harness.String(pm, "patchSetName")], nil)...)
 		case "", "FromCompositeFieldPath", "FromEnvironmentFieldPath":
-			to := str(pm, "toFieldPath")
+			to := harness.String(pm, "toFieldPath")
 			if to == "" {
-				to = str(pm, "fromFieldPath")
+				to = harness.String(pm, "fromFieldPath")
 			}
 			paths = append(paths, to)
 		case "CombineFromComposite", "CombineFromEnvironment":
-			paths = append(paths, str(pm, "toFieldPath"))
+			paths = append(paths, harness.String(pm, "toFieldPath"))
 		}
 	}
 	return paths
@@ -416,12 +411,12 @@ func toFieldPaths(patches []any, sets map[string][]any) []string {
 func inputSteps(docs []map[string]any) int {
 	n := 0
 	for _, d := range docs {
-		if str(d, "kind") != "Composition" {
+		if harness.String(d, "kind") != "Composition" {
 			continue
 		}
-		steps, _ := get(d, "spec", "pipeline").([]any)
+		steps := harness.List(d, "spec", "pipeline")
 		for _, s := range steps {
-			if group(str(asMap(s), "input", "apiVersion")) == "dependencies.fn.crossplane.io" {
+			if group(harness.String(asMap(s), "input", "apiVersion")) == "dependencies.fn.crossplane.io" {
 				n++
 			}
 		}
@@ -442,8 +437,8 @@ func setup(t *testing.T, root string) *validator {
 	copyFiles(t, v.ext, "function-patch-and-transform", moduleFiles(t, patchAndTransform, "package/input"))
 	copyFiles(t, v.ext, "crossplane", moduleFiles(t, crossplane, "cluster/crds"))
 	own := map[string][]byte{}
-	for _, f := range yamlFiles(t, filepath.Join(root, "package", "input")) {
-		own[filepath.Base(f)] = readFile(t, f)
+	for _, f := range harness.YAMLFiles(t, filepath.Join(root, "package", "input")) {
+		own[filepath.Base(f)] = harness.ReadFile(t, f)
 	}
 	if len(own) == 0 {
 		t.Fatal("package/input holds no CRD")
@@ -452,15 +447,15 @@ func setup(t *testing.T, root string) *validator {
 
 	// The examples' XRDs define their XRs' schemas.
 	var xrds []map[string]any
-	for _, f := range yamlFiles(t, filepath.Join(root, "example")) {
-		for _, d := range decode(t, readFile(t, f)) {
-			if str(d, "kind") == "CompositeResourceDefinition" {
+	for _, f := range harness.YAMLFiles(t, filepath.Join(root, "example")) {
+		for _, d := range harness.ReadDocuments(t, f) {
+			if harness.String(d, "kind") == "CompositeResourceDefinition" {
 				xrds = append(xrds, d)
-				v.xrKinds[str(d, "spec", "group")+"/"+str(d, "spec", "names", "kind")] = true
+				v.xrKinds[harness.String(d, "spec", "group")+"/"+harness.String(d, "spec", "names", "kind")] = true
 			}
 		}
 	}
-	writeDocs(t, filepath.Join(v.ext, "xrds.yaml"), xrds)
+	harness.WriteDocuments(t, filepath.Join(v.ext, "xrds.yaml"), xrds)
 	v.xrds = xrds
 
 	// crossplane beta validate always loads the Crossplane image's CRDs, and
@@ -491,8 +486,8 @@ func moduleFiles(t *testing.T, module, dir string) map[string][]byte {
 	files := map[string][]byte{}
 	switch {
 	case info.Dir != "":
-		for _, f := range yamlFiles(t, filepath.Join(info.Dir, filepath.FromSlash(dir))) {
-			files[filepath.Base(f)] = readFile(t, f)
+		for _, f := range harness.YAMLFiles(t, filepath.Join(info.Dir, filepath.FromSlash(dir))) {
+			files[filepath.Base(f)] = harness.ReadFile(t, f)
 		}
 	case info.Zip != "":
 		// The module's go.mod can ask for a newer Go than this one
@@ -503,10 +498,10 @@ func moduleFiles(t *testing.T, module, dir string) map[string][]byte {
 		if err != nil {
 			t.Fatalf("%s: %v", info.Zip, err)
 		}
-		defer zr.Close() //nolint:errcheck // Only read.
+		defer zr.Close()
 		prefix := info.Path + "@" + info.Version + "/" + dir + "/"
 		for _, f := range zr.File {
-			if !strings.HasPrefix(f.Name, prefix) || !isYAML(f.Name) || strings.Contains(strings.TrimPrefix(f.Name, prefix), "/") {
+			if !strings.HasPrefix(f.Name, prefix) || !harness.IsYAML(f.Name) || strings.Contains(strings.TrimPrefix(f.Name, prefix), "/") {
 				continue
 			}
 			rc, err := f.Open()
@@ -535,8 +530,8 @@ func moduleFiles(t *testing.T, module, dir string) map[string][]byte {
 func resources(t *testing.T, file string) []map[string]any {
 	t.Helper()
 	var docs []map[string]any
-	for _, d := range decode(t, readFile(t, file)) {
-		if group(str(d, "apiVersion")) == "render.crossplane.io" {
+	for _, d := range harness.ReadDocuments(t, file) {
+		if group(harness.String(d, "apiVersion")) == "render.crossplane.io" {
 			continue
 		}
 		docs = append(docs, d)
@@ -556,94 +551,6 @@ func copyFiles(t *testing.T, dir, prefix string, files map[string][]byte) {
 	}
 }
 
-// writeDocs writes docs as a YAML stream of JSON documents.
-func writeDocs(t *testing.T, file string, docs []map[string]any) {
-	t.Helper()
-	var buf bytes.Buffer
-	for _, d := range docs {
-		b, err := json.Marshal(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		buf.WriteString("---\n")
-		buf.Write(b)
-		buf.WriteString("\n")
-	}
-	if err := os.WriteFile(file, buf.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// decode returns the non-empty documents of a YAML stream; a document of
-// comments only is empty.
-func decode(t *testing.T, content []byte) []map[string]any {
-	t.Helper()
-	var docs []map[string]any
-	r := yaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(content)))
-	for {
-		raw, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return docs
-		}
-		if err != nil {
-			t.Fatalf("cannot split YAML: %v", err)
-		}
-		var d map[string]any
-		if err := yaml.Unmarshal(raw, &d); err != nil {
-			t.Fatalf("cannot parse YAML document: %v\n%s", err, raw)
-		}
-		if len(d) > 0 {
-			docs = append(docs, d)
-		}
-	}
-}
-
-// yamlFiles returns the YAML files under dir, sorted; none if dir is missing.
-func yamlFiles(t *testing.T, dir string) []string {
-	t.Helper()
-	var files []string
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && isYAML(p) {
-			files = append(files, p)
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		t.Fatal(err)
-	}
-	slices.Sort(files)
-	return files
-}
-
-func isYAML(name string) bool {
-	return strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")
-}
-
-func readFile(t *testing.T, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(name) //nolint:gosec // A file of this repository or the module cache.
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func deepCopy(t *testing.T, m map[string]any) map[string]any {
-	t.Helper()
-	b, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c map[string]any
-	if err := json.Unmarshal(b, &c); err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
 // group returns the API group of an apiVersion; "" for the core group.
 func group(apiVersion string) string {
 	g, _, ok := strings.Cut(apiVersion, "/")
@@ -656,23 +563,6 @@ func group(apiVersion string) string {
 func asMap(v any) map[string]any {
 	m, _ := v.(map[string]any)
 	return m
-}
-
-func get(m map[string]any, keys ...string) any {
-	var v any = m
-	for _, k := range keys {
-		mm, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = mm[k]
-	}
-	return v
-}
-
-func str(m map[string]any, keys ...string) string {
-	s, _ := get(m, keys...).(string)
-	return s
 }
 
 // brokenReference references an Object without naming it, which

@@ -11,7 +11,6 @@ package xpkg
 
 import (
 	"archive/tar"
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
@@ -30,8 +29,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/crossplane-contrib/function-dependencies/test/harness"
 )
@@ -161,7 +158,7 @@ func checkPackage(t *testing.T, root, out, pkg string) {
 	t.Run("examples", func(t *testing.T) {
 		// hack/xpkg.sh includes example/ only when it has YAML.
 		want := 0
-		if hasYAML(t, filepath.Join(root, "example")) {
+		if len(harness.YAMLFiles(t, filepath.Join(root, "example"))) > 0 {
 			want = 1
 		}
 		if len(examples) != want {
@@ -171,10 +168,10 @@ func checkPackage(t *testing.T, root, out, pkg string) {
 			return
 		}
 		layer := readLayer(t, need(t, files, examples[0]))
-		docs := decodeYAML(t, layer[".up/examples.yaml"].data)
+		docs := harness.Documents(t, layer[".up/examples.yaml"].data)
 		var kinds []string
 		for _, d := range docs {
-			kinds = append(kinds, str(d, "kind"))
+			kinds = append(kinds, harness.String(d, "kind"))
 		}
 		if !slices.Contains(kinds, "Composition") {
 			t.Errorf("the examples layer holds kinds %v, want the example Compositions among them", kinds)
@@ -232,18 +229,18 @@ func checkPackage(t *testing.T, root, out, pkg string) {
 // meta with the composition capability, and exactly our input CRD.
 func checkPackageYAML(t *testing.T, root string, content []byte) {
 	t.Helper()
-	docs := decodeYAML(t, content)
+	docs := harness.Documents(t, content)
 	if len(docs) == 0 {
 		t.Fatal("package.yaml is empty")
 	}
 	meta := docs[0]
-	if got := str(meta, "apiVersion") + " " + str(meta, "kind"); got != "meta.pkg.crossplane.io/v1 Function" {
+	if got := harness.String(meta, "apiVersion") + " " + harness.String(meta, "kind"); got != "meta.pkg.crossplane.io/v1 Function" {
 		t.Errorf("package.yaml's first document is %s, want meta.pkg.crossplane.io/v1 Function", got)
 	}
-	if got := str(meta, "metadata", "name"); got != "function-dependencies" {
+	if got := harness.String(meta, "metadata", "name"); got != "function-dependencies" {
 		t.Errorf("package name %q, want function-dependencies", got)
 	}
-	annotations, _ := get(meta, "metadata", "annotations").(map[string]any)
+	annotations, _ := harness.Lookup(meta, "metadata", "annotations").(map[string]any)
 	for _, k := range []string{"maintainer", "source", "license", "description", "readme"} {
 		if v, _ := annotations["meta.crossplane.io/"+k].(string); strings.TrimSpace(v) == "" {
 			t.Errorf("package metadata lacks the meta.crossplane.io/%s annotation", k)
@@ -252,33 +249,33 @@ func checkPackageYAML(t *testing.T, root string, content []byte) {
 	if got := annotations["meta.crossplane.io/source"]; got != "github.com/crossplane-contrib/function-dependencies" {
 		t.Errorf("meta.crossplane.io/source %q, want github.com/crossplane-contrib/function-dependencies", got)
 	}
-	capabilities, _ := get(meta, "spec", "capabilities").([]any)
+	capabilities := harness.List(meta, "spec", "capabilities")
 	if !slices.Contains(capabilities, any("composition")) {
 		t.Errorf("spec.capabilities %v, want composition among them", capabilities)
 	}
 
 	// The input CRD in the package must be the generated one in package/input,
 	// schema and all: Crossplane and editors validate pipeline inputs with it.
-	want := decodeYAML(t, readFile(t, filepath.Join(root, "package", "input", "dependencies.fn.crossplane.io_inputs.yaml")))
+	want := harness.ReadDocuments(t, filepath.Join(root, "package", "input", "dependencies.fn.crossplane.io_inputs.yaml"))
 	if len(want) != 1 {
 		t.Fatalf("package/input holds %d documents, want 1", len(want))
 	}
 	var crds []map[string]any
 	for _, d := range docs[1:] {
-		if str(d, "kind") != "CustomResourceDefinition" {
-			t.Errorf("package.yaml holds a %s %s; a function package holds only CRDs", str(d, "apiVersion"), str(d, "kind"))
+		if harness.String(d, "kind") != "CustomResourceDefinition" {
+			t.Errorf("package.yaml holds a %s %s; a function package holds only CRDs", harness.String(d, "apiVersion"), harness.String(d, "kind"))
 			continue
 		}
 		crds = append(crds, d)
 	}
-	if len(crds) != 1 || str(crds[0], "metadata", "name") != "inputs.dependencies.fn.crossplane.io" {
+	if len(crds) != 1 || harness.String(crds[0], "metadata", "name") != "inputs.dependencies.fn.crossplane.io" {
 		var names []string
 		for _, c := range crds {
-			names = append(names, str(c, "metadata", "name"))
+			names = append(names, harness.String(c, "metadata", "name"))
 		}
 		t.Fatalf("package.yaml holds CRDs %v, want only inputs.dependencies.fn.crossplane.io", names)
 	}
-	if got, want := get(crds[0], "spec"), get(want[0], "spec"); !reflect.DeepEqual(got, want) {
+	if got, want := harness.Lookup(crds[0], "spec"), harness.Lookup(want[0], "spec"); !reflect.DeepEqual(got, want) {
 		gotJSON, _ := json.MarshalIndent(got, "", "  ")
 		wantJSON, _ := json.MarshalIndent(want, "", "  ")
 		t.Errorf("the packaged input CRD's spec differs from package/input's:\ngot:  %s\nwant: %s", gotJSON, wantJSON)
@@ -301,7 +298,7 @@ func readTar(t *testing.T, name string) map[string][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close() //nolint:errcheck // Only read.
+	defer f.Close()
 	files, err := untar(f)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
@@ -363,72 +360,4 @@ func need(t *testing.T, files map[string][]byte, name string) []byte {
 		t.Fatalf("the package has no file %s", name)
 	}
 	return b
-}
-
-func readFile(t *testing.T, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(name) //nolint:gosec // A file of this repository.
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// decodeYAML returns the non-empty documents of a YAML stream.
-func decodeYAML(t *testing.T, content []byte) []map[string]any {
-	t.Helper()
-	var docs []map[string]any
-	r := yaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(content)))
-	for {
-		raw, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return docs
-		}
-		if err != nil {
-			t.Fatalf("cannot split YAML: %v", err)
-		}
-		var d map[string]any
-		if err := yaml.Unmarshal(raw, &d); err != nil {
-			t.Fatalf("cannot parse YAML document: %v\n%s", err, raw)
-		}
-		if len(d) > 0 {
-			docs = append(docs, d)
-		}
-	}
-}
-
-func hasYAML(t *testing.T, dir string) bool {
-	t.Helper()
-	found := false
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
-			found = true
-			return filepath.SkipAll
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		t.Fatal(err)
-	}
-	return found
-}
-
-func get(m map[string]any, keys ...string) any {
-	var v any = m
-	for _, k := range keys {
-		mm, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = mm[k]
-	}
-	return v
-}
-
-func str(m map[string]any, keys ...string) string {
-	s, _ := get(m, keys...).(string)
-	return s
 }
