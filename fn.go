@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 	"slices"
 
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/logging"
@@ -13,8 +15,11 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
+	"github.com/crossplane-contrib/function-dependencies/internal/explicit"
 	"github.com/crossplane-contrib/function-dependencies/internal/protection"
 	"github.com/crossplane-contrib/function-dependencies/internal/report"
+	"github.com/crossplane-contrib/function-dependencies/internal/usage"
+	"github.com/crossplane-contrib/function-dependencies/internal/view"
 )
 
 // Function declares, on every referenced composed resource, the reference
@@ -24,6 +29,10 @@ type Function struct {
 
 	log logging.Logger
 }
+
+// GraphContextKey is the pipeline context key under which the function
+// writes the dependency graph as JSON, for later steps to read.
+const GraphContextKey = "dependencies.fn.crossplane.io/graph"
 
 // RunFunction runs the Function.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
@@ -37,16 +46,23 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	xr := req.GetObserved().GetComposite().GetResource()
 	log := f.log.WithValues("xr-apiversion", text(xr, "apiVersion"), "xr-kind", text(xr, "kind"), "xr-name", text(xr, "metadata", "name"))
 
-	resources, invalid := composedResources(req)
-	plan := protection.Make(resources, protection.Options{BreakCycles: in.OnCycle == v1beta1.CycleWarning})
+	resources, invalid := composedResources(req, in.References == v1beta1.ReferencesInfer)
+	unmatched := dependOn(resources, in.Dependencies)
+	plan := protection.Make(resources, options(in))
+	usages, unusable := usage.Write(string(in.UsageAPI), refOf(xr), usageEdges(plan, resources))
+	for _, u := range unusable {
+		plan.Unprotect(u.Edge.Key)
+	}
 	facts := report.Facts{
 		Plan:        plan,
 		Invalid:     invalid,
+		Unmatched:   unmatched,
+		Unusable:    unusable,
 		Enforce:     in.Mode == v1beta1.ModeEnforce,
 		CyclesFatal: in.OnCycle == v1beta1.CycleFatal,
 	}
-	log.Debug("Planned reference finalizers", "resources", plan.Resources, "edges", len(plan.Edges),
-		"external", len(plan.External), "declared", plan.Declared, "changed", len(plan.Additions), "cycles", len(plan.Cycles))
+	log.Debug("Planned dependencies", "resources", plan.Resources, "edges", len(plan.Edges), "external", len(plan.External),
+		"declared", plan.Declared, "held-back", len(plan.HeldBack), "usages", len(usages), "cycles", len(plan.Cycles))
 
 	condition, results := report.Make(facts)
 
@@ -54,15 +70,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	// desired state stays as the earlier steps left it.
 	failed := facts.CyclesFatal && len(plan.Cycles) > 0
 	if facts.Enforce && !failed {
-		for _, name := range slices.Sorted(maps.Keys(plan.Additions)) {
-			if err := declareFinalizers(rsp.GetDesired().GetResources()[name], plan.Additions[name]); err != nil {
-				// Leaving the resource as it is is the only way not to damage it.
-				err = errors.Wrapf(err, "cannot declare reference finalizers on composed resource %q", name)
-				results = append(results, report.Result{Severity: report.Warning, Reason: report.ReasonInvalidResource, Message: err.Error()})
-				continue
-			}
-			log.Debug("Declared reference finalizers", "composed-resource-name", name, "finalizers", plan.Additions[name])
-		}
+		results = append(results, write(rsp.GetDesired(), plan, usages, log)...)
 	}
 
 	setCondition(rsp, condition)
@@ -74,7 +82,113 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 			Target:   fnv1.Target_TARGET_COMPOSITE.Enum(),
 		})
 	}
+	graph, err := graphValue(view.Of(plan, resources, facts.Enforce))
+	if err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "cannot write the dependency graph to the context"))
+		return rsp, nil
+	}
+	response.SetContextKey(rsp, GraphContextKey, graph)
 	return rsp, nil
+}
+
+// write changes desired state as the plan says: it holds resources back,
+// writes the references Objects need, declares finalizers and adds Usages.
+// A resource it can't change without damaging it is left as it is, with a
+// warning.
+func write(desired *fnv1.State, plan protection.Plan, usages map[string]map[string]any, log logging.Logger) []report.Result {
+	var warnings []report.Result
+	warn := func(err error, what, name string) {
+		err = errors.Wrapf(err, "cannot %s composed resource %q", what, name)
+		warnings = append(warnings, report.Result{Severity: report.Warning, Reason: report.ReasonInvalidResource, Message: err.Error()})
+	}
+	for _, name := range slices.Sorted(maps.Keys(plan.HeldBack)) {
+		delete(desired.GetResources(), name)
+		log.Debug("Held back", "composed-resource-name", name, "reason", plan.HeldBack[name])
+	}
+	for _, name := range slices.Sorted(maps.Keys(plan.References)) {
+		if err := writeReferences(desired.GetResources()[name], plan.References[name]); err != nil {
+			warn(err, "write the references of", name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(plan.Additions)) {
+		if err := declareFinalizers(desired.GetResources()[name], plan.Additions[name]); err != nil {
+			warn(err, "declare reference finalizers on", name)
+			continue
+		}
+		log.Debug("Declared reference finalizers", "composed-resource-name", name, "finalizers", plan.Additions[name])
+	}
+	for _, name := range slices.Sorted(maps.Keys(usages)) {
+		if err := addUsage(desired, name, usages[name]); err != nil {
+			warn(err, "add the Usage", name)
+		}
+	}
+	return warnings
+}
+
+func options(in *v1beta1.Input) protection.Options {
+	return protection.Options{
+		BreakCycles:  in.OnCycle == v1beta1.CycleWarning,
+		Usages:       map[v1beta1.UsagePolicy]protection.UsagePolicy{v1beta1.UsagesDisabled: protection.NoUsages, v1beta1.UsagesExternal: protection.ExternalUsages, v1beta1.UsagesAll: protection.AllUsages}[in.Usages],
+		WaitForReady: in.Creation == v1beta1.CreationWaitForReady,
+	}
+}
+
+// dependOn sets the dependencies the input declares on the resources, and
+// returns the entries that match no resource.
+func dependOn(resources []protection.Resource, dependencies []v1beta1.Dependency) []explicit.Unmatched {
+	if len(dependencies) == 0 {
+		return nil
+	}
+	rules := make([]explicit.Rule, len(dependencies))
+	for i, d := range dependencies {
+		rules[i] = explicit.Rule{Resource: d.Resource, DependsOn: d.DependsOn}
+	}
+	names := make([]string, len(resources))
+	for i, r := range resources {
+		names[i] = r.Name
+	}
+	dependsOn, unmatched := explicit.Resolve(rules, names)
+	for i := range resources {
+		resources[i].DependsOn = dependsOn[resources[i].Name]
+	}
+	return unmatched
+}
+
+// usageEdges returns the edges a Usage must protect now: those whose ends
+// both exist.
+func usageEdges(plan protection.Plan, resources []protection.Resource) []usage.Edge {
+	byName := make(map[string]*protection.Resource, len(resources))
+	for i := range resources {
+		byName[resources[i].Name] = &resources[i]
+	}
+	ref := func(r *protection.Resource) usage.Ref {
+		return usage.Ref{APIVersion: r.APIVersion, Kind: r.Identity.Kind, Namespace: r.Identity.Namespace, Name: r.Identity.Name}
+	}
+	exists := func(s protection.EdgeState) bool { return s == protection.Declared || s == protection.Protected }
+	var edges []usage.Edge
+	for _, e := range plan.Edges {
+		if e.Protection == protection.ByUsage && exists(e.State) {
+			edges = append(edges, usage.Edge{Key: e.Usage, Dependent: e.Dependent, Dependency: e.Target, By: ref(byName[e.Dependent]), Of: ref(byName[e.Target])})
+		}
+	}
+	for _, e := range plan.External {
+		if e.Protection == protection.ByUsage && exists(e.State) {
+			t := e.Target
+			of := usage.Ref{APIVersion: t.APIVersion, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name}
+			edges = append(edges, usage.Edge{Key: e.Usage, Dependent: e.Dependent, Dependency: report.Describe(t), By: ref(byName[e.Dependent]), Of: of})
+		}
+	}
+	return edges
+}
+
+// graphValue encodes the graph as its JSON form, for the context.
+func graphValue(g view.Graph) (*structpb.Value, error) {
+	b, err := json.Marshal(g)
+	if err != nil {
+		return nil, err
+	}
+	v := &structpb.Value{}
+	return v, protojson.Unmarshal(b, v)
 }
 
 // readInput decodes the step's input, which is optional.

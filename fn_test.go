@@ -22,9 +22,11 @@ const (
 	refPrefix        = "kubernetes.crossplane.io/referred-by-object-"
 )
 
-// obj is a composed provider-kubernetes Object in a test request.
+// obj is a composed resource in a test request: a provider-kubernetes Object
+// unless kind says otherwise.
 type obj struct {
 	apiVersion string
+	kind       string // "" is Object
 	name       string // metadata.name; "" leaves it out
 	namespace  string
 	uid        string
@@ -50,12 +52,21 @@ func (o obj) resource() *fnv1.Resource {
 	if o.deleting {
 		metadata["deletionTimestamp"] = "2026-11-30T10:00:00Z"
 	}
-	m := map[string]any{"apiVersion": o.apiVersion, "kind": "Object", "metadata": metadata}
-	spec := map[string]any{"forProvider": map[string]any{"manifest": map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}}}
+	kind := o.kind
+	if kind == "" {
+		kind = "Object"
+	}
+	m := map[string]any{"apiVersion": o.apiVersion, "kind": kind, "metadata": metadata}
+	spec := map[string]any{}
+	if kind == "Object" {
+		spec["forProvider"] = map[string]any{"manifest": map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}}
+	}
 	if o.references != "" {
 		spec["references"] = resource.MustStructJSON(`{"r":` + o.references + `}`).AsMap()["r"]
 	}
-	m["spec"] = spec
+	if len(spec) > 0 {
+		m["spec"] = spec
+	}
 	return &fnv1.Resource{Resource: mustStruct(m)}
 }
 
@@ -279,7 +290,9 @@ func TestRunFunction(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s\nRunFunction(...): unexpected error: %v", tc.reason, err)
 			}
-			if diff := cmp.Diff(wantRsp, rsp, protocmp.Transform()); diff != "" {
+			// TestGraphContext checks the graph in the context.
+			ignoreGraph := protocmp.IgnoreFields(&fnv1.RunFunctionResponse{}, "context")
+			if diff := cmp.Diff(wantRsp, rsp, protocmp.Transform(), ignoreGraph); diff != "" {
 				t.Errorf("%s\nRunFunction(...): -want rsp, +got rsp:\n%s", tc.reason, diff)
 			}
 		})

@@ -10,6 +10,7 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 	"github.com/crossplane-contrib/function-dependencies/internal/protection"
 	"github.com/crossplane-contrib/function-dependencies/internal/report"
+	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 )
 
 // composedResources reads every composed resource of the request, observed or
@@ -18,7 +19,9 @@ import (
 // It reads the few fields it needs straight from the request's structs rather
 // than converting whole resources to maps: manifests are large, and only
 // metadata and the references matter here.
-func composedResources(req *fnv1.RunFunctionRequest) ([]protection.Resource, []report.InvalidReference) {
+//
+// With inferReferences false, Objects' spec.references are not read.
+func composedResources(req *fnv1.RunFunctionRequest, inferReferences bool) ([]protection.Resource, []report.InvalidReference) {
 	xrNamespace := text(req.GetObserved().GetComposite().GetResource(), "metadata", "namespace")
 	observed := req.GetObserved().GetResources()
 	desired := req.GetDesired().GetResources()
@@ -28,6 +31,7 @@ func composedResources(req *fnv1.RunFunctionRequest) ([]protection.Resource, []r
 		resources = append(resources, protection.Resource{Name: name, Desired: &protection.Desired{}})
 		r := &resources[len(resources)-1]
 		r.Desired.Finalizers = texts(d.GetResource(), "metadata", "finalizers")
+		r.Desired.Ready = d.GetReady() == fnv1.Ready_READY_TRUE
 		if o, ok := observed[name]; ok {
 			r.Observed = observedState(o.GetResource())
 		}
@@ -50,14 +54,16 @@ func composedResources(req *fnv1.RunFunctionRequest) ([]protection.Resource, []r
 		if d, ok := desired[r.Name]; ok {
 			s = d.GetResource()
 		}
-		gv, _ := schema.ParseGroupVersion(text(s, "apiVersion")) // An invalid apiVersion matches no reference.
+		r.APIVersion = text(s, "apiVersion")
+		gv, _ := schema.ParseGroupVersion(r.APIVersion) // An invalid apiVersion matches no reference.
 		r.Identity = protection.Identity{
 			Group:     gv.Group,
 			Kind:      text(s, "kind"),
 			Namespace: firstOf(text(o, "metadata", "namespace"), text(s, "metadata", "namespace"), xrNamespace),
 			Name:      firstOf(text(o, "metadata", "name"), text(s, "metadata", "name")),
 		}
-		if !objectref.IsObject(r.Identity.Group, r.Identity.Kind) {
+		r.IsObject = objectref.IsObject(r.Identity.Group, r.Identity.Kind)
+		if !r.IsObject || !inferReferences {
 			continue
 		}
 		var refs any
@@ -78,7 +84,18 @@ func observedState(s *structpb.Struct) *protection.Observed {
 		UID:        text(s, "metadata", "uid"),
 		Finalizers: texts(s, "metadata", "finalizers"),
 		Deleting:   text(s, "metadata", "deletionTimestamp") != "",
+		Ready:      readyCondition(s),
 	}
+}
+
+// readyCondition is true when the resource's Ready condition is True.
+func readyCondition(s *structpb.Struct) bool {
+	for _, c := range value(s, "status", "conditions").GetListValue().GetValues() {
+		if text(c.GetStructValue(), "type") == "Ready" {
+			return text(c.GetStructValue(), "status") == "True"
+		}
+	}
+	return false
 }
 
 // declareFinalizers appends finalizers to a desired resource's
@@ -156,4 +173,56 @@ func firstOf(values ...string) string {
 
 func errNotA(field, what string) error {
 	return errors.Errorf("%s is not %s", field, what)
+}
+
+// writeReferences appends dependsOn references to an Object's desired
+// spec.references, creating the list as needed.
+func writeReferences(r *fnv1.Resource, refs []protection.Reference) error {
+	spec := ensure(r.GetResource(), "spec", structpb.NewStructValue(&structpb.Struct{})).GetStructValue()
+	if spec == nil {
+		return errNotA("spec", "an object")
+	}
+	list := ensure(spec, "references", structpb.NewListValue(&structpb.ListValue{})).GetListValue()
+	if list == nil {
+		return errNotA("spec.references", "a list")
+	}
+	for _, ref := range refs {
+		dependsOn := map[string]any{"apiVersion": ref.APIVersion, "kind": ref.Kind, "name": ref.Name}
+		if ref.Namespace != "" {
+			dependsOn["namespace"] = ref.Namespace
+		}
+		v, err := structpb.NewValue(map[string]any{"dependsOn": dependsOn})
+		if err != nil {
+			return err
+		}
+		list.Values = append(list.Values, v)
+	}
+	return nil
+}
+
+// addUsage adds a Usage to desired state, ready, unless an earlier step
+// desires another resource of the same composition resource name.
+func addUsage(desired *fnv1.State, name string, u map[string]any) error {
+	if _, taken := desired.GetResources()[name]; taken {
+		return errors.New("an earlier step desires a resource of the name this function gives the Usage it needs")
+	}
+	s, err := structpb.NewStruct(u)
+	if err != nil {
+		return err
+	}
+	if desired.Resources == nil {
+		desired.Resources = map[string]*fnv1.Resource{}
+	}
+	desired.Resources[name] = &fnv1.Resource{Resource: s, Ready: fnv1.Ready_READY_TRUE}
+	return nil
+}
+
+// refOf names a resource for a Usage.
+func refOf(s *structpb.Struct) usage.Ref {
+	return usage.Ref{
+		APIVersion: text(s, "apiVersion"),
+		Kind:       text(s, "kind"),
+		Namespace:  text(s, "metadata", "namespace"),
+		Name:       text(s, "metadata", "name"),
+	}
 }

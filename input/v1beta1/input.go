@@ -5,6 +5,9 @@
 package v1beta1
 
 import (
+	"regexp"
+	"slices"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -40,6 +43,74 @@ const (
 	CycleWarning CyclePolicy = "Warning"
 )
 
+// ReferencePolicy says whether Objects' spec.references make edges.
+// +kubebuilder:validation:Enum=Infer;Ignore
+type ReferencePolicy string
+
+const (
+	// ReferencesInfer makes an edge of every reference of every composed
+	// provider-kubernetes Object.
+	ReferencesInfer ReferencePolicy = "Infer"
+	// ReferencesIgnore doesn't read spec.references: only the dependencies
+	// listed in the input make edges.
+	ReferencesIgnore ReferencePolicy = "Ignore"
+)
+
+// UsagePolicy says which edges are protected by Crossplane Usages.
+// +kubebuilder:validation:Enum=Disabled;External;All
+type UsagePolicy string
+
+const (
+	// UsagesDisabled emits no Usage.
+	UsagesDisabled UsagePolicy = "Disabled"
+	// UsagesExternal emits a Usage for every edge whose dependency is not
+	// composed by this composite, where no finalizer can be declared.
+	UsagesExternal UsagePolicy = "External"
+	// UsagesAll emits a Usage for every edge that no reference finalizer
+	// protects: external ones, and those whose dependent is not an Object.
+	UsagesAll UsagePolicy = "All"
+)
+
+// UsageAPI is the API group and version of the Usages to emit.
+// +kubebuilder:validation:Enum=protection.crossplane.io/v1beta1;apiextensions.crossplane.io/v1beta1
+type UsageAPI string
+
+const (
+	// UsageAPIProtection is Crossplane v2's API: a namespaced Usage, or a
+	// ClusterUsage between cluster-scoped resources.
+	UsageAPIProtection UsageAPI = "protection.crossplane.io/v1beta1"
+	// UsageAPIApiextensions is Crossplane v1's cluster-scoped Usage, between
+	// cluster-scoped resources only.
+	UsageAPIApiextensions UsageAPI = "apiextensions.crossplane.io/v1beta1"
+)
+
+// CreationPolicy says when a composed resource may be created.
+// +kubebuilder:validation:Enum=Immediate;WaitForReady
+type CreationPolicy string
+
+const (
+	// CreationImmediate creates every composed resource at once.
+	CreationImmediate CreationPolicy = "Immediate"
+	// CreationWaitForReady holds a resource that doesn't exist yet back from
+	// desired state until every resource it depends on exists and is ready.
+	// Every resource whose dependencies are ready is released in the same
+	// pass, so a fan-out takes one pass, not one per resource.
+	CreationWaitForReady CreationPolicy = "WaitForReady"
+)
+
+// A Dependency says that composed resources depend on others, by
+// composition resource name.
+type Dependency struct {
+	// Resource is the dependent: a composition resource name, or an RE2
+	// pattern that must match a whole name (it is anchored).
+	Resource string `json:"resource"`
+
+	// DependsOn are the resources it depends on: composition resource names
+	// or anchored RE2 patterns.
+	// +kubebuilder:validation:MinItems=1
+	DependsOn []string `json:"dependsOn"`
+}
+
 // Input configures function-dependencies. Every field is optional; a pipeline
 // step without input gets every default.
 //
@@ -70,6 +141,39 @@ type Input struct {
 	// +kubebuilder:default=Fatal
 	// +optional
 	OnCycle CyclePolicy `json:"onCycle,omitempty"`
+
+	// Dependencies are edges declared here rather than in spec.references.
+	// An edge whose dependent is a provider-kubernetes Object is written into
+	// its spec.references as a dependsOn, so that the provider waits for the
+	// dependency and the dependency declares the Object's finalizer.
+	// +optional
+	Dependencies []Dependency `json:"dependencies,omitempty"`
+
+	// References is Infer (the default) to make an edge of every reference
+	// of every composed Object, or Ignore to use only Dependencies.
+	// +kubebuilder:default=Infer
+	// +optional
+	References ReferencePolicy `json:"references,omitempty"`
+
+	// Usages is Disabled (the default), External to protect edges to objects
+	// outside this composite with Crossplane Usages, or All to protect every
+	// edge that no reference finalizer protects.
+	// +kubebuilder:default=Disabled
+	// +optional
+	Usages UsagePolicy `json:"usages,omitempty"`
+
+	// UsageAPI is the API of the Usages: protection.crossplane.io/v1beta1
+	// (the default, Crossplane v2) or apiextensions.crossplane.io/v1beta1
+	// (Crossplane v1).
+	// +kubebuilder:default="protection.crossplane.io/v1beta1"
+	// +optional
+	UsageAPI UsageAPI `json:"usageAPI,omitempty"`
+
+	// Creation is Immediate (the default), or WaitForReady to hold every
+	// resource back until its dependencies are ready.
+	// +kubebuilder:default=Immediate
+	// +optional
+	Creation CreationPolicy `json:"creation,omitempty"`
 }
 
 // Default fills in the defaults of every field the input leaves empty.
@@ -80,22 +184,57 @@ func (in *Input) Default() {
 	if in.OnCycle == "" {
 		in.OnCycle = CycleFatal
 	}
+	if in.References == "" {
+		in.References = ReferencesInfer
+	}
+	if in.Usages == "" {
+		in.Usages = UsagesDisabled
+	}
+	if in.UsageAPI == "" {
+		in.UsageAPI = UsageAPIProtection
+	}
+	if in.Creation == "" {
+		in.Creation = CreationImmediate
+	}
 }
 
 // Validate returns the fields whose values are not supported.
 func (in *Input) Validate() field.ErrorList {
 	var errs field.ErrorList
-	switch in.Mode {
-	case ModeEnforce, ModeReport:
-	default:
-		errs = append(errs, field.NotSupported(field.NewPath("mode"), in.Mode, []Mode{ModeEnforce, ModeReport}))
-	}
-	switch in.OnCycle {
-	case CycleFatal, CycleWarning:
-	default:
-		errs = append(errs, field.NotSupported(field.NewPath("onCycle"), in.OnCycle, []CyclePolicy{CycleFatal, CycleWarning}))
+	errs = append(errs, oneOf(field.NewPath("mode"), in.Mode, ModeEnforce, ModeReport)...)
+	errs = append(errs, oneOf(field.NewPath("onCycle"), in.OnCycle, CycleFatal, CycleWarning)...)
+	errs = append(errs, oneOf(field.NewPath("references"), in.References, ReferencesInfer, ReferencesIgnore)...)
+	errs = append(errs, oneOf(field.NewPath("usages"), in.Usages, UsagesDisabled, UsagesExternal, UsagesAll)...)
+	errs = append(errs, oneOf(field.NewPath("usageAPI"), in.UsageAPI, UsageAPIProtection, UsageAPIApiextensions)...)
+	errs = append(errs, oneOf(field.NewPath("creation"), in.Creation, CreationImmediate, CreationWaitForReady)...)
+	for i, d := range in.Dependencies {
+		path := field.NewPath("dependencies").Index(i)
+		errs = append(errs, validPattern(path.Child("resource"), d.Resource)...)
+		if len(d.DependsOn) == 0 {
+			errs = append(errs, field.Required(path.Child("dependsOn"), "names at least one resource"))
+		}
+		for j, p := range d.DependsOn {
+			errs = append(errs, validPattern(path.Child("dependsOn").Index(j), p)...)
+		}
 	}
 	return errs
+}
+
+func oneOf[T ~string](path *field.Path, value T, supported ...T) field.ErrorList {
+	if slices.Contains(supported, value) {
+		return nil
+	}
+	return field.ErrorList{field.NotSupported(path, value, supported)}
+}
+
+func validPattern(path *field.Path, pattern string) field.ErrorList {
+	if pattern == "" {
+		return field.ErrorList{field.Required(path, "a composition resource name or an RE2 pattern")}
+	}
+	if _, err := regexp.Compile(pattern); err != nil {
+		return field.ErrorList{field.Invalid(path, pattern, err.Error())}
+	}
+	return nil
 }
 
 // Decode reads an input from JSON strictly, applies the defaults and

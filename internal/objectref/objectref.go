@@ -49,10 +49,12 @@ func UIDOf(finalizer string) (string, bool) {
 // A Target is an object that an Object references, identified as the provider
 // finds it: by API group and kind (any version), namespace and name.
 type Target struct {
-	Group     string
-	Kind      string
-	Namespace string
-	Name      string
+	// APIVersion is as written, or defaulted; matching ignores its version.
+	APIVersion string
+	Group      string
+	Kind       string
+	Namespace  string
+	Name       string
 
 	// Field is where the reference is written, for messages.
 	Field string
@@ -132,10 +134,11 @@ func parseTarget(group string, path *field.Path, target any) (*Target, field.Err
 	}
 	apiVersion := text("apiVersion", group+"/v1alpha1")
 	t := &Target{
-		Kind:      text("kind", Kind),
-		Namespace: text("namespace", ""),
-		Name:      text("name", ""),
-		Field:     path.String(),
+		APIVersion: apiVersion,
+		Kind:       text("kind", Kind),
+		Namespace:  text("namespace", ""),
+		Name:       text("name", ""),
+		Field:      path.String(),
 	}
 	if _, isString := m["name"].(string); t.Name == "" && (isString || m["name"] == nil) {
 		errs = append(errs, field.Required(path.Child("name"), "names the referenced object"))

@@ -172,7 +172,7 @@ func TestMake(t *testing.T) {
 			}},
 			want: Plan{
 				Resources: 1,
-				External:  []External{{Dependent: "d1", Target: objectref.Target{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: "elsewhere", Field: "spec.references[0].dependsOn"}}},
+				External:  []External{{Dependent: "d1", Target: objectref.Target{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: "elsewhere", Field: "spec.references[0].dependsOn"}, Protection: Unprotected, State: Exposed}},
 				Additions: map[string][]string{},
 			},
 		},
@@ -238,7 +238,7 @@ func TestMake(t *testing.T) {
 			want: Plan{
 				Resources: 2,
 				Edges:     []Edge{{Dependent: "d1", Target: "shared", Finalizer: f("d1"), State: Declared}},
-				External:  []External{{Dependent: "d1", Target: objectref.Target{Group: objectref.NamespacedGroup, Kind: "Object", Name: "shared-x", Field: "spec.references[1].dependsOn"}}},
+				External:  []External{{Dependent: "d1", Target: objectref.Target{Group: objectref.NamespacedGroup, Kind: "Object", Name: "shared-x", Field: "spec.references[1].dependsOn"}, Protection: Unprotected, State: Exposed}},
 				Additions: map[string][]string{"shared": {f("d1")}},
 				Declared:  1,
 			},
@@ -266,7 +266,7 @@ func TestMake(t *testing.T) {
 			}},
 			want: Plan{
 				Resources: 2,
-				External:  []External{{Dependent: "d1", Target: objectref.Target{Group: objectref.ClusterGroup, Kind: objectref.Kind, Field: "spec.references[0].dependsOn"}}},
+				External:  []External{{Dependent: "d1", Target: objectref.Target{Group: objectref.ClusterGroup, Kind: objectref.Kind, Field: "spec.references[0].dependsOn"}, Protection: Unprotected, State: Exposed}},
 				Additions: map[string][]string{},
 			},
 		},

@@ -8,8 +8,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/crossplane-contrib/function-dependencies/internal/explicit"
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 	"github.com/crossplane-contrib/function-dependencies/internal/protection"
+	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 )
 
 // ConditionType is the type of the condition the function sets on the
@@ -30,6 +32,9 @@ const (
 	ReasonTargetRemoved     = "ReferencedResourceRemoved"
 	ReasonTargetDeleting    = "ReferencedResourceDeleting"
 	ReasonInvalidResource   = "InvalidResource"
+	ReasonHeldBack          = "HeldBack"
+	ReasonUnmatched         = "UnmatchedDependency"
+	ReasonUsageImpossible   = "UsageImpossible"
 )
 
 // maxListed bounds how many items a message names, so that a composition of
@@ -71,6 +76,10 @@ type InvalidReference struct {
 type Facts struct {
 	Plan    protection.Plan
 	Invalid []InvalidReference
+	// Unmatched are the input's dependencies that match no resource.
+	Unmatched []explicit.Unmatched
+	// Unusable are the edges no Usage can protect.
+	Unusable []usage.Problem
 
 	// Enforce is true when the plan's finalizers are written to desired
 	// state, false when they are only reported.
@@ -115,7 +124,7 @@ func Make(f Facts) (Condition, []Result) {
 	if len(p.External) > 0 {
 		items := make([]string, len(p.External))
 		for i, e := range p.External {
-			items[i] = fmt.Sprintf("%s %s → %s", e.Dependent, e.Target.Field, describe(e.Target))
+			items[i] = fmt.Sprintf("%s %s → %s", e.Dependent, e.Target.Field, Describe(e.Target))
 		}
 		add(Warning, ReasonExternalReference, "references to objects outside this composition can't be protected by it: "+list(items))
 	}
@@ -125,6 +134,28 @@ func Make(f Facts) (Condition, []Result) {
 			items[i] = s.Resource + " " + s.Finalizer
 		}
 		add(Warning, ReasonStaleFinalizer, "reference finalizers name no Object that references the resource in this composition; they are not declared, and unless another Object still needs them they must be removed by hand (provider-kubernetes #28): "+list(items))
+	}
+	if len(p.HeldBack) > 0 {
+		names := slices.Sorted(maps.Keys(p.HeldBack))
+		items := make([]string, len(names))
+		for i, n := range names {
+			items[i] = fmt.Sprintf("%s (%s)", n, p.HeldBack[n])
+		}
+		add(Normal, ReasonHeldBack, "resources are held back from creation until their dependencies allow: "+list(items))
+	}
+	if len(f.Unmatched) > 0 {
+		items := make([]string, len(f.Unmatched))
+		for i, u := range f.Unmatched {
+			items[i] = fmt.Sprintf("%s %q", u.Field, u.Pattern)
+		}
+		add(Warning, ReasonUnmatched, "dependencies in the input match no composed resource: "+list(items))
+	}
+	if len(f.Unusable) > 0 {
+		items := make([]string, len(f.Unusable))
+		for i, u := range f.Unusable {
+			items[i] = fmt.Sprintf("%s → %s (%s)", u.Edge.Dependent, u.Edge.Dependency, u.Reason)
+		}
+		add(Warning, ReasonUsageImpossible, "no Usage can protect these edges, so none is emitted: "+list(items))
 	}
 	if len(f.Invalid) > 0 {
 		items := make([]string, len(f.Invalid))
@@ -158,7 +189,10 @@ func condition(f Facts, byState map[protection.EdgeState][]string) Condition {
 	if len(f.Plan.Cycles) > 0 {
 		return Condition{Reason: ReasonCycle, Message: "references form a cycle: " + cyclePaths(f.Plan.Cycles)}
 	}
-	unprotected := append(append([]string(nil), byState[protection.TargetRemoved]...), byState[protection.TargetDeleting]...)
+	var unprotected []string
+	for _, s := range []protection.EdgeState{protection.TargetRemoved, protection.TargetDeleting, protection.Exposed} {
+		unprotected = append(unprotected, byState[s]...)
+	}
 	if !f.Enforce {
 		unprotected = append(unprotected, byState[protection.Declared]...)
 	}
@@ -185,9 +219,9 @@ func cyclePaths(cycles [][]string) string {
 	return list(items)
 }
 
-// describe names a referenced object the way kubectl does: kind.group,
+// Describe names a referenced object the way kubectl does: kind.group,
 // then namespace/name.
-func describe(t objectref.Target) string {
+func Describe(t objectref.Target) string {
 	kind := t.Kind
 	if t.Group != "" {
 		kind += "." + t.Group

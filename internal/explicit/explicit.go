@@ -1,0 +1,81 @@
+// Package explicit resolves the dependencies the function's input declares,
+// by composition resource name or pattern, into pairs of composed resources.
+package explicit
+
+import (
+	"regexp"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// A Rule says that the resources Resource names depend on those DependsOn
+// names. Each is a composition resource name or an RE2 pattern that must
+// match a whole name.
+type Rule struct {
+	Resource  string
+	DependsOn []string
+}
+
+// An Unmatched entry is a name or pattern that matches no composed resource.
+type Unmatched struct {
+	// Field is where the entry is in the input, such as
+	// dependencies[0].dependsOn[1].
+	Field   string
+	Pattern string
+}
+
+// Resolve returns, for each dependent, the resources it depends on, sorted
+// and without repeats or itself, and the entries that match nothing. Rules
+// must have been validated: a pattern that doesn't compile matches nothing.
+func Resolve(rules []Rule, names []string) (map[string][]string, []Unmatched) {
+	sorted := slices.Sorted(slices.Values(names))
+	dependsOn := map[string][]string{}
+	var unmatched []Unmatched
+	match := func(at, pattern string) []string {
+		m := matching(pattern, sorted)
+		if len(m) == 0 {
+			unmatched = append(unmatched, Unmatched{Field: at, Pattern: pattern})
+		}
+		return m
+	}
+	for i, r := range rules {
+		path := field.NewPath("dependencies").Index(i)
+		dependents := match(path.Child("resource").String(), r.Resource)
+		var targets []string
+		for j, p := range r.DependsOn {
+			targets = append(targets, match(path.Child("dependsOn").Index(j).String(), p)...)
+		}
+		for _, d := range dependents {
+			for _, t := range targets {
+				if t != d {
+					dependsOn[d] = append(dependsOn[d], t)
+				}
+			}
+		}
+	}
+	for d, targets := range dependsOn {
+		slices.Sort(targets)
+		dependsOn[d] = slices.Compact(targets)
+	}
+	return dependsOn, unmatched
+}
+
+// matching returns the names the entry matches: the name itself when it is
+// one, else every name the anchored pattern matches.
+func matching(entry string, names []string) []string {
+	if _, found := slices.BinarySearch(names, entry); found {
+		return []string{entry}
+	}
+	re, err := regexp.Compile(`^(?:` + entry + `)$`)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, n := range names {
+		if re.MatchString(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
