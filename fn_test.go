@@ -373,9 +373,11 @@ func result(s fnv1.Severity, reason, message string) *fnv1.Result {
 	return &fnv1.Result{Severity: s, Reason: &reason, Message: message, Target: fnv1.Target_TARGET_COMPOSITE.Enum()}
 }
 
-func summary(message string) *fnv1.Result {
-	return result(fnv1.Severity_SEVERITY_NORMAL, "Summary", message)
+func normal(reason, message string) *fnv1.Result {
+	return result(fnv1.Severity_SEVERITY_NORMAL, reason, message)
 }
+
+func summary(message string) *fnv1.Result { return normal("Summary", message) }
 func warning(reason, message string) *fnv1.Result {
 	return result(fnv1.Severity_SEVERITY_WARNING, reason, message)
 }

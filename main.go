@@ -10,6 +10,12 @@ import (
 
 // CLI of this Function.
 type CLI struct {
+	Serve ServeCmd `cmd:"" default:"withargs" help:"Serve the function over gRPC (the default)."`
+	Graph GraphCmd `cmd:"" help:"Draw the dependency graph of resources read from YAML, and list missing reference finalizers: exits 1 when one is missing."`
+}
+
+// ServeCmd serves the function.
+type ServeCmd struct {
 	Debug bool `help:"Emit debug logs in addition to info logs." short:"d"`
 
 	Network            string `default:"tcp"   help:"Network on which to listen for gRPC connections."`
@@ -20,7 +26,7 @@ type CLI struct {
 }
 
 // Run this Function.
-func (c *CLI) Run() error {
+func (c *ServeCmd) Run() error {
 	log, err := function.NewLogger(c.Debug)
 	if err != nil {
 		return err

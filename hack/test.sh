@@ -37,6 +37,11 @@ step "golangci-lint"
 step "unit tests"
 go test -count=1 ./...
 
+if ! command -v dot >/dev/null; then
+  step "installing Graphviz (Debian package), which draws the graph in the e2e tests"
+  apt-get update -qq && apt-get install -y -qq graphviz >/dev/null
+fi
+
 step "end-to-end tests (real crossplane render, xpkg, schemas)"
 go test -tags e2e -count=1 -timeout 30m ./test/...
 

@@ -334,7 +334,8 @@ func (p *Plan) addEdges(g *graph.Graph, d *Resource, byName map[string]*Resource
 				external[id] = true
 				e := External{Dependent: d.Name, Target: t, Protection: Unprotected, State: Exposed}
 				if o.Usages != NoUsages {
-					e.Protection, e.Usage = ByUsage, usageKey(d.Name, strings.ToLower(t.Kind+"-"+t.Namespace+"-"+t.Name))
+					parts := slices.DeleteFunc([]string{t.Kind, t.Namespace, t.Name}, func(s string) bool { return s == "" })
+					e.Protection, e.Usage = ByUsage, usageKey(d.Name, strings.ToLower(strings.Join(parts, "-")))
 				}
 				p.External = append(p.External, e)
 			}

@@ -15,10 +15,12 @@ import (
 // name.
 func object(name string, references ...string) Resource {
 	r := Resource{
-		Name:     name,
-		Identity: Identity{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: name},
-		Observed: &Observed{UID: "uid-" + name},
-		Desired:  &Desired{},
+		Name:       name,
+		APIVersion: "kubernetes.crossplane.io/v1alpha2",
+		IsObject:   true,
+		Identity:   Identity{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: name},
+		Observed:   &Observed{UID: "uid-" + name},
+		Desired:    &Desired{},
 	}
 	for _, ref := range references {
 		r.References = append(r.References, objectref.Target{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: ref, Field: "spec.references[0].dependsOn"})
@@ -44,7 +46,20 @@ func declaring(finalizers ...string) func(*Resource) {
 	return func(r *Resource) { r.Desired.Finalizers = finalizers }
 }
 
-func deleting(r *Resource)   { r.Observed.Deleting = true }
+func deleting(r *Resource) { r.Observed.Deleting = true }
+func ready(r *Resource)    { r.Observed.Ready = true }
+
+func dependingOn(names ...string) func(*Resource) {
+	return func(r *Resource) { r.DependsOn = names }
+}
+
+// plain is a live composed resource that is not an Object, in namespace team.
+func plain(name string) Resource {
+	return Resource{
+		Name: name, APIVersion: "v1", Identity: Identity{Kind: "ConfigMap", Namespace: "team", Name: name},
+		Observed: &Observed{UID: "uid-" + name}, Desired: &Desired{},
+	}
+}
 func notDesired(r *Resource) { r.Desired = nil }
 func notObserved(r *Resource) {
 	r.Observed = nil
@@ -285,6 +300,137 @@ func TestMake(t *testing.T) {
 				},
 				Additions: map[string][]string{"shared-a": {f("d1")}, "shared-b": {f("d1")}},
 				Declared:  2,
+			},
+		},
+		"ExplicitObject": {
+			reason: "An Object that depends on a resource by the input's word gets a dependsOn for it, and the resource declares its finalizer.",
+			args:   args{resources: []Resource{object("shared"), with(object("d1"), dependingOn("shared"))}},
+			want: Plan{
+				Resources:  2,
+				Edges:      []Edge{{Dependent: "d1", Target: "shared", Origin: FromInput, Finalizer: f("d1"), State: Declared}},
+				Additions:  map[string][]string{"shared": {f("d1")}},
+				Declared:   1,
+				References: map[string][]Reference{"d1": {{APIVersion: "kubernetes.crossplane.io/v1alpha2", Kind: "Object", Name: "shared"}}},
+			},
+		},
+		"ExplicitAlreadyReferenced": {
+			reason: "A dependency the Object already references adds no edge or reference.",
+			args:   args{resources: []Resource{object("shared"), with(object("d1", "shared"), dependingOn("shared"))}},
+			want: Plan{
+				Resources: 2,
+				Edges:     []Edge{{Dependent: "d1", Target: "shared", Finalizer: f("d1"), State: Declared}},
+				Additions: map[string][]string{"shared": {f("d1")}},
+				Declared:  1,
+			},
+		},
+		"ExplicitDependencyNotNamed": {
+			reason: "While the dependency has no name, an Object that doesn't exist yet is held back; an existing one is never held back.",
+			args: args{resources: []Resource{
+				with(object("shared"), notObserved, func(r *Resource) { r.Identity.Name = "" }),
+				with(object("new"), notObserved, dependingOn("shared")),
+				with(object("old"), dependingOn("shared")),
+			}},
+			want: Plan{
+				Resources: 3,
+				Edges: []Edge{
+					{Dependent: "new", Target: "shared", Origin: FromInput, State: Pending},
+					{Dependent: "old", Target: "shared", Origin: FromInput, Finalizer: f("old"), State: Declared},
+				},
+				Additions: map[string][]string{"shared": {f("old")}},
+				Declared:  1,
+				HeldBack:  map[string]string{"new": "waits for shared to be named, to reference it"},
+			},
+		},
+		"ExplicitNotAnObject": {
+			reason: "Without Usages, nothing protects an edge whose dependent is not an Object.",
+			args:   args{resources: []Resource{plain("db"), with(plain("app"), dependingOn("db"))}},
+			want: Plan{
+				Resources: 2,
+				Edges:     []Edge{{Dependent: "app", Target: "db", Origin: FromInput, Protection: Unprotected, State: Exposed}},
+			},
+		},
+		"UsageForNonObject": {
+			reason: "With AllUsages a Usage protects it: declared once both ends exist, protected once the Usage is observed, pending before.",
+			args: args{
+				resources: []Resource{
+					plain("db"),
+					with(plain("app"), dependingOn("db")),
+					with(plain("cache"), dependingOn("db")),
+					with(plain("new"), notObserved, dependingOn("db")),
+					{Name: "usage-cache-db", Identity: Identity{Kind: "Usage", Namespace: "team", Name: "u"}, Observed: &Observed{UID: "u"}},
+				},
+				o: Options{Usages: AllUsages},
+			},
+			want: Plan{
+				Resources: 5,
+				Edges: []Edge{
+					{Dependent: "app", Target: "db", Origin: FromInput, Protection: ByUsage, Usage: "usage-app-db", State: Declared},
+					{Dependent: "cache", Target: "db", Origin: FromInput, Protection: ByUsage, Usage: "usage-cache-db", State: Protected},
+					{Dependent: "new", Target: "db", Origin: FromInput, Protection: ByUsage, Usage: "usage-new-db", State: Pending},
+				},
+			},
+		},
+		"UsageForExternal": {
+			reason: "With ExternalUsages an external reference gets a Usage; edges between composed resources keep their finalizers.",
+			args: args{
+				resources: []Resource{object("shared"), object("d1", "shared", "elsewhere")},
+				o:         Options{Usages: ExternalUsages},
+			},
+			want: Plan{
+				Resources: 2,
+				Edges:     []Edge{{Dependent: "d1", Target: "shared", Finalizer: f("d1"), State: Declared}},
+				External: []External{{
+					Dependent: "d1", Target: objectref.Target{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: "elsewhere", Field: "spec.references[0].dependsOn"},
+					Protection: ByUsage, Usage: "usage-d1-object-elsewhere", State: Declared,
+				}},
+				Additions: map[string][]string{"shared": {f("d1")}},
+				Declared:  1,
+			},
+		},
+		"WaitForReadyFanOut": {
+			reason: "Dependents of a ready resource are all released in one pass; those of one that isn't ready all wait.",
+			args: args{
+				resources: []Resource{
+					with(plain("ready"), ready),
+					plain("unready"),
+					with(plain("a"), notObserved, dependingOn("ready")),
+					with(plain("b"), notObserved, dependingOn("ready")),
+					with(plain("c"), notObserved, dependingOn("unready")),
+					with(plain("d"), notObserved, dependingOn("unready", "ready")),
+				},
+				o: Options{WaitForReady: true},
+			},
+			want: Plan{
+				Resources: 6,
+				Edges: []Edge{
+					{Dependent: "a", Target: "ready", Origin: FromInput, Protection: Unprotected, State: Exposed},
+					{Dependent: "b", Target: "ready", Origin: FromInput, Protection: Unprotected, State: Exposed},
+					{Dependent: "c", Target: "unready", Origin: FromInput, Protection: Unprotected, State: Exposed},
+					{Dependent: "d", Target: "ready", Origin: FromInput, Protection: Unprotected, State: Exposed},
+					{Dependent: "d", Target: "unready", Origin: FromInput, Protection: Unprotected, State: Exposed},
+				},
+				HeldBack: map[string]string{"c": "waits for unready to be ready", "d": "waits for unready to be ready"},
+			},
+		},
+		"WaitForReadyChain": {
+			reason: "In a chain only the next link is released; one that exists is never held back, ready or not; an earlier step's ready counts.",
+			args: args{
+				resources: []Resource{
+					with(plain("base"), func(r *Resource) { r.Desired.Ready = true }),
+					with(plain("mid"), notObserved, dependingOn("base")),
+					with(plain("top"), notObserved, dependingOn("mid")),
+					with(plain("old"), dependingOn("mid")),
+				},
+				o: Options{WaitForReady: true},
+			},
+			want: Plan{
+				Resources: 4,
+				Edges: []Edge{
+					{Dependent: "mid", Target: "base", Origin: FromInput, Protection: Unprotected, State: Exposed},
+					{Dependent: "old", Target: "mid", Origin: FromInput, Protection: Unprotected, State: Exposed},
+					{Dependent: "top", Target: "mid", Origin: FromInput, Protection: Unprotected, State: Exposed},
+				},
+				HeldBack: map[string]string{"top": "waits for mid to be ready"},
 			},
 		},
 	}

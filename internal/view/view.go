@@ -151,7 +151,8 @@ func Mermaid(g Graph) string {
 			fmt.Fprintf(&b, "  linkStyle %d %s\n", i, style)
 		}
 	}
-	b.WriteString("  classDef held fill:#ffe8a3\n  classDef external fill:#eee,stroke-dasharray:4\n  classDef deleting fill:#fbb\n  classDef removing fill:#fbb\n")
+	b.WriteString("  classDef ready fill:#d8f5d8\n  classDef observed fill:#fff\n  classDef creating fill:#eef,stroke-dasharray:2\n" +
+		"  classDef held fill:#ffe8a3\n  classDef external fill:#eee,stroke-dasharray:4\n  classDef deleting fill:#fbb\n  classDef removing fill:#fbb\n")
 	return b.String()
 }
 

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"google.golang.org/protobuf/types/known/structpb"
+	kyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/crossplane-contrib/function-dependencies/internal/protection"
+	"github.com/crossplane-contrib/function-dependencies/internal/view"
+)
+
+// compositionResourceName is the annotation Crossplane puts on every composed
+// resource.
+const compositionResourceName = "crossplane.io/composition-resource-name"
+
+// errMissing is returned when a referenced object lacks a live dependent's
+// finalizer, so that the command exits non-zero.
+var errMissing = errors.New("referenced objects lack their dependents' finalizers")
+
+// GraphCmd draws the dependency graph of resources read from YAML.
+type GraphCmd struct {
+	Format string   `default:"mermaid" enum:"mermaid,dot" help:"Output format: mermaid or dot."`
+	Files  []string `arg:"" default:"-" help:"YAML files to read: a crossplane render output, or kubectl get ... -o yaml of a live cluster. - reads standard input." optional:""`
+
+	out, diagnostics io.Writer
+}
+
+// Run reads the resources, draws their graph on standard output and lists
+// on standard error every referenced object that lacks a live dependent's
+// finalizer, and every stale one. It fails when a finalizer is missing.
+func (c *GraphCmd) Run() error {
+	if c.out == nil {
+		c.out, c.diagnostics = os.Stdout, os.Stderr
+	}
+	var docs []map[string]any
+	for _, f := range c.Files {
+		d, err := readDocuments(f)
+		if err != nil {
+			return err
+		}
+		docs = append(docs, d...)
+	}
+	req, err := liveState(docs)
+	if err != nil {
+		return err
+	}
+	resources, invalid := composedResources(req, true)
+	plan := protection.Make(resources, protection.Options{})
+	g := view.Of(plan, resources, false)
+	draw := map[string]func(view.Graph) string{"mermaid": view.Mermaid, "dot": view.DOT}[c.Format]
+	if _, err := io.WriteString(c.out, draw(g)); err != nil {
+		return err
+	}
+	for _, r := range invalid {
+		fmt.Fprintf(c.diagnostics, "invalid reference: %s: %s\n", r.Resource, r.Problem)
+	}
+	missing := 0
+	for _, e := range plan.Edges {
+		if e.State == protection.Declared {
+			missing++
+			fmt.Fprintf(c.diagnostics, "missing: %s lacks %s of %s\n", e.Target, e.Finalizer, e.Dependent)
+		}
+	}
+	for _, s := range plan.Stale {
+		fmt.Fprintf(c.diagnostics, "stale: %s carries %s, which names no Object that references it\n", s.Resource, s.Finalizer)
+	}
+	if missing > 0 {
+		return fmt.Errorf("%w: %d missing", errMissing, missing)
+	}
+	return nil
+}
+
+// liveState makes a request whose observed and desired state are the
+// resources: as a live cluster holds them, every one exists and is wanted.
+// When some resources carry a composition resource name, only those are
+// composed: the rest are composites, or objects outside any composition.
+// A resource is named by its composition resource name, or by kind, namespace
+// and name when it has none or shares it with another (resources of several
+// composites). crossplane render's results are left out.
+func liveState(docs []map[string]any) (*fnv1.RunFunctionRequest, error) {
+	var composed []map[string]any
+	names := map[string]int{}
+	for _, d := range docs {
+		if !isRenderResult(d) {
+			composed = append(composed, d)
+			names[annotation(d)]++
+		}
+	}
+	if len(names) > 1 || names[""] == 0 {
+		composed = slices.DeleteFunc(composed, func(d map[string]any) bool { return annotation(d) == "" })
+	}
+	req := &fnv1.RunFunctionRequest{
+		Observed: &fnv1.State{Composite: &fnv1.Resource{}, Resources: map[string]*fnv1.Resource{}},
+		Desired:  &fnv1.State{Resources: map[string]*fnv1.Resource{}},
+	}
+	for _, d := range composed {
+		name := annotation(d)
+		if name == "" || names[name] > 1 {
+			name = kindNamespaceName(d)
+		}
+		s, err := structpb.NewStruct(d)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read %s: %w", kindNamespaceName(d), err)
+		}
+		req.Observed.Resources[name] = &fnv1.Resource{Resource: s}
+		req.Desired.Resources[name] = &fnv1.Resource{Resource: s}
+	}
+	return req, nil
+}
+
+func readDocuments(file string) ([]map[string]any, error) {
+	var r io.Reader = os.Stdin
+	if file != "-" {
+		f, err := os.Open(file) //nolint:gosec // Reading the file the user names is the point.
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	var docs []map[string]any
+	yr := kyaml.NewYAMLReader(bufio.NewReader(r))
+	for {
+		raw, err := yr.Read()
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cannot read %s: %w", file, err)
+		}
+		var d map[string]any
+		if err := yaml.Unmarshal(raw, &d); err != nil {
+			return nil, fmt.Errorf("cannot parse a document of %s: %w", file, err)
+		}
+		// kubectl get -o yaml of several resources is one List.
+		if d["kind"] == "List" {
+			items, _ := d["items"].([]any)
+			for _, i := range items {
+				if m, ok := i.(map[string]any); ok {
+					docs = append(docs, m)
+				}
+			}
+			continue
+		}
+		if len(d) > 0 {
+			docs = append(docs, d)
+		}
+	}
+}
+
+func isRenderResult(d map[string]any) bool {
+	v, _ := d["apiVersion"].(string)
+	return strings.HasPrefix(v, "render.crossplane.io/")
+}
+
+func annotation(d map[string]any) string {
+	s, _ := structAt(d, "metadata", "annotations")[compositionResourceName].(string)
+	return s
+}
+
+func kindNamespaceName(d map[string]any) string {
+	metadata := structAt(d, "metadata")
+	kind, _ := d["kind"].(string)
+	namespace, _ := metadata["namespace"].(string)
+	name, _ := metadata["name"].(string)
+	return strings.Join(slices.DeleteFunc([]string{strings.ToLower(kind), namespace, name}, func(s string) bool { return s == "" }), "/")
+}
+
+func structAt(d map[string]any, path ...string) map[string]any {
+	for _, k := range path {
+		d, _ = d[k].(map[string]any)
+	}
+	return d
+}
