@@ -71,7 +71,7 @@ func write(api string, owner Ref, e Edge) (map[string]any, string) {
 	of := ref(e.Of, false)
 	switch {
 	case api == ApiextensionsAPI && (byScoped || ofScoped):
-		return nil, fmt.Sprintf("%s Usages protect cluster-scoped resources only", ApiextensionsAPI)
+		return nil, ApiextensionsAPI + " Usages protect cluster-scoped resources only"
 	case api == ApiextensionsAPI:
 	case byScoped && ofScoped:
 		metadata["namespace"] = e.By.Namespace
