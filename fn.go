@@ -105,12 +105,19 @@ func write(desired *fnv1.State, plan protection.Plan, usages map[string]map[stri
 		delete(desired.GetResources(), name)
 		log.Debug("Held back", "composed-resource-name", name, "reason", plan.HeldBack[name])
 	}
+	// A held-back resource is written when it is released.
 	for _, name := range slices.Sorted(maps.Keys(plan.References)) {
+		if plan.HeldBack[name] != "" {
+			continue
+		}
 		if err := writeReferences(desired.GetResources()[name], plan.References[name]); err != nil {
 			warn(err, "write the references of", name)
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(plan.Additions)) {
+		if plan.HeldBack[name] != "" {
+			continue
+		}
 		if err := declareFinalizers(desired.GetResources()[name], plan.Additions[name]); err != nil {
 			warn(err, "declare reference finalizers on", name)
 			continue

@@ -81,6 +81,20 @@ func TestDependencies(t *testing.T) {
 				},
 			},
 		},
+		"HeldBackTarget": {
+			reason: "A held-back resource that others reference is left out whole: nothing is written to it.",
+			req: issue371Request(1, nil, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "creation": "WaitForReady", "dependencies": [{"resource": "shared", "dependsOn": ["base"]}]}`, func(r *fnv1.RunFunctionRequest) {
+				delete(r.Observed.Resources, "shared")
+				r.Desired.Resources["base"] = obj{apiVersion: clusterObject, name: "app-base"}.resource()
+				r.Observed.Resources["base"] = obj{apiVersion: clusterObject, name: "app-base", uid: "uid-base"}.resource()
+			}),
+			want: want{
+				absent: []string{"shared"},
+				results: []*fnv1.Result{
+					normal("HeldBack", "resources are held back from creation until their dependencies allow: shared (waits for base to be ready)"),
+				},
+			},
+		},
 		"Usage": {
 			reason: "With usages All, an edge between resources that aren't Objects gets a namespaced Usage, ready.",
 			req:    namespacedRequest(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "usages": "All", "dependencies": [{"resource": "web", "dependsOn": ["config"]}]}`),
