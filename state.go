@@ -102,20 +102,29 @@ func readyCondition(s *structpb.Struct) bool {
 // metadata.finalizers, creating the list and metadata as needed and keeping
 // every entry already there.
 func declareFinalizers(r *fnv1.Resource, finalizers []string) error {
+	values := make([]*structpb.Value, len(finalizers))
+	for i, f := range finalizers {
+		values[i] = structpb.NewStringValue(f)
+	}
+	return appendTo(r, "metadata", "finalizers", values)
+}
+
+// appendTo appends values to the list at object.list of a desired resource,
+// creating the object and the list as needed and keeping every entry
+// already there.
+func appendTo(r *fnv1.Resource, object, list string, values []*structpb.Value) error {
 	if r.GetResource() == nil {
 		r.Resource = &structpb.Struct{}
 	}
-	metadata := ensure(r.GetResource(), "metadata", structpb.NewStructValue(&structpb.Struct{})).GetStructValue()
-	if metadata == nil {
-		return errNotA("metadata", "an object")
+	o := ensure(r.GetResource(), object, structpb.NewStructValue(&structpb.Struct{})).GetStructValue()
+	if o == nil {
+		return errNotA(object, "an object")
 	}
-	list := ensure(metadata, "finalizers", structpb.NewListValue(&structpb.ListValue{})).GetListValue()
-	if list == nil {
-		return errNotA("metadata.finalizers", "a list")
+	l := ensure(o, list, structpb.NewListValue(&structpb.ListValue{})).GetListValue()
+	if l == nil {
+		return errNotA(object+"."+list, "a list")
 	}
-	for _, f := range finalizers {
-		list.Values = append(list.Values, structpb.NewStringValue(f))
-	}
+	l.Values = append(l.Values, values...)
 	return nil
 }
 
@@ -176,17 +185,10 @@ func errNotA(field, what string) error {
 }
 
 // writeReferences appends dependsOn references to an Object's desired
-// spec.references, creating the list as needed.
+// spec.references.
 func writeReferences(r *fnv1.Resource, refs []protection.Reference) error {
-	spec := ensure(r.GetResource(), "spec", structpb.NewStructValue(&structpb.Struct{})).GetStructValue()
-	if spec == nil {
-		return errNotA("spec", "an object")
-	}
-	list := ensure(spec, "references", structpb.NewListValue(&structpb.ListValue{})).GetListValue()
-	if list == nil {
-		return errNotA("spec.references", "a list")
-	}
-	for _, ref := range refs {
+	values := make([]*structpb.Value, len(refs))
+	for i, ref := range refs {
 		dependsOn := map[string]any{"apiVersion": ref.APIVersion, "kind": ref.Kind, "name": ref.Name}
 		if ref.Namespace != "" {
 			dependsOn["namespace"] = ref.Namespace
@@ -195,9 +197,9 @@ func writeReferences(r *fnv1.Resource, refs []protection.Reference) error {
 		if err != nil {
 			return err
 		}
-		list.Values = append(list.Values, v)
+		values[i] = v
 	}
-	return nil
+	return appendTo(r, "spec", "references", values)
 }
 
 // addUsage adds a Usage to desired state, ready, unless an earlier step

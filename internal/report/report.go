@@ -112,57 +112,40 @@ func Make(f Facts) (Condition, []Result) {
 		add(Warning, ReasonCycle, "references form a cycle, so no finalizer is declared on its edges: "+cyclePaths(p.Cycles))
 	}
 	if targets := slices.Sorted(maps.Keys(removed)); len(targets) > 0 {
-		items := make([]string, len(targets))
-		for i, t := range targets {
-			items[i] = fmt.Sprintf("%s (referenced by %s)", t, list(removed[t]))
-		}
-		add(Warning, ReasonTargetRemoved, "the composition no longer includes resources that live Objects still reference, so they may be deleted first: "+list(items))
+		add(Warning, ReasonTargetRemoved, "the composition no longer includes resources that live Objects still reference, so they may be deleted first: "+
+			listOf(targets, func(t string) string { return fmt.Sprintf("%s (referenced by %s)", t, list(removed[t])) }))
 	}
 	if edges := byState[protection.TargetDeleting]; len(edges) > 0 {
 		add(Warning, ReasonTargetDeleting, "referenced resources are being deleted without their dependents' finalizers, which can no longer be added: "+list(edges))
 	}
-	if len(p.External) > 0 {
-		items := make([]string, len(p.External))
-		for i, e := range p.External {
-			items[i] = fmt.Sprintf("%s %s → %s", e.Dependent, e.Target.Field, Describe(e.Target))
-		}
-		add(Warning, ReasonExternalReference, "references to objects outside this composition can't be protected by it: "+list(items))
+	// An external edge a Usage protects needs no warning.
+	if external := slices.DeleteFunc(slices.Clone(p.External), func(e protection.External) bool { return e.Protection != protection.Unprotected }); len(external) > 0 {
+		add(Warning, ReasonExternalReference, "references to objects outside this composition can't be protected by it: "+
+			listOf(external, func(e protection.External) string {
+				return fmt.Sprintf("%s %s → %s", e.Dependent, e.Target.Field, Describe(e.Target))
+			}))
 	}
 	if len(p.Stale) > 0 {
-		items := make([]string, len(p.Stale))
-		for i, s := range p.Stale {
-			items[i] = s.Resource + " " + s.Finalizer
-		}
-		add(Warning, ReasonStaleFinalizer, "reference finalizers name no Object that references the resource in this composition; they are not declared, and unless another Object still needs them they must be removed by hand (provider-kubernetes #28): "+list(items))
+		add(Warning, ReasonStaleFinalizer, "reference finalizers name no Object that references the resource in this composition; they are not declared, and unless another Object still needs them they must be removed by hand (provider-kubernetes #28): "+
+			listOf(p.Stale, func(s protection.Stale) string { return s.Resource + " " + s.Finalizer }))
 	}
 	if len(p.HeldBack) > 0 {
-		names := slices.Sorted(maps.Keys(p.HeldBack))
-		items := make([]string, len(names))
-		for i, n := range names {
-			items[i] = fmt.Sprintf("%s (%s)", n, p.HeldBack[n])
-		}
-		add(Normal, ReasonHeldBack, "resources are held back from creation until their dependencies allow: "+list(items))
+		add(Normal, ReasonHeldBack, "resources are held back from creation until their dependencies allow: "+
+			listOf(slices.Sorted(maps.Keys(p.HeldBack)), func(n string) string { return fmt.Sprintf("%s (%s)", n, p.HeldBack[n]) }))
 	}
 	if len(f.Unmatched) > 0 {
-		items := make([]string, len(f.Unmatched))
-		for i, u := range f.Unmatched {
-			items[i] = fmt.Sprintf("%s %q", u.Field, u.Pattern)
-		}
-		add(Warning, ReasonUnmatched, "dependencies in the input match no composed resource: "+list(items))
+		add(Warning, ReasonUnmatched, "dependencies in the input match no composed resource: "+
+			listOf(f.Unmatched, func(u explicit.Unmatched) string { return fmt.Sprintf("%s %q", u.Field, u.Pattern) }))
 	}
 	if len(f.Unusable) > 0 {
-		items := make([]string, len(f.Unusable))
-		for i, u := range f.Unusable {
-			items[i] = fmt.Sprintf("%s → %s (%s)", u.Edge.Dependent, u.Edge.Dependency, u.Reason)
-		}
-		add(Warning, ReasonUsageImpossible, "no Usage can protect these edges, so none is emitted: "+list(items))
+		add(Warning, ReasonUsageImpossible, "no Usage can protect these edges, so none is emitted: "+
+			listOf(f.Unusable, func(u usage.Problem) string {
+				return fmt.Sprintf("%s → %s (%s)", u.Edge.Dependent, u.Edge.Dependency, u.Reason)
+			}))
 	}
 	if len(f.Invalid) > 0 {
-		items := make([]string, len(f.Invalid))
-		for i, r := range f.Invalid {
-			items[i] = fmt.Sprintf("%s: %s", r.Resource, r.Problem)
-		}
-		add(Warning, ReasonInvalidReference, "cannot read references: "+list(items))
+		add(Warning, ReasonInvalidReference, "cannot read references: "+
+			listOf(f.Invalid, func(r InvalidReference) string { return r.Resource + ": " + r.Problem }))
 	}
 	return condition(f, byState), results
 }
@@ -230,6 +213,15 @@ func Describe(t objectref.Target) string {
 		return kind + " " + t.Namespace + "/" + t.Name
 	}
 	return kind + " " + t.Name
+}
+
+// listOf names the items with list.
+func listOf[T any](items []T, name func(T) string) string {
+	names := make([]string, len(items))
+	for i, item := range items {
+		names[i] = name(item)
+	}
+	return list(names)
 }
 
 // list joins items with commas, naming at most maxListed of them.
