@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 	"github.com/crossplane-contrib/function-dependencies/internal/protection"
 )
 
@@ -77,5 +78,24 @@ func TestBoundedMessages(t *testing.T) {
 		if len(r.Message) > 2048 {
 			t.Errorf("%s result message is %d bytes", r.Reason, len(r.Message))
 		}
+	}
+}
+
+func TestExternalWarning(t *testing.T) {
+	target := objectref.Target{Kind: "Secret", Namespace: "vault", Name: "token", Field: "spec.references[0].dependsOn"}
+	p := protection.Plan{External: []protection.External{
+		{Dependent: "a", Target: target, Protection: protection.Unprotected},
+		{Dependent: "b", Target: target, Protection: protection.ByUsage},
+	}}
+	_, results := Make(Facts{Enforce: true, Plan: p})
+	var warned []string
+	for _, r := range results {
+		if r.Reason == ReasonExternalReference {
+			warned = append(warned, r.Message)
+		}
+	}
+	want := []string{"references to objects outside this composition can't be protected by it: a spec.references[0].dependsOn → Secret vault/token"}
+	if diff := cmp.Diff(want, warned); diff != "" {
+		t.Errorf("an external edge a Usage protects is warned about: -want, +got:\n%s", diff)
 	}
 }
