@@ -5,7 +5,7 @@
 # example's observed resources lack (the provider-kubernetes #371 state) that
 # the render declares.
 #
-#   hack/render.sh [EXAMPLE-FOLDER]        # default: example/cluster; "namespaced" works too
+#   hack/render.sh [EXAMPLE-FOLDER]        # default: example/cluster; "namespaced" and "explicit" work too
 #
 # It builds what is missing (the pinned tools through hack/tools.sh into
 # .cache/bin, which takes minutes the first time; the function from the working

@@ -6,11 +6,16 @@
 // readiness. Every function runs as its own process, served on loopback, as
 // `crossplane render` runs Development-runtime functions.
 //
-// The tests check what matters independently of the function's code, from the
-// examples' observed resources and the rendered output: every live
-// dependent's finalizer is on every composed resource it references, nothing
-// is dropped or changed besides those finalizers, the XR carries the
-// DeletionOrdered condition and the step reports its Summary. Golden files in
+// The tests check what matters independently of the function's code. From
+// each example's input, observed resources and what the pipeline renders
+// without the function, plan_test.go works out what the function must do: the
+// edges (Objects' spec.references and the input's dependencies), the
+// finalizers, the dependsOn references it writes, the resources it holds back
+// until their dependencies are ready, the Usages it adds for external
+// references, its results and the XR's DeletionOrdered condition. The render
+// must do exactly that: every live dependent's finalizer is on every composed
+// resource it depends on, nothing is dropped, added or changed beyond the
+// plan, and the step reports exactly the plan's results. Golden files in
 // testdata/ pin the whole output; run with -update to rewrite them.
 package e2e
 
@@ -19,6 +24,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -98,8 +104,12 @@ var clis = []cli{
 type example struct {
 	name, dir string
 	observed  []doc
-	// step is the name of the pipeline step that runs function-dependencies.
-	step string
+	// step is the name of the pipeline step that runs function-dependencies,
+	// and input its input.
+	step  string
+	input input
+	// xrNamespace is the XR's namespace; empty for a cluster-scoped XR.
+	xrNamespace string
 }
 
 type doc = map[string]any
@@ -137,20 +147,21 @@ func testExample(t *testing.T, r *renderer) {
 
 	// Without function-dependencies: what patch-and-transform and auto-ready
 	// make of the example. It shows the finalizers are missing, so that the
-	// full pipeline proves the function is what adds them.
+	// full pipeline proves the function is what adds them. It is also what
+	// the function gets from the steps before it, from which the test works
+	// out what the function must do.
 	without := r.render(t, "without function-dependencies", withoutStep(t, composition, ex.step), filepath.Join(ex.dir, "observed.yaml"))
 	baseline := composedByName(t, without)
-	edges := edgesOf(t, baseline, ex.observed)
-	if len(edges) == 0 {
-		t.Fatal("the example has no references between live composed Objects: the test would prove nothing")
+	p := planOf(t, ex, baseline, ex.observed)
+	if len(p.live) == 0 {
+		t.Fatal("the example has no dependencies between live composed Objects: the test would prove nothing")
 	}
-	for _, e := range edges {
+	for _, e := range p.live {
 		if slices.Contains(finalizers(baseline[e.target]), e.finalizer) {
 			t.Errorf("without function-dependencies, %s already carries %s's finalizer %s", e.target, e.dependent, e.finalizer)
 		}
 	}
-	missing := missingEdges(t, ex.observed, edges)
-	if len(missing) == 0 {
+	if len(p.missing) == 0 {
 		t.Error("the example's observed resources lack no reference finalizer: they don't reproduce provider-kubernetes #371")
 	}
 	if c := condition(xrOf(t, without), conditionType); c != nil {
@@ -171,36 +182,39 @@ func testExample(t *testing.T, r *renderer) {
 	}
 	golden(t, filepath.Join("testdata", ex.name+"."+r.cli.name+".yaml"), out.raw)
 	rendered := composedByName(t, out)
-	checkFinalizers(t, rendered, edges)
-	checkOnlyFinalizersAdded(t, baseline, rendered)
+	checkFinalizers(t, rendered, p.live)
+	checkChanges(t, baseline, rendered, p)
 	for name := range observedByName(ex.observed) {
 		if _, ok := rendered[name]; !ok {
 			t.Errorf("observed composed resource %s is missing from the render", name)
 		}
 	}
-	checkNoWarnings(t, out, ex.step)
-	checkSummary(t, out, ex.step, len(rendered), len(edges))
-	c := checkCondition(t, out, "False", "FinalizersPending")
-	for _, e := range missing {
-		if want := e.dependent + " → " + e.target; len(missing) <= 10 && !strings.Contains(fmt.Sprint(c["message"]), want) {
-			t.Errorf("%s condition message %q doesn't name the edge %s, whose finalizer the observed target lacks", conditionType, c["message"], want)
-		}
-	}
+	checkResults(t, out, ex.step, p.results(ex.step))
+	checkCondition(t, out, p)
+	checkUsagesReady(t, out, baseline, rendered)
 
 	// As if Crossplane had applied the render: the observed resources now
 	// carry every declared finalizer, and the function must declare the same
-	// set again, level-triggered, and report the references as protected.
-	applied := r.render(t, "the pipeline once its finalizers are applied", composition, applyFinalizers(t, ex.observed, rendered))
+	// set again, level-triggered, and report the references as protected,
+	// but for those whose dependent doesn't exist yet.
+	appliedObserved := applyFinalizers(t, ex.observed, rendered)
+	applied := r.render(t, "the pipeline once its finalizers are applied", composition, writeDocs(t, "observed", appliedObserved))
 	again := composedByName(t, applied)
-	checkFinalizers(t, again, edges)
+	pa := planOf(t, ex, baseline, appliedObserved)
+	if len(pa.missing) > 0 {
+		t.Errorf("once applied, the observed targets still lack finalizers: %v", pa.missing)
+	}
+	checkFinalizers(t, again, pa.live)
 	for name, d := range rendered {
 		if got, want := finalizers(again[name]), finalizers(d); !slices.Equal(got, want) {
 			t.Errorf("once applied, %s declares finalizers %q, not %q as before", name, got, want)
 		}
 	}
-	checkNoWarnings(t, applied, ex.step)
-	checkSummary(t, applied, ex.step, len(again), len(edges))
-	checkCondition(t, applied, "True", "Protected")
+	checkChanges(t, baseline, again, pa)
+	checkResults(t, applied, ex.step, pa.results(ex.step))
+	if c := checkCondition(t, applied, pa); len(pa.pending) == 0 && c["status"] != "True" {
+		t.Errorf("once applied, with every dependent existing, %s is %v, want True", conditionType, c)
+	}
 }
 
 // A renderer renders one example with one CLI.
@@ -256,11 +270,31 @@ func (r *renderer) render(t *testing.T, what string, composition any, observed s
 
 // normalise makes a render's output comparable between runs and machines.
 // Both CLIs already replace every condition's lastTransitionTime with a fixed
-// time, and every name in the examples is set explicitly, so there is nothing
-// left that varies: normalise only makes sure the output ends in one newline.
+// time, and every name in the examples is set explicitly. One thing varies:
+// Crossplane core, which the current CLI runs, records a "Composed resource
+// ... is not yet ready" (or valid) event for each such composed resource in
+// the order of a Go map, and the CLI prints them as results. normalise sorts
+// each run of them, and makes sure the output ends in one newline.
 func normalise(out []byte) []byte {
-	return append(bytes.TrimRight(out, "\n"), '\n')
+	docs := bytes.Split(bytes.TrimRight(out, "\n"), []byte("\n---\n"))
+	for i := 0; i < len(docs); {
+		j := i
+		for j < len(docs) && coreComposeEvent.Match(docs[j]) {
+			j++
+		}
+		if j == i {
+			i++
+			continue
+		}
+		slices.SortFunc(docs[i:j], bytes.Compare)
+		i = j
+	}
+	return append(bytes.Join(docs, []byte("\n---\n")), '\n')
 }
+
+// coreComposeEvent is a result of Crossplane core's own about one composed
+// resource, as the current CLI prints it.
+var coreComposeEvent = regexp.MustCompile(`^apiVersion: ` + regexp.QuoteMeta(resultAPIVersion) + `\nkind: Result\nmessage: Composed resource "[^"\n]*" is not yet (ready|valid)\nreason: ComposeResources\nseverity: Normal$`)
 
 // golden compares out with the golden file, or rewrites it with -update.
 func golden(t *testing.T, path string, out []byte) {
@@ -297,68 +331,6 @@ func diff(want, got string) string {
 	return ""
 }
 
-// An edge is a reference from a live dependent Object to a composed resource,
-// both named by composition resource name, and the finalizer provider-
-// kubernetes puts on the target for the dependent.
-type edge struct {
-	dependent, target, finalizer string
-}
-
-// edgesOf resolves the references of every composed Object to composed
-// resources, as provider-kubernetes resolves them: by API group (any
-// version), kind, namespace and name, from patchesFrom when it is set, else
-// dependsOn, with the CRD's default apiVersion and kind and no default
-// namespace. Only live dependents count: observed, with a UID, not being
-// deleted. The examples reference nothing outside their composition, so an
-// unresolved reference fails the test.
-func edgesOf(t *testing.T, composed map[string]doc, observed []doc) []edge {
-	t.Helper()
-	type key struct{ group, kind, namespace, name string }
-	byKey := map[key]string{}
-	for name, d := range composed {
-		byKey[key{groupOf(d), harness.String(d, "kind"), harness.String(d, "metadata", "namespace"), harness.String(d, "metadata", "name")}] = name
-	}
-	live := observedByName(observed)
-	var edges []edge
-	for _, name := range sortedKeys(composed) {
-		d := composed[name]
-		group := groupOf(d)
-		if harness.String(d, "kind") != objectKind || (group != clusterObjectGroup && group != namespacedObjectGroup) {
-			continue
-		}
-		o, ok := live[name]
-		if !ok || harness.String(o, "metadata", "uid") == "" || harness.String(o, "metadata", "deletionTimestamp") != "" {
-			continue
-		}
-		for i, ref := range harness.List(d, "spec", "references") {
-			r, _ := ref.(doc)
-			target, _ := r["patchesFrom"].(doc)
-			if target == nil {
-				target, _ = r["dependsOn"].(doc)
-			}
-			apiVersion := harness.String(target, "apiVersion")
-			if apiVersion == "" {
-				apiVersion = group + "/" + defaultObjectVersion
-			}
-			kind := harness.String(target, "kind")
-			if kind == "" {
-				kind = objectKind
-			}
-			gv, err := schema.ParseGroupVersion(apiVersion)
-			if err != nil {
-				t.Fatalf("%s: spec.references[%d]: %v", name, i, err)
-			}
-			k := key{gv.Group, kind, harness.String(target, "namespace"), harness.String(target, "name")}
-			to, ok := byKey[k]
-			if !ok {
-				t.Fatalf("%s: spec.references[%d] %+v is no composed resource", name, i, k)
-			}
-			edges = append(edges, edge{dependent: name, target: to, finalizer: referenceFinalizer + harness.String(o, "metadata", "uid")})
-		}
-	}
-	return edges
-}
-
 // checkFinalizers checks that every edge's finalizer is on its target, and
 // that each composed resource declares exactly the finalizers of the edges to
 // it: never the Object's own finalizer, never one for an Object that doesn't
@@ -383,94 +355,163 @@ func checkFinalizers(t *testing.T, composed map[string]doc, edges []edge) {
 	}
 }
 
-// checkOnlyFinalizersAdded checks that the full pipeline renders every
-// composed resource the pipeline without function-dependencies renders, and
-// changes nothing in them but metadata.finalizers.
-func checkOnlyFinalizersAdded(t *testing.T, baseline, rendered map[string]doc) {
+// checkChanges checks that the full pipeline renders every composed resource
+// the pipeline without function-dependencies renders, but those the plan holds
+// back, and the Usages the plan adds; and that it changes nothing in them but
+// metadata.finalizers and the dependsOn references the plan appends to
+// spec.references.
+func checkChanges(t *testing.T, baseline, rendered map[string]doc, p plan) {
 	t.Helper()
-	if got, want := sortedKeys(rendered), sortedKeys(baseline); !slices.Equal(got, want) {
-		t.Errorf("composed resources %q, want those patch-and-transform renders: %q", got, want)
+	var kept, added []string
+	for _, name := range sortedKeys(rendered) {
+		if _, ok := baseline[name]; ok {
+			kept = append(kept, name)
+		} else {
+			added = append(added, name)
+		}
 	}
+	want := slices.DeleteFunc(sortedKeys(baseline), func(name string) bool { _, held := p.heldBack[name]; return held })
+	if !slices.Equal(kept, want) {
+		t.Errorf("composed resources %q of those patch-and-transform renders, want %q: all but the held-back %q", kept, want, slices.Sorted(maps.Keys(p.heldBack)))
+	}
+	checkUsages(t, rendered, added, p.usages)
+
 	for name, b := range baseline {
 		r, ok := rendered[name]
 		if !ok {
 			continue
 		}
-		// Keep only the finalizers earlier steps declared, in their order.
 		r = harness.DeepCopy(t, r)
-		kept := slices.DeleteFunc(finalizers(r), func(f string) bool { return !slices.Contains(finalizers(b), f) })
+		// Keep only the finalizers earlier steps declared, in their order.
+		earlier := slices.DeleteFunc(finalizers(r), func(f string) bool { return !slices.Contains(finalizers(b), f) })
 		if md, ok := r["metadata"].(doc); ok {
 			delete(md, "finalizers")
-			if len(kept) > 0 {
-				md["finalizers"] = toAny(kept)
+			if len(earlier) > 0 {
+				md["finalizers"] = toAny(earlier)
+			}
+		}
+		// The references the plan appends come last, in its order.
+		if refs := p.references[name]; len(refs) > 0 {
+			got := harness.List(r, "spec", "references")
+			before := len(got) - len(refs)
+			if before < 0 || !reflect.DeepEqual(got[before:], refs) {
+				t.Errorf("%s: spec.references %v, want it to end with %v", name, got, refs)
+				continue
+			}
+			spec, _ := r["spec"].(doc)
+			spec["references"] = got[:before]
+			if before == 0 {
+				delete(spec, "references")
 			}
 		}
 		if !reflect.DeepEqual(r, b) {
-			t.Errorf("%s changed beyond metadata.finalizers:\nwithout function-dependencies: %v\nwith: %v", name, b, r)
+			t.Errorf("%s changed beyond metadata.finalizers and the planned references:\nwithout function-dependencies: %v\nwith: %v", name, b, r)
 		}
 	}
 }
 
-func checkNoWarnings(t *testing.T, out output, step string) {
+// checkUsages checks that the composed resources the function adds are
+// exactly the Usages of the plan, each with a name Kubernetes accepts. A Usage
+// the function already added on an earlier reconcile must keep its name.
+func checkUsages(t *testing.T, rendered map[string]doc, added []string, want []doc) {
 	t.Helper()
-	for _, r := range results(out) {
-		if r.step == step && r.severity != severityNormal {
-			t.Errorf("step %s reported %+v", step, r)
+	if len(added) != len(want) {
+		t.Errorf("the function adds composed resources %q, want %d Usages: %v", added, len(want), want)
+	}
+	matched := make([]bool, len(want))
+	for _, name := range added {
+		u := rendered[name]
+		got := doc{"apiVersion": u["apiVersion"], "kind": u["kind"], "spec": u["spec"], "metadata": doc{}}
+		if ns := harness.String(u, "metadata", "namespace"); ns != "" {
+			got["metadata"] = doc{"namespace": ns}
+		}
+		i := slices.IndexFunc(want, func(w doc) bool { return reflect.DeepEqual(w, got) })
+		if i < 0 || matched[i] {
+			t.Errorf("the function adds composed resource %s, which is none of the planned Usages:\n%v\nwant one of %v", name, got, want)
+			continue
+		}
+		matched[i] = true
+		if n := harness.String(u, "metadata", "name"); len(n) > maxUsageName || !dnsLabel.MatchString(n) {
+			t.Errorf("Usage %s is named %q: want a DNS label of at most %d characters", name, n, maxUsageName)
 		}
 	}
 }
 
-// checkSummary checks the step's Summary result: every reference between
-// composed resources counted, every finalizer declared, none pending.
-func checkSummary(t *testing.T, out output, step string, resources, edges int) {
+// checkUsagesReady checks that the composed resources the function adds are
+// ready, as the function says: neither the XR's Ready condition nor Crossplane
+// core's results (which the current CLI prints, one for every composed
+// resource that isn't ready) name one as unready.
+func checkUsagesReady(t *testing.T, out output, baseline, rendered map[string]doc) {
 	t.Helper()
-	want := fmt.Sprintf("%d composed resources, %d references between them and 0 to external objects; %d reference finalizers declared, 0 pending until their Object exists",
-		resources, edges, edges)
-	var summaries []result
-	for _, r := range results(out) {
-		// crank's results have no reason: the Summary is the step's only
-		// Normal result.
-		if r.step == step && r.severity == severityNormal && (r.reason == "" || r.reason == "Summary") {
-			summaries = append(summaries, r)
+	ready := condition(xrOf(t, out), "Ready")
+	for _, name := range sortedKeys(rendered) {
+		if _, ok := baseline[name]; ok {
+			continue
 		}
-	}
-	if len(summaries) != 1 {
-		t.Fatalf("want one Summary result from step %s, got %+v among %+v", step, summaries, results(out))
-	}
-	if summaries[0].message != want {
-		t.Errorf("Summary result %q, want %q", summaries[0].message, want)
+		if msg, _ := ready["message"].(string); strings.Contains(msg, name) {
+			t.Errorf("the XR's Ready condition names the Usage %s: %q", name, msg)
+		}
+		for _, r := range results(out) {
+			if r.message == fmt.Sprintf("Composed resource %q is not yet ready", name) {
+				t.Errorf("Crossplane reports the Usage %s as not ready", name)
+			}
+		}
 	}
 }
 
-// checkCondition checks the XR's DeletionOrdered condition and returns it.
-func checkCondition(t *testing.T, out output, status, reason string) doc {
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// checkResults checks the function step's results: exactly the plan's, in
+// order. crank prints no reasons, so their reasons are compared only where
+// the CLI prints them.
+func checkResults(t *testing.T, out output, step string, want []result) {
+	t.Helper()
+	var got []result
+	for _, r := range results(out) {
+		if r.step == step {
+			got = append(got, r)
+		}
+	}
+	same := len(got) == len(want)
+	for i := 0; same && i < len(got); i++ {
+		w := want[i]
+		if got[i].reason == "" {
+			w.reason = ""
+		}
+		same = got[i] == w
+	}
+	if !same {
+		t.Errorf("step %s reported:\n%s\nwant:\n%s", step, resultLines(got), resultLines(want))
+	}
+}
+
+func resultLines(rs []result) string {
+	lines := make([]string, len(rs))
+	for i, r := range rs {
+		lines[i] = fmt.Sprintf("  %s %s: %s", r.severity, r.reason, r.message)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// checkCondition checks the XR's DeletionOrdered condition against the
+// plan's and returns it.
+func checkCondition(t *testing.T, out output, p plan) doc {
 	t.Helper()
 	c := condition(xrOf(t, out), conditionType)
 	if c == nil {
 		t.Errorf("the XR has no %s condition", conditionType)
 		return nil
 	}
-	if c["status"] != status || c["reason"] != reason {
-		t.Errorf("%s condition %v, want status %s and reason %s", conditionType, c, status, reason)
+	status, reason, message := p.condition()
+	if c["status"] != status || c["reason"] != reason || c["message"] != message {
+		t.Errorf("%s condition %v, want status %s, reason %s and message %q", conditionType, c, status, reason, message)
 	}
 	return c
 }
 
-// missingEdges returns the edges whose finalizer the observed target lacks.
-func missingEdges(t *testing.T, observed []doc, edges []edge) []edge {
-	t.Helper()
-	var missing []edge
-	for _, e := range edges {
-		if !slices.Contains(finalizers(observed[indexOf(t, observed, e.target)]), e.finalizer) {
-			missing = append(missing, e)
-		}
-	}
-	return missing
-}
-
-// applyFinalizers returns a file of the observed resources with the rendered
-// finalizers added, as server-side apply would leave them.
-func applyFinalizers(t *testing.T, observed []doc, rendered map[string]doc) string {
+// applyFinalizers returns the observed resources with the rendered finalizers
+// added, as server-side apply would leave them.
+func applyFinalizers(t *testing.T, observed []doc, rendered map[string]doc) []doc {
 	t.Helper()
 	applied := make([]doc, 0, len(observed))
 	for _, o := range observed {
@@ -485,7 +526,7 @@ func applyFinalizers(t *testing.T, observed []doc, rendered map[string]doc) stri
 		md["finalizers"] = toAny(have)
 		applied = append(applied, o)
 	}
-	return writeDocs(t, "observed", applied)
+	return applied
 }
 
 // withoutStep returns the composition without the named pipeline step.
@@ -521,9 +562,11 @@ func loadExamples(t *testing.T) []example {
 			continue
 		}
 		ex := example{name: e.Name(), dir: dir, observed: readDocs(t, filepath.Join(dir, "observed.yaml"))}
+		ex.xrNamespace = harness.String(readDocs(t, filepath.Join(dir, "xr.yaml"))[0], "metadata", "namespace")
 		for _, s := range harness.List(readDocs(t, filepath.Join(dir, "composition.yaml"))[0], "spec", "pipeline") {
 			if sd, _ := s.(doc); harness.String(sd, "functionRef", "name") == fnDependencies {
 				ex.step = harness.String(sd, "step")
+				ex.input = readInput(t, ex.name, sd["input"])
 			}
 		}
 		if ex.step == "" {
@@ -536,8 +579,8 @@ func loadExamples(t *testing.T) []example {
 		}
 		examples = append(examples, ex)
 	}
-	if len(examples) < 2 {
-		t.Fatalf("found %d examples under %s, want the cluster and the namespaced one", len(examples), root)
+	if len(examples) < 3 {
+		t.Fatalf("found %d examples under %s, want the cluster, the namespaced and the explicit one", len(examples), root)
 	}
 	return examples
 }
@@ -616,17 +659,6 @@ func observedByName(observed []doc) map[string]doc {
 		byName[harness.String(o, "metadata", "annotations", annotationResource)] = o
 	}
 	return byName
-}
-
-func indexOf(t *testing.T, observed []doc, name string) int {
-	t.Helper()
-	for i, o := range observed {
-		if harness.String(o, "metadata", "annotations", annotationResource) == name {
-			return i
-		}
-	}
-	t.Fatalf("no observed composed resource %s", name)
-	return -1
 }
 
 // xrOf returns the rendered XR: both CLIs print it first.

@@ -4,7 +4,8 @@
 // output against the real schemas with `crossplane beta validate`, offline:
 // provider-kubernetes v1.4.1's CRDs, the examples' XRDs, the function's own
 // input CRD, function-patch-and-transform's input CRD, and Crossplane's CRDs
-// (Compositions, XRDs, Functions).
+// (Compositions, XRDs, Functions, and the protection.crossplane.io Usages the
+// function adds).
 //
 // crossplane beta validate downloads the packages it is given and the
 // Crossplane image's CRDs; this test gives it only CRD and XRD files, and an
@@ -214,6 +215,10 @@ func TestSchemas(t *testing.T) {
 			name: "unknown mode in the function's input",
 			doc:  bogusMode,
 			want: `mode: Unsupported value: "Bogus"`,
+		}, {
+			name: "Usage that names no used resource",
+			doc:  unnamedUsage,
+			want: "spec.of: Invalid value: either a resource reference or a resource selector should be set.",
 		}} {
 			t.Run(tc.name, func(t *testing.T) {
 				r := v.validate(t, "broken "+tc.name, harness.Documents(t, []byte(tc.doc)))
@@ -628,6 +633,28 @@ spec:
       apiVersion: dependencies.fn.crossplane.io/v1beta1
       kind: Input
       mode: Bogus
+`
+
+// unnamedUsage is a Usage, as function-dependencies adds for an external
+// dependency, whose used resource has neither a reference nor a selector:
+// Crossplane's protection.crossplane.io CRD rejects it with a CEL rule.
+const unnamedUsage = `
+apiVersion: protection.crossplane.io/v1beta1
+kind: Usage
+metadata:
+  name: unnamed-usage
+  namespace: team-checkout
+spec:
+  of:
+    apiVersion: v1
+    kind: Secret
+  by:
+    apiVersion: kubernetes.m.crossplane.io/v1alpha1
+    kind: Object
+    resourceRef:
+      name: checkout-database-url
+  reason: database-url depends on Secret team-checkout/checkout-db-app (function-dependencies)
+  replayDeletion: true
 `
 
 // unpatchedTemplate has a template whose reference names no Object, and no
