@@ -65,10 +65,21 @@ func (c *GraphCmd) Run() error {
 		fmt.Fprintf(c.diagnostics, "invalid reference: %s: %s\n", r.Resource, r.Problem)
 	}
 	missing := 0
-	for _, e := range plan.Edges {
-		if e.State == protection.Declared {
-			missing++
-			fmt.Fprintf(c.diagnostics, "missing: %s lacks %s of %s\n", e.Target, e.Finalizer, e.Dependent)
+	for _, target := range targets(plan.Edges) {
+		var lacking, live []string
+		for _, e := range plan.Edges {
+			if e.Target != target || (e.State != protection.Protected && e.State != protection.Declared) {
+				continue
+			}
+			live = append(live, e.Dependent)
+			if e.State == protection.Declared {
+				lacking = append(lacking, e.Dependent)
+			}
+		}
+		if len(lacking) > 0 {
+			missing += len(lacking)
+			fmt.Fprintf(c.diagnostics, "missing: %s lacks the reference finalizers of %d of its %d live dependents: %s\n",
+				target, len(lacking), len(live), strings.Join(lacking, ", "))
 		}
 	}
 	for _, s := range plan.Stale {
@@ -78,6 +89,16 @@ func (c *GraphCmd) Run() error {
 		return fmt.Errorf("%w: %d missing", errMissing, missing)
 	}
 	return nil
+}
+
+// targets returns the targets of the edges, sorted, once each.
+func targets(edges []protection.Edge) []string {
+	var out []string
+	for _, e := range edges {
+		out = append(out, e.Target)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // liveState makes a request whose observed and desired state are the

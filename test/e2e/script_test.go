@@ -110,22 +110,20 @@ func checkGapComments(t *testing.T, ex example, comments []string) {
 		if _, seen := all[e.target]; !seen {
 			targets = append(targets, e.target)
 		}
-		dependent := harness.String(observed[e.dependent], "metadata", "name")
-		all[e.target] = append(all[e.target], dependent)
+		all[e.target] = append(all[e.target], e.dependent)
 		if !slices.Contains(finalizers(observed[e.target]), e.finalizer) {
-			lacking[e.target] = append(lacking[e.target], dependent)
+			lacking[e.target] = append(lacking[e.target], e.dependent)
 		}
 	}
-	// The script names Objects by metadata.name, each list sorted.
-	slices.SortFunc(targets, func(a, b string) int {
-		return strings.Compare(harness.String(observed[a], "metadata", "name"), harness.String(observed[b], "metadata", "name"))
-	})
+	// The graph doctor names resources by composition resource name, in
+	// order, each list sorted.
+	slices.Sort(targets)
 	var want []string
 	for _, target := range targets {
 		slices.Sort(lacking[target])
 		if len(lacking[target]) > 0 {
-			want = append(want, fmt.Sprintf("#   %s %s lacks %d of %d: %s", harness.String(observed[target], "kind"),
-				harness.String(observed[target], "metadata", "name"), len(lacking[target]), len(all[target]), strings.Join(lacking[target], ", ")))
+			want = append(want, fmt.Sprintf("#   missing: %s lacks the reference finalizers of %d of its %d live dependents: %s",
+				target, len(lacking[target]), len(all[target]), strings.Join(lacking[target], ", ")))
 		}
 	}
 	if got := comments[1:]; strings.Join(got, "\n") != strings.Join(want, "\n") {
