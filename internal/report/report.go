@@ -126,7 +126,7 @@ func Make(f Facts) (Condition, []Result) {
 			}))
 	}
 	if len(p.Stale) > 0 {
-		add(Warning, ReasonStaleFinalizer, "reference finalizers name no Object that references the resource in this composition; they are not declared, and unless another Object still needs them they must be removed by hand (provider-kubernetes #28): "+
+		add(Warning, ReasonStaleFinalizer, "reference finalizers name no Object that references the resource in this composition, so they are not declared: Crossplane drops those only it applied, and any the provider added stay until their Object, if it still exists, releases them or someone removes them (provider-kubernetes #28): "+
 			listOf(p.Stale, func(s protection.Stale) string { return s.Resource + " " + s.Finalizer }))
 	}
 	if len(p.HeldBack) > 0 {
