@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Runs the control-plane test (test/controlplane): the real etcd, kube-apiserver,
+# kube-controller-manager, provider-kubernetes v1.2.1 and Crossplane core v2.4.0 on loopback,
+# reproducing provider-kubernetes #371 without function-dependencies and asserting its fix with it.
+#
+#   hack/controlplane-test.sh [go test flags...]
+#
+# Builds the pinned tools, the function and the test's dependencies first (cold: about half an
+# hour on two cores; see hack/tools.sh), so that the test's own timeout covers only the test.
+#
+# provider-kubernetes v1.2.1 can't move its webhook server (:9443) and metrics (:8080), and a
+# function built on function-sdk-go serves metrics on :8080 of every interface, so a test running
+# beside this one can take those ports. Where the kernel allows it (root, or unprivileged user
+# namespaces), the test therefore runs in a network namespace of its own, with only a loopback
+# interface: everything is built before it enters, and nothing in it can reach the network.
+#
+# Environment:
+#   FD_CONTROLPLANE_RUNS        XRs per arm, without and with the function (default 1)
+#   FD_CONTROLPLANE_DEPENDENTS  dependent Objects per XR (default 20)
+#   FD_CONTROLPLANE_FUNCTION    a function-dependencies binary to test (default: built here from
+#                               the working tree)
+#   FD_CONTROLPLANE_LOGS        folder for the components' logs (default: a temporary folder),
+#                               kept when the test fails or FD_CONTROLPLANE_KEEP_LOGS is set
+#   FD_CONTROLPLANE_SHARED_NET  set to run on the machine's own loopback even where a network
+#                               namespace is possible
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# One at a time: each cold build takes most of the machine.
+for tool in etcd kube-apiserver kube-controller-manager provider-kubernetes crossplane-core \
+  function-patch-and-transform function-auto-ready; do
+  "$root/hack/tools.sh" "$tool" > /dev/null
+done
+
+if [ -z "${FD_CONTROLPLANE_FUNCTION:-}" ]; then
+  mkdir -p "$root/.cache/controlplane"
+  (cd "$root" && go build -o .cache/controlplane/function-dependencies .)
+  export FD_CONTROLPLANE_FUNCTION=$root/.cache/controlplane/function-dependencies
+fi
+
+cd "$root/test/controlplane"
+# The CRDs the test applies come from these modules' sources.
+go mod download github.com/crossplane-contrib/provider-kubernetes@v1.2.1 github.com/crossplane/crossplane/v2@v2.4.0
+# Compiles the test and everything it imports.
+go vet -tags controlplane ./...
+
+test=(go test -tags controlplane -count=1 -v -timeout 40m "$@" ./...)
+if [ -z "${FD_CONTROLPLANE_SHARED_NET:-}" ] && command -v unshare > /dev/null && command -v ip > /dev/null; then
+  # Root needs no user namespace; anyone else does.
+  for ns in "--net" "--net --map-root-user"; do
+    # shellcheck disable=SC2086 # ns holds flags
+    if unshare $ns true 2> /dev/null; then
+      echo "hack/controlplane-test.sh: running in a network namespace of its own (unshare $ns)" >&2
+      # shellcheck disable=SC2086
+      exec unshare $ns sh -c 'ip link set lo up && exec "$@"' sh "${test[@]}"
+    fi
+  done
+fi
+echo "hack/controlplane-test.sh: running on the machine's loopback; ports 9443 and 8080 must be free" >&2
+exec "${test[@]}"

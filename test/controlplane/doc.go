@@ -1,0 +1,14 @@
+// Package controlplane proves, on a real control plane started on loopback, that
+// provider-kubernetes loses reference finalizers under parallel reconciles
+// (provider-kubernetes #371) and that function-dependencies restores them and
+// orders deletion.
+//
+// The test runs only with the controlplane build tag:
+//
+//	hack/controlplane-test.sh
+//
+// It builds etcd, kube-apiserver, kube-controller-manager, provider-kubernetes,
+// Crossplane core and the functions with hack/tools.sh (cold builds take about
+// half an hour on two cores), starts them as local processes, and stops them
+// when it ends.
+package controlplane

@@ -1,0 +1,167 @@
+//go:build controlplane
+
+package controlplane
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A process is one component of the control plane, running on this machine.
+type process struct {
+	name string
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{}
+	err  error
+}
+
+// start runs bin with args, its output in the logs folder. The process stops
+// when the test ends, whatever happens; if the test binary itself dies, the
+// kernel kills the process (Pdeathsig).
+func start(t *testing.T, logs, name, bin string, args []string, env ...string) *process {
+	t.Helper()
+	p := &process{name: name, log: filepath.Join(logs, name+".log"), done: make(chan struct{})}
+	f, err := os.Create(p.log)
+	if err != nil {
+		t.Fatalf("cannot create the log of %s: %v", name, err)
+	}
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Stdout, p.cmd.Stderr = f, f
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := p.cmd.Start(); err != nil {
+		_ = f.Close()
+		t.Fatalf("cannot start %s: %v", name, err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		_ = f.Close()
+		close(p.done)
+	}()
+	t.Cleanup(p.stop)
+	return p
+}
+
+// stop ends the process: SIGTERM, then SIGKILL after ten seconds.
+func (p *process) stop() {
+	if p.exited() {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+func (p *process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// failure describes a process that exited, with the end of its log.
+func (p *process) failure() error {
+	return fmt.Errorf("%s exited (%v); the end of its log:\n%s", p.name, p.err, tail(p.log, 30))
+}
+
+// tail returns the last n lines of a file.
+func tail(file string, n int) string {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return err.Error()
+	}
+	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}
+
+// freePort returns a loopback port nobody listens on.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("cannot find a free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// requireFree waits up to three minutes for a port a component can't be
+// moved from to be free (another test may hold it for a while), then fails
+// the test.
+func requireFree(t *testing.T, port int, who string) {
+	t.Helper()
+	var err error
+	for end := time.Now().Add(3 * time.Minute); time.Now().Before(end); time.Sleep(time.Second) {
+		var l net.Listener
+		if l, err = net.Listen("tcp", fmt.Sprintf(":%d", port)); err == nil {
+			_ = l.Close()
+			return
+		}
+	}
+	t.Fatalf("%s needs port %d, which stayed taken for three minutes: %v", who, port, err)
+}
+
+// listening reports whether something accepts connections at addr.
+func listening(addr string) bool {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return false
+	}
+	_ = c.Close()
+	return true
+}
+
+// tools builds (when missing) and returns the pinned tools.
+func tools(t *testing.T, root string, names ...string) map[string]string {
+	t.Helper()
+	cmd := exec.Command("bash", append([]string{filepath.Join(root, "hack", "tools.sh")}, names...)...)
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("cannot build tools %v: %v\n%s", names, err, stderr.String())
+	}
+	if s := strings.TrimSpace(stderr.String()); s != "" {
+		t.Log(s)
+	}
+	paths := strings.Fields(string(out))
+	if len(paths) != len(names) {
+		t.Fatalf("hack/tools.sh printed %d paths for %d tools: %q", len(paths), len(names), out)
+	}
+	bins := map[string]string{}
+	for i, n := range names {
+		bins[n] = paths[i]
+	}
+	return bins
+}
+
+// buildFunction builds function-dependencies from the working tree.
+func buildFunction(t *testing.T, root, out string) string {
+	t.Helper()
+	bin := filepath.Join(out, "function-dependencies")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("cannot build the function: %v\n%s", err, b)
+	}
+	return bin
+}

@@ -1,0 +1,728 @@
+//go:build controlplane
+
+package controlplane
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// The composite resource type of the scenario.
+const (
+	xrGroup      = "race.fn.example.org"
+	xrAPIVersion = xrGroup + "/v1alpha1"
+	xrKind       = "XRace"
+)
+
+var gvrXR = schema.GroupVersionResource{Group: xrGroup, Version: "v1alpha1", Resource: "xraces"}
+
+// refFinalizerPrefix starts the finalizer provider-kubernetes puts on an
+// object for each Object that references it; the dependent Object's UID
+// follows.
+const refFinalizerPrefix = "kubernetes.crossplane.io/referred-by-object-"
+
+// Bounds of the scenario.
+const (
+	// settleWithout bounds how long the arm without the function waits for
+	// every Object to be Ready and for the finalizers to stop changing.
+	settleWithout = 150 * time.Second
+	// convergeWith bounds how long the function may take to get every
+	// finalizer onto the shared Object.
+	convergeWith = 90 * time.Second
+	// teardownWithout bounds how long the arm without the function watches
+	// its XR's deletion; whatever is still going then goes on beside the
+	// next XR.
+	teardownWithout = 3 * time.Minute
+)
+
+// TestReferenceFinalizers reproduces provider-kubernetes #371 on a real
+// control plane, then shows that function-dependencies closes it: one shared
+// Object (a Namespace) and N dependent Objects (ConfigMaps in it) that
+// reference it, composed by function-patch-and-transform, made Ready by
+// function-auto-ready, with and without function-dependencies in between.
+//
+// Without the function, the provider's own finalizers go missing under
+// parallel reconciles only some of the time: that arm records and logs what
+// it measures, and asserts nothing about the race. With the function, every
+// finalizer must be there, stay there, and order deletion.
+func TestReferenceFinalizers(t *testing.T) {
+	wall := time.Now()
+	ctx := context.Background()
+	if d, ok := t.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d.Add(-30*time.Second))
+		t.Cleanup(cancel)
+	}
+	n := envInt(t, "FD_CONTROLPLANE_DEPENDENTS", 20)
+	runs := envInt(t, "FD_CONTROLPLANE_RUNS", 1)
+
+	s := startStack(ctx, t)
+	s.createXRD(ctx)
+	s.create(ctx, gvrComposition, "", composition("race-without", n, false))
+	s.create(ctx, gvrComposition, "", composition("race-with", n, true))
+
+	scenario := time.Now()
+	var without, with []arm
+	for i := 1; i <= runs; i++ {
+		without = append(without, s.withoutFunction(ctx, fmt.Sprintf("without-%d", i), n))
+	}
+	for i := 1; i <= runs; i++ {
+		with = append(with, s.withFunction(ctx, fmt.Sprintf("with-%d", i), n, i == runs))
+	}
+
+	t.Logf("SUMMARY (%d dependents referencing one shared Object, provider-kubernetes v1.2.1 at its default --max-reconcile-rate=100, Crossplane v2.4.0):", n)
+	for _, a := range without {
+		if !a.deletion.terminated {
+			t.Logf("  without function-dependencies, %s: %d/%d finalizers on the shared Object after settling (%d missing, settled %s after creation); the shared Namespace didn't begin terminating within %s of deleting the XR",
+				a.xr, a.finalizers, n, n-a.finalizers, a.converged.Round(100*time.Millisecond), teardownWithout)
+			continue
+		}
+		t.Logf("  without function-dependencies, %s: %d/%d finalizers on the shared Object after settling (%d missing, settled %s after creation); on deletion the shared Namespace began terminating with %d/%d remote ConfigMaps and %d/%d dependent Objects still present; teardown %s (%d finalizer-removal conflicts)",
+			a.xr, a.finalizers, n, n-a.finalizers, a.converged.Round(100*time.Millisecond), a.deletion.configMapsLeft, n, a.deletion.objectsLeft, a.deletion.dependents, a.deletion.gone.Round(100*time.Millisecond), a.deletion.conflicts)
+	}
+	for _, a := range with {
+		t.Logf("  with function-dependencies, %s: %d/%d finalizers %s after creation; on deletion the shared Namespace began terminating with %d/%d remote ConfigMaps and %d/%d dependent Objects still present; teardown %s (%d finalizer-removal conflicts)",
+			a.xr, a.finalizers, n, a.converged.Round(100*time.Millisecond), a.deletion.configMapsLeft, a.deletion.dependents, a.deletion.objectsLeft, a.deletion.dependents, a.deletion.gone.Round(100*time.Millisecond), a.deletion.conflicts)
+	}
+	t.Logf("SCENARIO WALL TIME: %s (whole test including stack start: %s)", time.Since(scenario).Round(time.Second), time.Since(wall).Round(time.Second))
+}
+
+// arm is what one XR measured.
+type arm struct {
+	xr         string
+	finalizers int
+	converged  time.Duration
+	deletion   deletion
+}
+
+// withoutFunction creates an XR whose pipeline lacks function-dependencies,
+// waits for the system to settle and counts the finalizers the provider
+// managed to add, then deletes the XR and records the order.
+func (s *stack) withoutFunction(ctx context.Context, xr string, n int) arm {
+	t := s.t
+	created := s.createXR(ctx, xr, "race-without")
+	a := arm{xr: xr}
+
+	// Settled: every Object Synced and Ready, and the shared Object's
+	// finalizers unchanged for ten seconds. The provider never retries a
+	// lost finalizer (#371), so the count can't grow after that.
+	last, since := "\x00", time.Now()
+	err := s.poll(ctx, settleWithout, 500*time.Millisecond, func(ctx context.Context) (bool, error) {
+		c, err := s.composed(ctx, xr, n)
+		if err != nil {
+			return false, err
+		}
+		if notReady := c.notReady(); len(notReady) > 0 {
+			return false, fmt.Errorf("Objects not yet Synced and Ready: %s", strings.Join(notReady, ", "))
+		}
+		now := strings.Join(c.shared.GetFinalizers(), ",")
+		if now != last {
+			last, since = now, time.Now()
+			a.finalizers = c.protected()
+			a.converged = time.Since(created)
+		}
+		return time.Since(since) >= 10*time.Second, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: the Objects didn't settle: %v", xr, err)
+	}
+	c, err := s.composed(ctx, xr, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s (no function-dependencies): %d of %d dependents' finalizers on the shared Object once settled (%s after creating the XR); owners of the reference finalizers: %s",
+		xr, a.finalizers, n, a.converged.Round(100*time.Millisecond), finalizerOwners(c.shared))
+	if a.finalizers == n {
+		t.Logf("%s: #371 did not show in this run: the provider added all %d finalizers itself", xr, n)
+	} else {
+		t.Logf("%s: #371 reproduced: %d dependents have no finalizer on the shared Object, so it may be deleted before them", xr, n-a.finalizers)
+	}
+
+	a.deletion = s.deleteXR(ctx, xr, n, teardownWithout)
+	if len(a.deletion.left) > 0 {
+		t.Logf("%s: still tearing down %s after deleting the XR, carrying on: %s", xr, teardownWithout, strings.Join(a.deletion.left, "; "))
+	}
+	return a
+}
+
+// withFunction creates an XR whose pipeline runs function-dependencies and
+// asserts that every dependent's finalizer reaches the shared Object, stays
+// there, and that deleting the XR deletes every dependent's remote object
+// before the shared one, leaving nothing behind. With removal, it first
+// removes a dependent from the composition and asserts that its finalizer
+// leaves the shared Object for good.
+func (s *stack) withFunction(ctx context.Context, xr string, n int, removal bool) arm {
+	t := s.t
+	created := s.createXR(ctx, xr, "race-with")
+	a := arm{xr: xr}
+
+	var c composed
+	err := s.poll(ctx, convergeWith, 250*time.Millisecond, func(ctx context.Context) (bool, error) {
+		var err error
+		if c, err = s.composed(ctx, xr, n); err != nil {
+			return false, err
+		}
+		a.finalizers = c.protected()
+		return a.finalizers == n, fmt.Errorf("%d of %d finalizers on the shared Object", a.finalizers, n)
+	})
+	a.converged = time.Since(created)
+	if err != nil {
+		t.Fatalf("%s (with function-dependencies): every dependent's finalizer should be on the shared Object within %s: %v", xr, convergeWith, err)
+	}
+	t.Logf("%s (with function-dependencies): %d of %d dependents' finalizers on the shared Object %s after creating the XR; owners: %s",
+		xr, a.finalizers, n, a.converged.Round(100*time.Millisecond), finalizerOwners(c.shared))
+
+	s.awaitDeletionOrdered(ctx, xr, created)
+
+	// Level-triggered: the finalizers must stay.
+	if err := s.hold(ctx, 10*time.Second, 500*time.Millisecond, func(ctx context.Context) error {
+		c, err := s.composed(ctx, xr, n)
+		if err != nil {
+			return err
+		}
+		if p := c.protected(); p != n {
+			return fmt.Errorf("only %d of %d finalizers left on the shared Object", p, n)
+		}
+		return nil
+	}); err != nil {
+		t.Errorf("%s: the finalizers didn't stay: %v", xr, err)
+	}
+
+	dependents := n
+	if removal {
+		s.removeDependent(ctx, xr, n)
+		dependents = n - 1
+	}
+
+	s.logWarnings(ctx, xr)
+
+	a.deletion = s.deleteXR(ctx, xr, dependents, teardown(dependents))
+	d := a.deletion
+	if !d.terminated {
+		t.Errorf("%s: the shared Namespace never began terminating within %s", xr, teardown(dependents))
+	}
+	if d.configMapsLeft > 0 {
+		t.Errorf("%s: the shared Namespace began terminating while %d of %d dependents' remote ConfigMaps still existed: %s",
+			xr, d.configMapsLeft, dependents, strings.Join(d.configMapsLeftNames, ", "))
+	}
+	if d.objectsLeft > 0 {
+		// Each of these had already deleted its ConfigMap and released the
+		// shared Object, which is what the finalizer protects; the provider
+		// removes an Object's own finalizer right after the reference ones,
+		// so the shared Object's reconcile can start in between.
+		t.Logf("%s: note: %d dependent Objects had released the shared Object but not yet disappeared when its Namespace began terminating: %s",
+			xr, d.objectsLeft, strings.Join(d.objectsLeftNames, ", "))
+	}
+	if len(d.left) > 0 {
+		t.Errorf("%s: left behind %s after deleting the XR: %s", xr, teardown(dependents), strings.Join(d.left, "; "))
+	}
+	return a
+}
+
+// logWarnings logs the Warning events of the XR: the function's warnings
+// reach the XR as events.
+func (s *stack) logWarnings(ctx context.Context, xr string) {
+	events, err := s.client.Resource(gvrEvent).Namespace("").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + xr + ",type=Warning"})
+	if err != nil {
+		s.t.Fatalf("cannot list the events of %s: %v", xr, err)
+	}
+	for _, e := range events.Items {
+		reason, _, _ := unstructured.NestedString(e.Object, "reason")
+		message, _, _ := unstructured.NestedString(e.Object, "message")
+		count, _, _ := unstructured.NestedInt64(e.Object, "count")
+		s.t.Logf("%s: Warning event %s (x%d): %s", xr, reason, count, message)
+	}
+	if len(events.Items) == 0 {
+		s.t.Logf("%s: no Warning events", xr)
+	}
+}
+
+// awaitDeletionOrdered asserts that the XR's DeletionOrdered condition turns
+// True.
+func (s *stack) awaitDeletionOrdered(ctx context.Context, xr string, since time.Time) {
+	var u *unstructured.Unstructured
+	err := s.poll(ctx, 60*time.Second, 250*time.Millisecond, func(ctx context.Context) (bool, error) {
+		var err error
+		if u, err = s.client.Resource(gvrXR).Get(ctx, xr, metav1.GetOptions{}); err != nil {
+			return false, err
+		}
+		return conditionTrue(u, "DeletionOrdered"), nil
+	})
+	if err != nil {
+		s.t.Errorf("%s: the DeletionOrdered condition should turn True: %v; %s", xr, err, describeCondition(u, "DeletionOrdered"))
+		return
+	}
+	s.t.Logf("%s: %s (%s after creating the XR); %s", xr, describeCondition(u, "DeletionOrdered"), time.Since(since).Round(100*time.Millisecond), describeCondition(u, "Ready"))
+}
+
+// removeDependent removes the last dependent from the composition while the
+// XR lives, and asserts that its finalizer leaves the shared Object and is
+// never added again.
+func (s *stack) removeDependent(ctx context.Context, xr string, n int) {
+	t := s.t
+	c, err := s.composed(ctx, xr, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	removed := c.dependents[len(c.dependents)-1]
+	finalizer := refFinalizerPrefix + string(removed.GetUID())
+	if !slices.Contains(c.shared.GetFinalizers(), finalizer) {
+		t.Fatalf("%s: the shared Object lacks %s before the removal", xr, finalizer)
+	}
+
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	rec := &recorder{}
+	s.watch(wctx, rec, "Object", s.client.Resource(gvrObject), metav1.ListOptions{FieldSelector: "metadata.name=" + c.shared.GetName()})
+
+	begin := time.Now()
+	comp, err := s.client.Resource(gvrComposition).Get(ctx, "race-with", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipeline, _, _ := unstructured.NestedSlice(comp.Object, "spec", "pipeline")
+	step := pipeline[0].(map[string]any)
+	resources := step["input"].(map[string]any)["resources"].([]any)
+	step["input"].(map[string]any)["resources"] = resources[:len(resources)-1]
+	must(t, unstructured.SetNestedSlice(comp.Object, pipeline, "spec", "pipeline"))
+	if _, err := s.client.Resource(gvrComposition).Update(ctx, comp, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("cannot remove %s from the composition: %v", removed.GetName(), err)
+	}
+
+	var released time.Duration
+	if err := s.poll(ctx, 120*time.Second, 250*time.Millisecond, func(ctx context.Context) (bool, error) {
+		_, err := s.client.Resource(gvrObject).Get(ctx, removed.GetName(), metav1.GetOptions{})
+		if err == nil {
+			return false, fmt.Errorf("%s still exists", removed.GetName())
+		}
+		if !kerrors.IsNotFound(err) {
+			return false, err
+		}
+		shared, err := s.client.Resource(gvrObject).Get(ctx, c.shared.GetName(), metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		released = time.Since(begin)
+		return !slices.Contains(shared.GetFinalizers(), finalizer), fmt.Errorf("%s is gone, but its finalizer is still on the shared Object", removed.GetName())
+	}); err != nil {
+		t.Fatalf("%s: after removing %s from the composition: %v", xr, removed.GetName(), err)
+	}
+	// Several reconciles of the XR happen in this time: realtime
+	// compositions reconcile it whenever a composed resource changes.
+	time.Sleep(15 * time.Second)
+	stop()
+
+	changes, werr := rec.result()
+	if werr != nil {
+		t.Fatalf("watching the shared Object: %v", werr)
+	}
+	gone := -1
+	var timeline []string
+	for i, ch := range changes {
+		has := slices.Contains(ch.finalizers, finalizer)
+		timeline = append(timeline, fmt.Sprintf("%s: %d reference finalizers, the removed one's %s", ch.at.Sub(begin).Round(10*time.Millisecond), refFinalizers(ch.finalizers), map[bool]string{true: "present", false: "absent"}[has]))
+		switch {
+		case !has && gone < 0:
+			gone = i
+		case has && gone >= 0:
+			t.Errorf("%s: the removed dependent's finalizer %s came back on the shared Object at resourceVersion %d, %s after it had left",
+				xr, finalizer, ch.rv, ch.at.Sub(changes[gone].at).Round(time.Millisecond))
+			gone = -1
+		}
+	}
+	t.Logf("%s: removed %s from the composition: the Object was gone and its finalizer off the shared Object %s later; watched the shared Object for 15 s more; its changes after the removal: %s",
+		xr, removed.GetName(), released.Round(100*time.Millisecond), strings.Join(timeline, "; "))
+
+	after, err := s.composed(ctx, xr, n-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := after.protected(); p != n-1 {
+		t.Errorf("%s: after the removal, %d of the %d remaining dependents' finalizers are on the shared Object", xr, p, n-1)
+	}
+	s.awaitDeletionOrdered(ctx, xr, begin)
+}
+
+// deletion is what deleting an XR showed.
+type deletion struct {
+	dependents int
+	// terminated is whether the shared Namespace began terminating.
+	terminated bool
+	// configMapsLeft counts the dependents' remote ConfigMaps that still
+	// existed when the shared Namespace began terminating.
+	configMapsLeft      int
+	configMapsLeftNames []string
+	// objectsLeft counts the dependent Objects that still existed then.
+	objectsLeft      int
+	objectsLeftNames []string
+	// gone is how long until nothing was left, or the bound.
+	gone time.Duration
+	// left describes what was left when the bound passed.
+	left []string
+	// conflicts counts the provider's failed Updates removing a reference
+	// finalizer from the shared Object.
+	conflicts int
+}
+
+// teardown bounds how long deleting an XR whose shared Object carries n
+// reference finalizers may take until nothing is left. Each dependent
+// removes its finalizer from the shared Object with a full Update; deleted
+// all at once, they conflict with each other, and provider-kubernetes
+// retries each with exponential backoff capped at a minute and no jitter, so
+// that they go on colliding in lockstep and about one finalizer comes off per
+// minute at worst.
+func teardown(n int) time.Duration {
+	return 4*time.Minute + time.Duration(n)*65*time.Second
+}
+
+// removeConflict is how provider-kubernetes logs a conflict removing a
+// reference finalizer (with --debug).
+const removeConflict = "cannot remove finalizer from referenced resource: Operation cannot be fulfilled"
+
+// deleteXR deletes the XR, records every change of its Objects, the shared
+// Namespace and the ConfigMaps in it from the API server's watches, and
+// waits until nothing is left. The API server's resource versions order the
+// changes: they are etcd revisions, global across types.
+func (s *stack) deleteXR(ctx context.Context, xr string, n int, bound time.Duration) deletion {
+	t := s.t
+	c, err := s.composed(ctx, xr, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := namespaceOf(xr)
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	rec := &recorder{}
+	s.watch(wctx, rec, "Object", s.client.Resource(gvrObject), metav1.ListOptions{LabelSelector: "crossplane.io/composite=" + xr})
+	s.watch(wctx, rec, "Namespace", s.client.Resource(gvrNamespace), metav1.ListOptions{FieldSelector: "metadata.name=" + ns})
+	configMaps := s.watch(wctx, rec, "ConfigMap", s.client.Resource(gvrConfigMap).Namespace(ns), metav1.ListOptions{})
+	remote := 0
+	for _, cm := range configMaps {
+		if strings.HasPrefix(cm.GetName(), "cm-") {
+			remote++
+		}
+	}
+	if remote != n {
+		t.Fatalf("%s: %d of %d remote ConfigMaps exist before deletion", xr, remote, n)
+	}
+
+	conflicts := s.count("provider-kubernetes", removeConflict)
+	begin := time.Now()
+	if err := s.client.Resource(gvrXR).Delete(ctx, xr, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("cannot delete %s: %v", xr, err)
+	}
+	d := deletion{dependents: n}
+	var left []string
+	err = s.poll(ctx, bound, 250*time.Millisecond, func(ctx context.Context) (bool, error) {
+		left = nil
+		if _, err := s.client.Resource(gvrXR).Get(ctx, xr, metav1.GetOptions{}); !kerrors.IsNotFound(err) {
+			left = append(left, "the XR")
+		}
+		objs, err := s.client.Resource(gvrObject).List(ctx, metav1.ListOptions{LabelSelector: "crossplane.io/composite=" + xr})
+		if err != nil {
+			return false, err
+		}
+		for _, o := range objs.Items {
+			left = append(left, fmt.Sprintf("Object %s (deleting: %t, finalizers: %v)", o.GetName(), o.GetDeletionTimestamp() != nil, o.GetFinalizers()))
+		}
+		if nsObj, err := s.client.Resource(gvrNamespace).Get(ctx, ns, metav1.GetOptions{}); !kerrors.IsNotFound(err) {
+			phase, _, _ := unstructured.NestedString(nsObj.Object, "status", "phase")
+			left = append(left, fmt.Sprintf("Namespace %s (%s)", ns, phase))
+		}
+		return len(left) == 0, fmt.Errorf("left: %s", strings.Join(left, "; "))
+	})
+	d.gone = time.Since(begin)
+	if err != nil {
+		d.left = left
+	}
+	// Let the watches deliver the last events.
+	time.Sleep(time.Second)
+	stop()
+	d.conflicts = s.count("provider-kubernetes", removeConflict) - conflicts
+	changes, werr := rec.result()
+	if werr != nil {
+		t.Fatalf("watching the deletion of %s: %v", xr, werr)
+	}
+
+	// The shared Namespace began terminating at its first change with a
+	// deletion timestamp.
+	var terminating *change
+	for i := range changes {
+		if ch := &changes[i]; ch.kind == "Namespace" && ch.deleting {
+			terminating = ch
+			break
+		}
+	}
+	deleted := map[string]change{}
+	for _, ch := range changes {
+		if ch.deleted {
+			deleted[ch.kind+"/"+ch.name] = ch
+		}
+	}
+	if terminating == nil {
+		t.Logf("%s: the shared Namespace %s did not begin terminating within %s", xr, ns, bound)
+		return d
+	}
+	d.terminated = true
+	var lastCM, lastObj, firstCM time.Time
+	for _, cm := range configMaps {
+		if !strings.HasPrefix(cm.GetName(), "cm-") {
+			continue
+		}
+		ch, ok := deleted["ConfigMap/"+cm.GetName()]
+		if !ok || ch.rv > terminating.rv {
+			d.configMapsLeft++
+			d.configMapsLeftNames = append(d.configMapsLeftNames, cm.GetName())
+		}
+		if ok && ch.at.After(lastCM) {
+			lastCM = ch.at
+		}
+		if ok && (firstCM.IsZero() || ch.at.Before(firstCM)) {
+			firstCM = ch.at
+		}
+	}
+	for _, o := range c.dependents {
+		ch, ok := deleted["Object/"+o.GetName()]
+		if !ok || ch.rv > terminating.rv {
+			d.objectsLeft++
+			d.objectsLeftNames = append(d.objectsLeftNames, o.GetName())
+		}
+		if ok && ch.at.After(lastObj) {
+			lastObj = ch.at
+		}
+	}
+	at := func(ts time.Time) string {
+		if ts.IsZero() {
+			return "never"
+		}
+		return ts.Sub(begin).Round(10 * time.Millisecond).String()
+	}
+	nsGone := time.Time{}
+	if ch, ok := deleted["Namespace/"+ns]; ok {
+		nsGone = ch.at
+	}
+	t.Logf("%s deletion (times after deleting the XR; order by etcd revision): first remote ConfigMap deleted %s, last %s; last dependent Object gone %s; shared Namespace began terminating %s (revision %d) with %d/%d remote ConfigMaps and %d/%d dependent Objects still present; Namespace gone %s; nothing left after %s; the provider hit %d conflicts removing reference finalizers",
+		xr, at(firstCM), at(lastCM), at(lastObj), at(terminating.at), terminating.rv, d.configMapsLeft, n, d.objectsLeft, n, at(nsGone), d.gone.Round(100*time.Millisecond), d.conflicts)
+	return d
+}
+
+// composed is an XR's composed Objects.
+type composed struct {
+	shared     *unstructured.Unstructured
+	dependents []*unstructured.Unstructured
+}
+
+// composed returns the XR's shared Object and its n dependents, or an error
+// until they all exist.
+func (s *stack) composed(ctx context.Context, xr string, n int) (composed, error) {
+	list, err := s.client.Resource(gvrObject).List(ctx, metav1.ListOptions{LabelSelector: "crossplane.io/composite=" + xr})
+	if err != nil {
+		return composed{}, err
+	}
+	var c composed
+	for i := range list.Items {
+		o := &list.Items[i]
+		if o.GetName() == xr+"-shared" {
+			c.shared = o
+		} else {
+			c.dependents = append(c.dependents, o)
+		}
+	}
+	slices.SortFunc(c.dependents, func(a, b *unstructured.Unstructured) int { return strings.Compare(a.GetName(), b.GetName()) })
+	if c.shared == nil || len(c.dependents) != n {
+		return c, fmt.Errorf("%d of %d Objects exist", len(list.Items), n+1)
+	}
+	return c, nil
+}
+
+// protected counts the dependents whose finalizer is on the shared Object.
+func (c composed) protected() int {
+	on := map[string]bool{}
+	for _, f := range c.shared.GetFinalizers() {
+		on[f] = true
+	}
+	count := 0
+	for _, d := range c.dependents {
+		if on[refFinalizerPrefix+string(d.GetUID())] {
+			count++
+		}
+	}
+	return count
+}
+
+// refFinalizers counts the reference finalizers among finalizers.
+func refFinalizers(finalizers []string) int {
+	n := 0
+	for _, f := range finalizers {
+		if strings.HasPrefix(f, refFinalizerPrefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// notReady names the Objects that are not both Synced and Ready.
+func (c composed) notReady() []string {
+	var names []string
+	for _, o := range append([]*unstructured.Unstructured{c.shared}, c.dependents...) {
+		if !conditionTrue(o, "Synced") || !conditionTrue(o, "Ready") {
+			names = append(names, o.GetName())
+		}
+	}
+	return names
+}
+
+// finalizerOwners says which field managers own the reference finalizers of
+// an object, and how many each.
+func finalizerOwners(u *unstructured.Unstructured) string {
+	var parts []string
+	for _, mf := range u.GetManagedFields() {
+		if mf.FieldsV1 == nil {
+			continue
+		}
+		var fields struct {
+			Metadata struct {
+				Finalizers map[string]any `json:"f:finalizers"`
+			} `json:"f:metadata"`
+		}
+		if err := json.Unmarshal(mf.FieldsV1.Raw, &fields); err != nil {
+			continue
+		}
+		count := 0
+		for k := range fields.Metadata.Finalizers {
+			if strings.HasPrefix(k, `v:"`+refFinalizerPrefix) {
+				count++
+			}
+		}
+		if count > 0 {
+			parts = append(parts, fmt.Sprintf("%s (%s) %d", mf.Manager, mf.Operation, count))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (s *stack) createXRD(ctx context.Context) {
+	s.create(ctx, gvrXRD, "", obj(map[string]any{
+		"apiVersion": "apiextensions.crossplane.io/v2", "kind": "CompositeResourceDefinition",
+		"metadata": map[string]any{"name": gvrXR.Resource + "." + xrGroup},
+		"spec": map[string]any{
+			"scope": "Cluster",
+			"group": xrGroup,
+			"names": map[string]any{"kind": xrKind, "plural": gvrXR.Resource},
+			"versions": []any{map[string]any{
+				"name": "v1alpha1", "served": true, "referenceable": true,
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{
+					"type":       "object",
+					"properties": map[string]any{"spec": map[string]any{"type": "object"}},
+				}},
+			}},
+		},
+	}))
+	s.await(ctx, "the XRD to be established", 60*time.Second, func(ctx context.Context) (bool, error) {
+		u, err := s.client.Resource(gvrXRD).Get(ctx, gvrXR.Resource+"."+xrGroup, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return conditionTrue(u, "Established"), nil
+	})
+}
+
+func (s *stack) createXR(ctx context.Context, name, composition string) time.Time {
+	created := time.Now()
+	s.create(ctx, gvrXR, "", obj(map[string]any{
+		"apiVersion": xrAPIVersion, "kind": xrKind,
+		"metadata": map[string]any{"name": name},
+		"spec":     map[string]any{"crossplane": map[string]any{"compositionRef": map[string]any{"name": composition}}},
+	}))
+	return created
+}
+
+// namespaceOf is the shared Namespace an XR composes.
+func namespaceOf(xr string) string { return "race-" + xr }
+
+// composition composes one shared Object, a Namespace, and n dependent
+// Objects, ConfigMaps in it, each referencing the shared Object by name
+// with the provider's default apiVersion and kind. Names derive from the XR's.
+func composition(name string, n int, withFunction bool) *unstructured.Unstructured {
+	format := func(fmt string) map[string]any {
+		return map[string]any{"type": "string", "string": map[string]any{"type": "Format", "fmt": fmt}}
+	}
+	patch := func(to, fmt string) map[string]any {
+		return map[string]any{"type": "FromCompositeFieldPath", "fromFieldPath": "metadata.name", "toFieldPath": to, "transforms": []any{format(fmt)}}
+	}
+	resources := []any{map[string]any{
+		"name": "shared",
+		"base": map[string]any{
+			"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object",
+			"spec": map[string]any{"forProvider": map[string]any{"manifest": map[string]any{"apiVersion": "v1", "kind": "Namespace"}}},
+		},
+		"patches": []any{patch("metadata.name", "%s-shared"), patch("spec.forProvider.manifest.metadata.name", "race-%s")},
+	}}
+	for i := 1; i <= n; i++ {
+		resources = append(resources, map[string]any{
+			"name": fmt.Sprintf("dependent-%02d", i),
+			"base": map[string]any{
+				"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object",
+				"spec": map[string]any{
+					"references": []any{map[string]any{"dependsOn": map[string]any{"name": "set-by-a-patch"}}},
+					"forProvider": map[string]any{"manifest": map[string]any{
+						"apiVersion": "v1", "kind": "ConfigMap",
+						"metadata": map[string]any{"name": fmt.Sprintf("cm-%02d", i)},
+						"data":     map[string]any{"index": strconv.Itoa(i)},
+					}},
+				},
+			},
+			"patches": []any{
+				patch("metadata.name", fmt.Sprintf("%%s-dependent-%02d", i)),
+				patch("spec.references[0].dependsOn.name", "%s-shared"),
+				patch("spec.forProvider.manifest.metadata.namespace", "race-%s"),
+			},
+		})
+	}
+	pipeline := []any{map[string]any{
+		"step":        "render",
+		"functionRef": map[string]any{"name": "function-patch-and-transform"},
+		"input":       map[string]any{"apiVersion": "pt.fn.crossplane.io/v1beta1", "kind": "Resources", "resources": resources},
+	}}
+	if withFunction {
+		pipeline = append(pipeline, map[string]any{"step": "order-deletion", "functionRef": map[string]any{"name": "function-dependencies"}})
+	}
+	pipeline = append(pipeline, map[string]any{"step": "ready", "functionRef": map[string]any{"name": "function-auto-ready"}})
+	return obj(map[string]any{
+		"apiVersion": "apiextensions.crossplane.io/v1", "kind": "Composition",
+		"metadata": map[string]any{"name": name},
+		"spec": map[string]any{
+			"compositeTypeRef": map[string]any{"apiVersion": xrAPIVersion, "kind": xrKind},
+			"mode":             "Pipeline",
+			"pipeline":         pipeline,
+		},
+	})
+}
+
+func envInt(t *testing.T, name string, def int) int {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	i, err := strconv.Atoi(v)
+	if err != nil || i < 1 {
+		t.Fatalf("%s=%q is not a positive number", name, v)
+	}
+	return i
+}

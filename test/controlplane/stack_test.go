@@ -1,0 +1,544 @@
+//go:build controlplane
+
+package controlplane
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Pinned releases whose CRDs the test applies; the binaries are pinned by
+// the modules under tools/.
+const (
+	providerKubernetesModule = "github.com/crossplane-contrib/provider-kubernetes@v1.2.1"
+	crossplaneModule         = "github.com/crossplane/crossplane/v2@v2.4.0"
+)
+
+// provider-kubernetes v1.2.1 can't move its webhook server and metrics off
+// controller-runtime's defaults.
+const (
+	providerWebhookPort = 9443
+	providerMetricsPort = 8080
+)
+
+var (
+	gvrCRD                   = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	gvrNamespace             = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	gvrSecret                = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	gvrConfigMap             = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	gvrEvent                 = schema.GroupVersionResource{Version: "v1", Resource: "events"}
+	gvrServiceAccount        = schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}
+	gvrObject                = schema.GroupVersionResource{Group: "kubernetes.crossplane.io", Version: "v1alpha2", Resource: "objects"}
+	gvrProviderConfig        = schema.GroupVersionResource{Group: "kubernetes.crossplane.io", Version: "v1alpha1", Resource: "providerconfigs"}
+	gvrClusterProviderConfig = schema.GroupVersionResource{Group: "kubernetes.m.crossplane.io", Version: "v1alpha1", Resource: "clusterproviderconfigs"}
+	gvrXRD                   = schema.GroupVersionResource{Group: "apiextensions.crossplane.io", Version: "v2", Resource: "compositeresourcedefinitions"}
+	gvrComposition           = schema.GroupVersionResource{Group: "apiextensions.crossplane.io", Version: "v1", Resource: "compositions"}
+	gvrFunctionRevision      = schema.GroupVersionResource{Group: "pkg.crossplane.io", Version: "v1", Resource: "functionrevisions"}
+)
+
+// stack is the running control plane.
+type stack struct {
+	t    *testing.T
+	root string
+	dir  string
+	logs string
+	pki  *pki
+
+	kubeconfig string
+	config     *rest.Config
+	client     dynamic.Interface
+
+	procs []*process
+}
+
+// startStack builds what is missing and starts every component. It returns
+// once Crossplane and provider-kubernetes are running and the functions are
+// registered.
+func startStack(ctx context.Context, t *testing.T) *stack {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	s := &stack{t: t, root: filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))}
+	s.dir = t.TempDir()
+	s.logs = logsDir(t)
+
+	begin := time.Now()
+	bins := tools(t, s.root, "etcd", "kube-apiserver", "kube-controller-manager", "provider-kubernetes", "crossplane-core",
+		"function-patch-and-transform", "function-auto-ready")
+	if bin := os.Getenv("FD_CONTROLPLANE_FUNCTION"); bin != "" {
+		bins["function-dependencies"] = bin
+		t.Logf("function-dependencies: %s (FD_CONTROLPLANE_FUNCTION)", bin)
+	} else {
+		bins["function-dependencies"] = buildFunction(t, s.root, s.dir)
+	}
+	t.Logf("binaries ready in %s", time.Since(begin).Round(time.Second))
+
+	requireFree(t, providerWebhookPort, "provider-kubernetes's webhook server")
+	requireFree(t, providerMetricsPort, "provider-kubernetes's metrics server")
+
+	var err error
+	if s.pki, err = newPKI(filepath.Join(s.dir, "pki")); err != nil {
+		t.Fatalf("cannot make certificates: %v", err)
+	}
+
+	begin = time.Now()
+	s.startKubernetes(ctx, bins)
+	t.Logf("etcd, kube-apiserver and kube-controller-manager ready in %s", time.Since(begin).Round(time.Millisecond))
+
+	s.applyCRDs(ctx)
+	s.startProvider(ctx, bins["provider-kubernetes"])
+	s.startCrossplane(ctx, bins["crossplane-core"])
+	for _, fn := range []string{"function-patch-and-transform", "function-dependencies", "function-auto-ready"} {
+		s.serveFunction(ctx, fn, bins[fn])
+	}
+	t.Logf("STACK START: the whole control plane was ready in %s (binaries already built)", time.Since(begin).Round(time.Millisecond))
+	return s
+}
+
+// logsDir is where the components log. The logs are kept when the test
+// fails, and removed when it passes.
+func logsDir(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv("FD_CONTROLPLANE_LOGS")
+	if base != "" {
+		if err := os.MkdirAll(base, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir, err := os.MkdirTemp(base, "controlplane-logs-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Registered first, so it runs last: after every process stopped.
+	t.Cleanup(func() {
+		if t.Failed() || os.Getenv("FD_CONTROLPLANE_KEEP_LOGS") != "" {
+			t.Logf("the components' logs are in %s", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	})
+	return dir
+}
+
+func (s *stack) start(name, bin string, args []string, env ...string) *process {
+	p := start(s.t, s.logs, name, bin, args, env...)
+	s.procs = append(s.procs, p)
+	return p
+}
+
+// count counts the lines of a component's log that contain substr.
+func (s *stack) count(component, substr string) int {
+	b, err := os.ReadFile(filepath.Join(s.logs, component+".log"))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return bytes.Count(b, []byte(substr))
+}
+
+// alive returns an error when a component has exited.
+func (s *stack) alive() error {
+	for _, p := range s.procs {
+		if p.exited() {
+			return p.failure()
+		}
+	}
+	return nil
+}
+
+// await polls ready until it returns true, failing the test when the timeout
+// passes or a component exits first.
+func (s *stack) await(ctx context.Context, what string, timeout time.Duration, ready func(context.Context) (bool, error)) {
+	s.t.Helper()
+	if err := s.poll(ctx, timeout, 200*time.Millisecond, ready); err != nil {
+		s.t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+// poll calls cond every interval until it returns true, the timeout passes, a
+// component exits or cond returns a permanent error. The last error cond
+// returned is reported on timeout.
+func (s *stack) poll(ctx context.Context, timeout, interval time.Duration, cond func(context.Context) (bool, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last error
+	for {
+		if err := s.alive(); err != nil {
+			return err
+		}
+		ok, err := cond(ctx)
+		if ok {
+			return nil
+		}
+		var p permanent
+		if errors.As(err, &p) {
+			return p.error
+		}
+		if err != nil {
+			last = err
+		}
+		select {
+		case <-ctx.Done():
+			if last != nil {
+				return fmt.Errorf("not done within %s: %w", timeout, last)
+			}
+			return fmt.Errorf("not done within %s", timeout)
+		case <-time.After(interval):
+		}
+	}
+}
+
+func (s *stack) startKubernetes(ctx context.Context, bins map[string]string) {
+	etcdClient, etcdPeer := freePort(s.t), freePort(s.t)
+	clientURL := fmt.Sprintf("http://127.0.0.1:%d", etcdClient)
+	peerURL := fmt.Sprintf("http://127.0.0.1:%d", etcdPeer)
+	s.start("etcd", bins["etcd"], []string{
+		"--name=default",
+		"--data-dir=" + filepath.Join(s.dir, "etcd"),
+		"--listen-client-urls=" + clientURL,
+		"--advertise-client-urls=" + clientURL,
+		"--listen-peer-urls=" + peerURL,
+		"--initial-advertise-peer-urls=" + peerURL,
+		"--initial-cluster=default=" + peerURL,
+		"--unsafe-no-fsync",
+		"--log-level=warn",
+	})
+	s.await(ctx, "etcd", 30*time.Second, func(ctx context.Context) (bool, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, clientURL+"/health", nil)
+		rsp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, err
+		}
+		defer rsp.Body.Close()
+		b, _ := io.ReadAll(rsp.Body)
+		return rsp.StatusCode == http.StatusOK && bytes.Contains(b, []byte(`"true"`)), nil
+	})
+
+	apiPort := freePort(s.t)
+	s.start("kube-apiserver", bins["kube-apiserver"], []string{
+		"--etcd-servers=" + clientURL,
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(apiPort),
+		"--cert-dir=" + filepath.Join(s.dir, "apiserver"),
+		"--tls-cert-file=" + s.pki.ServingCert,
+		"--tls-private-key-file=" + s.pki.ServingKey,
+		"--client-ca-file=" + s.pki.CAFile,
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file=" + s.pki.ServiceAccountPub,
+		"--service-account-signing-key-file=" + s.pki.ServiceAccountKey,
+		"--service-cluster-ip-range=10.0.0.0/24",
+		"--authorization-mode=RBAC",
+		"--disable-admission-plugins=ServiceAccount",
+		"--endpoint-reconciler-type=none",
+		"--profiling=false",
+	})
+	kubeconfig, err := s.pki.kubeconfig(fmt.Sprintf("https://127.0.0.1:%d", apiPort))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.kubeconfig = filepath.Join(s.dir, "admin.kubeconfig")
+	if err := os.WriteFile(s.kubeconfig, kubeconfig, 0o600); err != nil {
+		s.t.Fatal(err)
+	}
+	if s.config, err = clientcmd.RESTConfigFromKubeConfig(kubeconfig); err != nil {
+		s.t.Fatal(err)
+	}
+	s.config.QPS, s.config.Burst = 200, 400
+	if s.client, err = dynamic.NewForConfig(s.config); err != nil {
+		s.t.Fatal(err)
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(s.config)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.await(ctx, "kube-apiserver", 60*time.Second, func(ctx context.Context) (bool, error) {
+		_, err := dc.RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return err == nil, err
+	})
+
+	s.start("kube-controller-manager", bins["kube-controller-manager"], []string{
+		"--kubeconfig=" + s.kubeconfig,
+		"--controllers=garbagecollector,namespace,serviceaccount,serviceaccount-token",
+		"--leader-elect=false",
+		"--secure-port=0",
+		"--service-account-private-key-file=" + s.pki.ServiceAccountKey,
+		"--root-ca-file=" + s.pki.CAFile,
+	})
+	// The service account controller creating the default namespace's
+	// service account shows the controller manager is running.
+	s.await(ctx, "kube-controller-manager", 60*time.Second, func(ctx context.Context) (bool, error) {
+		_, err := s.client.Resource(gvrServiceAccount).Namespace("default").Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, err
+	})
+}
+
+// moduleDir returns the folder of a module version in the module cache,
+// downloading it if needed.
+func moduleDir(t *testing.T, module string) string {
+	t.Helper()
+	cmd := exec.Command("go", "mod", "download", "-json", module)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("cannot download %s: %v\n%s", module, err, out)
+	}
+	var m struct{ Dir, Error string }
+	if err := json.Unmarshal(out, &m); err != nil || m.Error != "" || m.Dir == "" {
+		t.Fatalf("cannot download %s: %v %s", module, err, m.Error)
+	}
+	return m.Dir
+}
+
+// applyCRDs installs the CRDs of provider-kubernetes and Crossplane, with the
+// Object conversion webhook pointed at the provider running on this machine.
+func (s *stack) applyCRDs(ctx context.Context) {
+	caBundle := base64.StdEncoding.EncodeToString(s.pki.caPEM)
+	url := fmt.Sprintf("https://127.0.0.1:%d/convert", providerWebhookPort)
+	var crds []*unstructured.Unstructured
+	for _, src := range []struct {
+		dir      string
+		provider bool
+	}{
+		{filepath.Join(moduleDir(s.t, providerKubernetesModule), "package", "crds"), true},
+		{filepath.Join(moduleDir(s.t, crossplaneModule), "cluster", "crds"), false},
+	} {
+		files, err := filepath.Glob(filepath.Join(src.dir, "*.yaml"))
+		if err != nil || len(files) == 0 {
+			s.t.Fatalf("no CRDs in %s: %v", src.dir, err)
+		}
+		for _, f := range files {
+			for _, crd := range readYAML(s.t, f) {
+				// The provider's conversion webhook names an in-cluster
+				// Service; here the provider serves it on this machine.
+				if _, ok, _ := unstructured.NestedMap(crd.Object, "spec", "conversion", "webhook", "clientConfig"); ok && src.provider {
+					must(s.t, unstructured.SetNestedMap(crd.Object, map[string]any{"url": url, "caBundle": caBundle}, "spec", "conversion", "webhook", "clientConfig"))
+				}
+				crds = append(crds, crd)
+			}
+		}
+	}
+	for _, crd := range crds {
+		if _, err := s.client.Resource(gvrCRD).Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+			s.t.Fatalf("cannot create CRD %s: %v", crd.GetName(), err)
+		}
+	}
+	for _, crd := range crds {
+		s.await(ctx, "CRD "+crd.GetName()+" to be established", 60*time.Second, func(ctx context.Context) (bool, error) {
+			u, err := s.client.Resource(gvrCRD).Get(ctx, crd.GetName(), metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			return conditionTrue(u, "Established"), nil
+		})
+	}
+	s.t.Logf("applied %d CRDs of provider-kubernetes v1.2.1 and Crossplane v2.4.0", len(crds))
+}
+
+func (s *stack) startProvider(ctx context.Context, bin string) {
+	s.create(ctx, gvrNamespace, "", obj(map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "crossplane-system"}}))
+	kubeconfig, err := os.ReadFile(s.kubeconfig)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.create(ctx, gvrSecret, "crossplane-system", obj(map[string]any{
+		"apiVersion": "v1", "kind": "Secret",
+		"metadata":   map[string]any{"name": "provider-kubernetes-kubeconfig", "namespace": "crossplane-system"},
+		"stringData": map[string]any{"kubeconfig": string(kubeconfig)},
+	}))
+	credentials := map[string]any{
+		"source":    "Secret",
+		"secretRef": map[string]any{"namespace": "crossplane-system", "name": "provider-kubernetes-kubeconfig", "key": "kubeconfig"},
+	}
+	s.create(ctx, gvrProviderConfig, "", obj(map[string]any{
+		"apiVersion": "kubernetes.crossplane.io/v1alpha1", "kind": "ProviderConfig",
+		"metadata": map[string]any{"name": "default"}, "spec": map[string]any{"credentials": credentials},
+	}))
+	s.create(ctx, gvrClusterProviderConfig, "", obj(map[string]any{
+		"apiVersion": "kubernetes.m.crossplane.io/v1alpha1", "kind": "ClusterProviderConfig",
+		"metadata": map[string]any{"name": "default"}, "spec": map[string]any{"credentials": credentials},
+	}))
+
+	health := freePort(s.t)
+	// Default concurrency (--max-reconcile-rate=100): #371 needs parallel
+	// reconciles.
+	s.start("provider-kubernetes", bin, []string{
+		"--debug",
+		"--health-probe-bind-addr=127.0.0.1:" + strconv.Itoa(health),
+	}, "KUBECONFIG="+s.kubeconfig, "TLS_SERVER_CERTS_DIR="+s.pki.TLSDir, "WEBHOOK_TLS_CERT_DIR=")
+	s.await(ctx, "provider-kubernetes", 60*time.Second, httpOK(fmt.Sprintf("http://127.0.0.1:%d/readyz", health)))
+}
+
+func (s *stack) startCrossplane(ctx context.Context, bin string) {
+	health := freePort(s.t)
+	s.start("crossplane", bin, []string{
+		"--debug", "core", "start",
+		"--namespace=crossplane-system",
+		"--leader-election=false",
+		"--enable-webhooks=false",
+		"--package-runtime=External",
+		"--tls-client-certs-dir=" + s.pki.TLSDir,
+		"--xpkg-cache-dir=" + filepath.Join(s.dir, "xpkg"),
+		"--xfn-cache-dir=" + filepath.Join(s.dir, "xfn"),
+		"--metrics-port=" + strconv.Itoa(freePort(s.t)),
+		"--health-probe-port=" + strconv.Itoa(health),
+	}, "KUBECONFIG="+s.kubeconfig)
+	s.await(ctx, "Crossplane", 60*time.Second, httpOK(fmt.Sprintf("http://127.0.0.1:%d/readyz", health)))
+}
+
+// serveFunction serves a function on loopback with mTLS and registers it with
+// Crossplane: a paused FunctionRevision, so that the package manager leaves it
+// alone, whose status names the endpoint.
+func (s *stack) serveFunction(ctx context.Context, name, bin string) {
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(s.t))
+	s.start(name, bin, []string{"--debug", "--address=" + addr, "--tls-certs-dir=" + s.pki.TLSDir})
+	s.await(ctx, name, 30*time.Second, func(context.Context) (bool, error) { return listening(addr), nil })
+
+	rev := s.create(ctx, gvrFunctionRevision, "", obj(map[string]any{
+		"apiVersion": "pkg.crossplane.io/v1", "kind": "FunctionRevision",
+		"metadata": map[string]any{
+			"name":        name + "-local",
+			"labels":      map[string]any{"pkg.crossplane.io/package": name},
+			"annotations": map[string]any{"crossplane.io/paused": "true"},
+		},
+		"spec": map[string]any{"image": "local.invalid/" + name + ":test", "desiredState": "Active", "revision": int64(1)},
+	}))
+	must(s.t, unstructured.SetNestedField(rev.Object, addr, "status", "endpoint"))
+	must(s.t, unstructured.SetNestedStringSlice(rev.Object, []string{"composition"}, "status", "capabilities"))
+	if _, err := s.client.Resource(gvrFunctionRevision).UpdateStatus(ctx, rev, metav1.UpdateOptions{}); err != nil {
+		s.t.Fatalf("cannot set the endpoint of %s: %v", name, err)
+	}
+}
+
+// create creates an object, retrying while its type is not served yet.
+func (s *stack) create(ctx context.Context, gvr schema.GroupVersionResource, namespace string, u *unstructured.Unstructured) *unstructured.Unstructured {
+	s.t.Helper()
+	var out *unstructured.Unstructured
+	if err := s.poll(ctx, 60*time.Second, 500*time.Millisecond, func(ctx context.Context) (bool, error) {
+		var err error
+		out, err = s.client.Resource(gvr).Namespace(namespace).Create(ctx, u, metav1.CreateOptions{})
+		if kerrors.IsNotFound(err) {
+			return false, err
+		}
+		if err != nil {
+			return false, permanent{err}
+		}
+		return true, nil
+	}); err != nil {
+		s.t.Fatalf("cannot create %s %s: %v", gvr.Resource, u.GetName(), err)
+	}
+	return out
+}
+
+// hold checks every interval for d that check passes, and returns its first
+// failure.
+func (s *stack) hold(ctx context.Context, d, interval time.Duration, check func(context.Context) error) error {
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		if err := s.alive(); err != nil {
+			return err
+		}
+		if err := check(ctx); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(interval):
+		}
+	}
+	return nil
+}
+
+// permanent is an error that ends a poll at once.
+type permanent struct{ error }
+
+func httpOK(url string) func(context.Context) (bool, error) {
+	return func(ctx context.Context) (bool, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		rsp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, err
+		}
+		defer rsp.Body.Close()
+		_, _ = io.Copy(io.Discard, rsp.Body)
+		return rsp.StatusCode == http.StatusOK, fmt.Errorf("%s: %s", url, rsp.Status)
+	}
+}
+
+// readYAML reads every object of a YAML file.
+func readYAML(t *testing.T, file string) []*unstructured.Unstructured {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
+	var out []*unstructured.Unstructured
+	for {
+		var m map[string]any
+		if err := d.Decode(&m); err == io.EOF {
+			return out
+		} else if err != nil {
+			t.Fatalf("cannot read %s: %v", file, err)
+		}
+		if len(m) > 0 {
+			out = append(out, obj(m))
+		}
+	}
+}
+
+func obj(m map[string]any) *unstructured.Unstructured { return &unstructured.Unstructured{Object: m} }
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// conditionTrue reports whether the object's condition of type typ is True.
+func conditionTrue(u *unstructured.Unstructured, typ string) bool {
+	c := condition(u, typ)
+	return c != nil && c["status"] == "True"
+}
+
+func condition(u *unstructured.Unstructured, typ string) map[string]any {
+	conditions, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conditions {
+		if m, ok := c.(map[string]any); ok && m["type"] == typ {
+			return m
+		}
+	}
+	return nil
+}
+
+func describeCondition(u *unstructured.Unstructured, typ string) string {
+	c := condition(u, typ)
+	if c == nil {
+		return typ + " absent"
+	}
+	return strings.TrimSpace(fmt.Sprintf("%s=%v %v: %v", typ, c["status"], c["reason"], c["message"]))
+}
