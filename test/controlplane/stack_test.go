@@ -29,6 +29,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
 )
 
 // Pinned releases whose CRDs the test applies; the binaries are pinned by
@@ -424,9 +425,19 @@ func (s *stack) serveFunction(ctx context.Context, name, bin string) {
 		},
 		"spec": map[string]any{"image": "local.invalid/" + name + ":test", "desiredState": "Active", "revision": int64(1)},
 	}))
-	must(s.t, unstructured.SetNestedField(rev.Object, addr, "status", "endpoint"))
-	must(s.t, unstructured.SetNestedStringSlice(rev.Object, []string{"composition"}, "status", "capabilities"))
-	if _, err := s.client.Resource(gvrFunctionRevision).UpdateStatus(ctx, rev, metav1.UpdateOptions{}); err != nil {
+	// Crossplane's revision controller may update the revision in between:
+	// read it again and retry on a conflict.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		latest, err := s.client.Resource(gvrFunctionRevision).Get(ctx, rev.GetName(), metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		must(s.t, unstructured.SetNestedField(latest.Object, addr, "status", "endpoint"))
+		must(s.t, unstructured.SetNestedStringSlice(latest.Object, []string{"composition"}, "status", "capabilities"))
+		_, err = s.client.Resource(gvrFunctionRevision).UpdateStatus(ctx, latest, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
 		s.t.Fatalf("cannot set the endpoint of %s: %v", name, err)
 	}
 }
