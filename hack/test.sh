@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as `make test` and CI run it, tier by tier:
 #   1. static checks: gofmt, go vet, the generated CRD is current, the linter;
-#   2. unit tests (tables beside the code, and the function end to end in process);
+#   2. unit tests (tables beside the code, and the function end to end in process),
+#      under the race detector too, and a short fuzzing run of every target;
 #   3. end-to-end tests with the real tools: `crossplane render` with both CLI
 #      generations, the offline xpkg, schema validation;
 #   4. the real control plane: provider-kubernetes and Crossplane core against
@@ -36,6 +37,17 @@ step "golangci-lint"
 
 step "unit tests"
 go test -count=1 ./...
+
+step "unit tests under the race detector: the function served over gRPC, a thousand calls at once"
+go test -race -count=1 . -fd.property.n=200
+
+# Each target in turn: go test -fuzz takes one at a time. Set FUZZTIME for
+# longer runs; -fuzzminimizetime 0 because the function's sorts make the
+# coverage of one input vary a little from run to run (see fuzz_test.go).
+step "fuzzing, ${FUZZTIME:-5s} per target"
+for target in ./input/v1beta1:FuzzDecode ./internal/objectref:FuzzParse .:FuzzRunFunction .:FuzzRandomGraph; do
+  go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${FUZZTIME:-5s}" -fuzzminimizetime 0 "${target%%:*}"
+done
 
 if ! command -v dot >/dev/null; then
   step "installing Graphviz (Debian package), which draws the graph in the e2e tests"

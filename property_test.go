@@ -1,0 +1,1470 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+)
+
+// The property test runs the function on random requests and checks every
+// answer against the README's rules, worked out again here from the request
+// alone: this file uses none of the function's own packages. The suite runs a
+// fixed number of requests from a fixed seed; longer runs take flags:
+//
+//	go test -run TestProperties -fd.property.n=100000 -fd.property.seed=7 .
+//
+// A failure names its request; -fd.property.first=i -fd.property.n=1 runs it
+// alone.
+var (
+	propertyN     = flag.Int("fd.property.n", 2000, "how many random requests TestProperties tries")
+	propertySeed  = flag.Uint64("fd.property.seed", 371, "the seed of TestProperties' random requests; request i uses the seeds (seed, i)")
+	propertyFirst = flag.Int("fd.property.first", 0, "the index of TestProperties' first request")
+)
+
+// TestProperties checks, on random requests, every invariant of issue 7:
+// nothing dropped or added and nothing changed but metadata.finalizers; the
+// Object's own finalizer never declared; no finalizer added to a deleting
+// object that lacks it; no released dependent's finalizer added back; every
+// live dependent's finalizer declared outside cycles; the same answer whatever
+// the map order, and no change on the function's own output; Report mode and
+// fatal cycles leave desired state as it was; every cycle reported with its
+// exact path. It also checks the whole expected desired state, the condition
+// and the results against the rules.
+func TestProperties(t *testing.T) {
+	f := &Function{log: logging.NewNopLogger()}
+	start := time.Now()
+	var stats propertyStats
+	failed := 0
+	for i := *propertyFirst; i < *propertyFirst+*propertyN; i++ {
+		req := genRequest(rngChooser{rand.New(rand.NewPCG(*propertySeed, uint64(i)))})
+		problems := checkRequest(f, req, &stats)
+		if len(problems) == 0 {
+			continue
+		}
+		failed++
+		t.Errorf("request %d (-fd.property.seed=%d -fd.property.first=%d -fd.property.n=1) breaks the rules:\n  %s\nrequest:\n%s",
+			i, *propertySeed, i, strings.Join(problems, "\n  "), requestJSON(req))
+		if failed >= 3 {
+			t.Fatalf("stopping after %d failing requests", failed)
+		}
+	}
+	t.Logf("%d random requests in %s: %s", *propertyN, time.Since(start).Round(time.Millisecond), stats)
+	// The generator must reach every case the rules distinguish, or the
+	// test proves less than it seems to.
+	if *propertyN >= 1000 {
+		for name, n := range stats.reached() {
+			if n == 0 {
+				t.Errorf("no request reached %s: the generator needs to produce it", name)
+			}
+		}
+	}
+}
+
+// propertyStats counts what the random requests covered.
+type propertyStats struct {
+	requests, resources, edges, declaredAdded int
+	cyclesFatal, cyclesWarned, report         int
+	states                                    [stateCount]int
+	external, stale, invalid, bothSet         int
+	namespacedXR, duplicateIdentity           int
+}
+
+func (s propertyStats) String() string {
+	return fmt.Sprintf("%d resources, %d edges (pending %d, cyclic %d, releasing %d, target removed %d, target deleting %d, protected %d, declared %d), "+
+		"%d finalizers added, %d fatal and %d warned cycles, %d in Report mode, %d with external references, %d with stale finalizers, "+
+		"%d with invalid references, %d setting both dependsOn and patchesFrom, %d namespaced composites, %d with duplicate identities",
+		s.resources, s.edges, s.states[statePending], s.states[stateCyclic], s.states[stateReleasing], s.states[stateRemoved], s.states[stateDeleting],
+		s.states[stateProtected], s.states[stateDeclared], s.declaredAdded, s.cyclesFatal, s.cyclesWarned, s.report, s.external, s.stale,
+		s.invalid, s.bothSet, s.namespacedXR, s.duplicateIdentity)
+}
+
+func (s propertyStats) reached() map[string]int {
+	return map[string]int{
+		"a pending edge": s.states[statePending], "a cyclic edge": s.states[stateCyclic], "a releasing edge": s.states[stateReleasing],
+		"an edge to a removed resource": s.states[stateRemoved], "an edge to a deleting resource": s.states[stateDeleting],
+		"a protected edge": s.states[stateProtected], "a declared edge": s.states[stateDeclared], "an added finalizer": s.declaredAdded,
+		"a fatal cycle": s.cyclesFatal, "a warned cycle": s.cyclesWarned, "Report mode": s.report, "an external reference": s.external,
+		"a stale finalizer": s.stale, "an invalid reference": s.invalid, "a reference setting both dependsOn and patchesFrom": s.bothSet,
+		"a namespaced composite": s.namespacedXR, "two resources with one identity": s.duplicateIdentity,
+	}
+}
+
+func requestJSON(req *fnv1.RunFunctionRequest) string {
+	return protojson.Format(req)
+}
+
+// run calls the function on a copy of the request: the SDK's response shares
+// the request's desired state, which the function changes in place.
+func runCopy(f *Function, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	return f.RunFunction(context.Background(), proto.Clone(req).(*fnv1.RunFunctionRequest))
+}
+
+// checkRequest runs the function on the request and returns every rule the
+// answer breaks.
+func checkRequest(f *Function, req *fnv1.RunFunctionRequest, stats *propertyStats) []string {
+	rsp, err := runCopy(f, req)
+	if err != nil {
+		return []string{fmt.Sprintf("RunFunction returned an error: %v", err)}
+	}
+	exp := expectFor(req)
+	if stats != nil {
+		stats.add(exp, req)
+	}
+	var problems []string
+	problem := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+
+	// Determinism: Go ranges over maps in a new random order every time,
+	// and a request decoded again holds maps built in another order.
+	wire, err := proto.MarshalOptions{Deterministic: true}.Marshal(req)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	{
+		again := &fnv1.RunFunctionRequest{}
+		if err := proto.Unmarshal(wire, again); err != nil {
+			return []string{err.Error()}
+		}
+		rsp2, err := runCopy(f, again)
+		if err != nil || !sameAnswer(req, rsp, rsp2) {
+			problem("the same request gave another answer (error %v): -first +again:\n%s", err, cmp.Diff(rsp, rsp2, protocmp.Transform()))
+		}
+	}
+
+	problems = append(problems, checkPassThrough(req, rsp)...)
+	problems = append(problems, checkInvariants(req, rsp, exp)...)
+	problems = append(problems, checkExpected(req, rsp, exp)...)
+
+	// Idempotence: the function's own output as the next step's input
+	// changes nothing, and answers the same.
+	own := proto.Clone(req).(*fnv1.RunFunctionRequest)
+	own.Desired = proto.Clone(rsp.GetDesired()).(*fnv1.State)
+	if own.Desired == nil && req.Desired != nil {
+		own.Desired = &fnv1.State{}
+	}
+	rsp3, err := runCopy(f, own)
+	switch {
+	case err != nil:
+		problem("RunFunction on its own output: %v", err)
+	case !sameAnswer(req, rsp, rsp3):
+		problem("RunFunction on its own output answers differently: -first +second:\n%s", cmp.Diff(rsp, rsp3, protocmp.Transform()))
+	}
+	return problems
+}
+
+func (s *propertyStats) add(e expectation, req *fnv1.RunFunctionRequest) {
+	s.requests++
+	s.resources += e.resources
+	s.edges += len(e.edges)
+	for _, ed := range e.edges {
+		s.states[ed.state]++
+	}
+	if e.writes() {
+		for _, a := range e.added {
+			s.declaredAdded += len(a)
+		}
+	}
+	if len(e.cycles) > 0 {
+		if e.cyclesFatal {
+			s.cyclesFatal++
+		} else {
+			s.cyclesWarned++
+		}
+	}
+	count := func(b bool, n *int) {
+		if b {
+			*n++
+		}
+	}
+	count(!e.enforce, &s.report)
+	count(e.external > 0, &s.external)
+	count(e.stale > 0, &s.stale)
+	count(e.invalid > 0, &s.invalid)
+	count(e.bothSet, &s.bothSet)
+	count(jsonString(req.GetObserved().GetComposite().GetResource().AsMap(), "metadata", "namespace") != "", &s.namespacedXR)
+	count(e.duplicateIdentity, &s.duplicateIdentity)
+}
+
+// invalidReferencesInMapOrder is true while the function lists the
+// InvalidReference result's items in the order Go ranges over the request's
+// maps (TestBadInputAwaitingFix/InvalidReferencesInNameOrder): the
+// determinism checks then compare that result's items as a set.
+const invalidReferencesInMapOrder = true
+
+// sameAnswer tells whether two answers are the same; while
+// invalidReferencesInMapOrder, the InvalidReference results' items are
+// compared as sets.
+func sameAnswer(req *fnv1.RunFunctionRequest, a, b *fnv1.RunFunctionResponse) bool {
+	if !invalidReferencesInMapOrder {
+		return proto.Equal(a, b)
+	}
+	if !proto.Equal(a.GetDesired(), b.GetDesired()) || !proto.Equal(a.GetMeta(), b.GetMeta()) || !proto.Equal(a.GetContext(), b.GetContext()) ||
+		len(a.GetConditions()) != len(b.GetConditions()) || len(a.GetResults()) != len(b.GetResults()) {
+		return false
+	}
+	for i := range a.GetConditions() {
+		if !proto.Equal(a.GetConditions()[i], b.GetConditions()[i]) {
+			return false
+		}
+	}
+	for i, ra := range a.GetResults() {
+		rb := b.GetResults()[i]
+		if ra.GetReason() == "InvalidReference" && rb.GetReason() == "InvalidReference" {
+			if invalidItems(req, ra.GetMessage()) != invalidItems(req, rb.GetMessage()) || ra.GetSeverity() != rb.GetSeverity() {
+				return false
+			}
+			continue
+		}
+		if !proto.Equal(ra, rb) {
+			return false
+		}
+	}
+	return true
+}
+
+// invalidItems returns the InvalidReference message with its items sorted,
+// or only their count when it names ten and a count: which ten depends on the
+// order too.
+func invalidItems(req *fnv1.RunFunctionRequest, message string) string {
+	const prefix = "cannot read references: "
+	msg, ok := strings.CutPrefix(message, prefix)
+	if !ok {
+		return message
+	}
+	if m := regexp.MustCompile(` and (\d+) more$`).FindStringSubmatch(msg); m != nil {
+		return prefix + "ten" + m[0]
+	}
+	// Items start with a composition resource name and a colon.
+	names := mapsUnion(req.GetDesired().GetResources(), req.GetObserved().GetResources())
+	var items []string
+	start := 0
+	for i := 0; i < len(msg); i++ {
+		if !strings.HasPrefix(msg[i:], ", ") {
+			continue
+		}
+		if name, _, ok := strings.Cut(msg[i+2:], ": "); ok && names[name] {
+			items = append(items, msg[start:i])
+			start = i + 2
+		}
+	}
+	items = append(items, msg[start:])
+	slices.Sort(items)
+	return prefix + strings.Join(items, ", ")
+}
+
+// checkPassThrough checks what the function must hand on untouched: the
+// tag, the context, the desired composite, every desired resource's
+// connection details and readiness, and every field but metadata.finalizers.
+func checkPassThrough(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) []string {
+	var problems []string
+	problem := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	if rsp.GetMeta().GetTag() != req.GetMeta().GetTag() {
+		problem("tag %q, want the request's %q", rsp.GetMeta().GetTag(), req.GetMeta().GetTag())
+	}
+	// The function adds its graph to the context, and changes nothing else
+	// there.
+	for k, v := range req.GetContext().GetFields() {
+		if k != GraphContextKey && !proto.Equal(v, rsp.GetContext().GetFields()[k]) {
+			problem("context key %q changed", k)
+		}
+	}
+	for k := range rsp.GetContext().GetFields() {
+		if _, ok := req.GetContext().GetFields()[k]; !ok && k != GraphContextKey {
+			problem("context key %q added", k)
+		}
+	}
+	if !proto.Equal(rsp.GetDesired().GetComposite(), req.GetDesired().GetComposite()) {
+		problem("the desired composite changed")
+	}
+	if rsp.GetRequirements() != nil || rsp.GetOutput() != nil {
+		problem("the response asks for requirements or has output")
+	}
+	reqNames := slices.Sorted(maps.Keys(req.GetDesired().GetResources()))
+	rspNames := slices.Sorted(maps.Keys(rsp.GetDesired().GetResources()))
+	if !slices.Equal(reqNames, rspNames) {
+		problem("desired resources %v, want the request's %v: a resource was dropped or added", rspNames, reqNames)
+	}
+	for name, want := range req.GetDesired().GetResources() {
+		got := rsp.GetDesired().GetResources()[name]
+		if got == nil {
+			continue
+		}
+		if !proto.Equal(want, got) && !proto.Equal(withoutFinalizers(want), withoutFinalizers(got)) {
+			problem("desired %q changed beyond metadata.finalizers: -request +response:\n%s", name,
+				cmp.Diff(withoutFinalizers(want), withoutFinalizers(got), protocmp.Transform()))
+		}
+		before := listOf(want.GetResource(), "metadata", "finalizers")
+		after := listOf(got.GetResource(), "metadata", "finalizers")
+		if len(after) < len(before) || !slices.EqualFunc(before, after[:len(before)], func(a, b *structpb.Value) bool { return proto.Equal(a, b) }) {
+			problem("desired %q: metadata.finalizers %v don't start with the request's %v", name, after, before)
+		}
+	}
+	return problems
+}
+
+// withoutFinalizers is a copy of the resource without metadata.finalizers,
+// and without the metadata the function had to create to hold them.
+func withoutFinalizers(r *fnv1.Resource) *fnv1.Resource {
+	c := proto.Clone(r).(*fnv1.Resource)
+	if md := c.GetResource().GetFields()["metadata"].GetStructValue(); md != nil {
+		delete(md.Fields, "finalizers")
+		if len(md.GetFields()) == 0 {
+			delete(c.Resource.Fields, "metadata")
+		}
+	}
+	if c.GetResource() != nil && len(c.GetResource().GetFields()) == 0 {
+		c.Resource = nil
+	}
+	return c
+}
+
+func listOf(s *structpb.Struct, path ...string) []*structpb.Value {
+	var v *structpb.Value
+	for _, k := range path {
+		v = s.GetFields()[k]
+		s = v.GetStructValue()
+	}
+	return v.GetListValue().GetValues()
+}
+
+// added returns the strings the response's desired resource lists in
+// metadata.finalizers after the request's entries.
+func added(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, name string) []string {
+	before := listOf(req.GetDesired().GetResources()[name].GetResource(), "metadata", "finalizers")
+	after := listOf(rsp.GetDesired().GetResources()[name].GetResource(), "metadata", "finalizers")
+	if len(after) <= len(before) {
+		return nil
+	}
+	var out []string
+	for _, v := range after[len(before):] {
+		out = append(out, v.GetStringValue())
+	}
+	return out
+}
+
+// checkInvariants checks the invariants issue 7 lists, each on its own so
+// that a failure names the one it breaks.
+func checkInvariants(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, e expectation) []string {
+	var problems []string
+	problem := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	fatalCycle := e.cyclesFatal && len(e.cycles) > 0
+	if !e.enforce || fatalCycle {
+		if !proto.Equal(req.GetDesired(), rsp.GetDesired()) {
+			problem("desired state changed in Report mode or with a fatal cycle: -request +response:\n%s",
+				cmp.Diff(req.GetDesired(), rsp.GetDesired(), protocmp.Transform()))
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(rsp.GetDesired().GetResources())) {
+		adds := added(req, rsp, name)
+		n := e.nodes[name]
+		had := stringSet(n.desiredFinalizers)
+		for i, a := range adds {
+			switch {
+			case a == objectFinalizerName:
+				problem("desired %q declares %s", name, objectFinalizerName)
+			case !strings.HasPrefix(a, refFinalizerPrefix):
+				problem("desired %q declares %q, which is no reference finalizer", name, a)
+			case had[a] || slices.Contains(adds[:i], a):
+				problem("desired %q declares %q twice", name, a)
+			}
+			if n != nil && n.observed && n.deleting && !n.observedFinalizers[a] {
+				problem("desired %q is being deleted and lacks %q, which is declared anyway: the API server rejects it", name, a)
+			}
+			for _, d := range e.nodes {
+				if d.uid != "" && refFinalizerPrefix+d.uid == a && (d.deleting || !d.desired) && n != nil && !n.observedFinalizers[a] {
+					problem("desired %q declares %q again after the provider removed it: %q is being deleted or removed", name, a, d.name)
+				}
+			}
+		}
+	}
+	// Every live dependent's finalizer on every referenced composed object
+	// outside a cycle, unless the object is being deleted without it or is
+	// no longer desired.
+	if e.enforce && !fatalCycle {
+		for _, ed := range e.edges {
+			d, t := e.nodes[ed.dependent], e.nodes[ed.target]
+			live := d.uid != "" && d.desired && !d.deleting
+			if !live || !t.desired || e.sameCycle(ed.dependent, ed.target) {
+				continue
+			}
+			fin := refFinalizerPrefix + d.uid
+			if t.deleting && !t.observedFinalizers[fin] {
+				continue
+			}
+			if !slices.ContainsFunc(listOf(rsp.GetDesired().GetResources()[ed.target].GetResource(), "metadata", "finalizers"),
+				func(v *structpb.Value) bool { return v.GetStringValue() == fin }) {
+				problem("desired %q lacks the finalizer %q of its live dependent %q", ed.target, fin, ed.dependent)
+			}
+		}
+	}
+	// Every cycle, with its exact path.
+	if len(e.cycles) > 0 {
+		paths := joinList(cyclePathStrings(e.cycles))
+		c := findCondition(rsp)
+		if c == nil || c.GetReason() != "Cycle" || c.GetMessage() != "references form a cycle: "+paths {
+			problem("condition %v, want reason Cycle with message %q", c, "references form a cycle: "+paths)
+		}
+		want := "cannot order deletion: references form a cycle: " + paths
+		if !e.cyclesFatal {
+			want = "references form a cycle, so no finalizer is declared on its edges: " + paths
+		}
+		if !slices.ContainsFunc(rsp.GetResults(), func(r *fnv1.Result) bool { return r.GetMessage() == want }) {
+			problem("no result says %q", want)
+		}
+	}
+	return problems
+}
+
+// checkExpected compares the whole answer with the expectation: every
+// desired resource's added finalizers, the condition, and which results are
+// reported.
+func checkExpected(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, e expectation) []string {
+	var problems []string
+	problem := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	changes := e.writes()
+	for _, name := range slices.Sorted(maps.Keys(req.GetDesired().GetResources())) {
+		var want []string
+		if changes {
+			want = e.added[name]
+		}
+		if got := added(req, rsp, name); !slices.Equal(got, want) {
+			problem("desired %q: added finalizers %q, want %q", name, got, want)
+		}
+	}
+
+	problems = append(problems, e.checkGraph(rsp)...)
+
+	c := findCondition(rsp)
+	if c == nil {
+		return append(problems, "no DeletionOrdered condition")
+	}
+	wantStatus, wantReason, prefix, items := e.condition()
+	if c.GetStatus() != wantStatus || c.GetReason() != wantReason {
+		problem("condition %s %s, want %s %s (message %q)", c.GetStatus(), c.GetReason(), wantStatus, wantReason, c.GetMessage())
+	} else if msg := c.GetMessage(); !strings.HasPrefix(msg, prefix) {
+		problem("condition message %q, want it to start with %q", msg, prefix)
+	} else if items != nil {
+		if p := checkListed(strings.TrimPrefix(msg, prefix), items); p != "" {
+			problem("condition message %q: %s", msg, p)
+		}
+	}
+	if c.GetTarget() != fnv1.Target_TARGET_COMPOSITE {
+		problem("condition target %s, want the composite", c.GetTarget())
+	}
+
+	type key struct {
+		severity fnv1.Severity
+		reason   string
+	}
+	want := map[key]bool{{fnv1.Severity_SEVERITY_NORMAL, "Summary"}: true}
+	want[key{fnv1.Severity_SEVERITY_FATAL, "Cycle"}] = len(e.cycles) > 0 && e.cyclesFatal
+	want[key{fnv1.Severity_SEVERITY_WARNING, "Cycle"}] = len(e.cycles) > 0 && !e.cyclesFatal
+	want[key{fnv1.Severity_SEVERITY_WARNING, "ExternalReference"}] = e.external > 0
+	want[key{fnv1.Severity_SEVERITY_WARNING, "StaleFinalizer"}] = e.stale > 0
+	want[key{fnv1.Severity_SEVERITY_WARNING, "InvalidReference"}] = e.invalid > 0
+	want[key{fnv1.Severity_SEVERITY_WARNING, "ReferencedResourceRemoved"}] = e.count(stateRemoved) > 0
+	want[key{fnv1.Severity_SEVERITY_WARNING, "ReferencedResourceDeleting"}] = e.count(stateDeleting) > 0
+	got := map[key]bool{}
+	for _, r := range rsp.GetResults() {
+		k := key{r.GetSeverity(), r.GetReason()}
+		if got[k] {
+			problem("two results %v", k)
+		}
+		got[k] = true
+		if !want[k] {
+			problem("unexpected result %s %s: %s", r.GetSeverity(), r.GetReason(), r.GetMessage())
+		}
+		if r.GetTarget() != fnv1.Target_TARGET_COMPOSITE {
+			problem("result %s targets %s, want the composite", r.GetReason(), r.GetTarget())
+		}
+		if k.reason == "Summary" {
+			problems = append(problems, e.checkSummary(r.GetMessage())...)
+		}
+	}
+	for k, w := range want {
+		if w && !got[k] {
+			problem("no result %s %s", k.severity, k.reason)
+		}
+	}
+	return problems
+}
+
+// checkGraph checks the graph the function writes to the context: a node
+// for every composed resource, and exactly the edges between composed
+// resources that the rules find.
+func (e expectation) checkGraph(rsp *fnv1.RunFunctionResponse) []string {
+	g, ok := rsp.GetContext().GetFields()[GraphContextKey].AsInterface().(map[string]any)
+	if !ok {
+		return []string{fmt.Sprintf("the context has no graph under %q", GraphContextKey)}
+	}
+	var problems []string
+	names := map[string]bool{}
+	nodes, _ := g["nodes"].([]any)
+	for _, n := range nodes {
+		names[jsonString(asObject(n), "name")] = true
+	}
+	for name := range e.nodes {
+		if !names[name] {
+			problems = append(problems, fmt.Sprintf("the graph has no node %q", name))
+		}
+	}
+	var got, want []string
+	edges, _ := g["edges"].([]any)
+	for _, ed := range edges {
+		from, to := jsonString(asObject(ed), "from"), jsonString(asObject(ed), "to")
+		if e.nodes[to] != nil {
+			got = append(got, from+" → "+to)
+		}
+	}
+	for _, ed := range e.edges {
+		want = append(want, ed.dependent+" → "+ed.target)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		problems = append(problems, fmt.Sprintf("the graph's edges between composed resources are %q, want %q", got, want))
+	}
+	return problems
+}
+
+func asObject(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+func findCondition(rsp *fnv1.RunFunctionResponse) *fnv1.Condition {
+	var found *fnv1.Condition
+	for _, c := range rsp.GetConditions() {
+		if c.GetType() == "DeletionOrdered" {
+			if found != nil {
+				return nil
+			}
+			found = c
+		}
+	}
+	return found
+}
+
+var summaryCounts = []struct {
+	re    *regexp.Regexp
+	count func(e expectation) int
+}{
+	{regexp.MustCompile(`(\d+) composed resources`), func(e expectation) int { return e.resources }},
+	{regexp.MustCompile(`(\d+) references between them`), func(e expectation) int { return len(e.edges) }},
+	{regexp.MustCompile(`(\d+) to external objects`), func(e expectation) int { return e.external }},
+	{regexp.MustCompile(`(\d+) reference finalizers`), func(e expectation) int { return e.declared }},
+	{regexp.MustCompile(`(\d+) pending until their Object exists`), func(e expectation) int { return e.count(statePending) }},
+}
+
+func (e expectation) checkSummary(msg string) []string {
+	var problems []string
+	for _, c := range summaryCounts {
+		m := c.re.FindStringSubmatch(msg)
+		if m == nil {
+			problems = append(problems, fmt.Sprintf("summary %q doesn't match %s", msg, c.re))
+			continue
+		}
+		if n, _ := strconv.Atoi(m[1]); n != c.count(e) {
+			problems = append(problems, fmt.Sprintf("summary %q: %q, want %d", msg, m[0], c.count(e)))
+		}
+	}
+	if report := strings.Contains(msg, "Report mode: desired state left unchanged"); report == e.enforce {
+		problems = append(problems, fmt.Sprintf("summary %q: says Report mode %t, want %t", msg, report, !e.enforce))
+	}
+	return problems
+}
+
+// checkListed checks a list of items as messages write them: all of them,
+// or the first ten and "and N more", in any order.
+func checkListed(listed string, want []string) string {
+	shown, more := listed, 0
+	if m := regexp.MustCompile(` and (\d+) more$`).FindStringSubmatch(listed); m != nil {
+		more, _ = strconv.Atoi(m[1])
+		shown = strings.TrimSuffix(listed, m[0])
+	}
+	items := strings.Split(shown, ", ")
+	if len(items)+more != len(want) || (more > 0 && len(items) != 10) {
+		return fmt.Sprintf("lists %d items and %d more, want %d items", len(items), more, len(want))
+	}
+	remaining := map[string]int{}
+	for _, w := range want {
+		remaining[w]++
+	}
+	for _, it := range items {
+		if remaining[it] == 0 {
+			return fmt.Sprintf("lists %q, which it shouldn't", it)
+		}
+		remaining[it]--
+	}
+	return ""
+}
+
+// joinList joins items as messages do: all of them up to ten, else the
+// first ten and a count.
+func joinList(items []string) string {
+	if len(items) <= 10 {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:10], ", "), len(items)-10)
+}
+
+func cyclePathStrings(cycles [][]string) []string {
+	out := make([]string, len(cycles))
+	for i, c := range cycles {
+		out[i] = strings.Join(c, " → ")
+	}
+	return out
+}
+
+// The oracle: the README's rules, applied to the request read as plain JSON.
+
+const (
+	refFinalizerPrefix  = "kubernetes.crossplane.io/referred-by-object-"
+	objectFinalizerName = "finalizer.managedresource.crossplane.io"
+)
+
+// The state of an edge, as the README's rules decide it.
+type edgeState int
+
+const (
+	statePending   edgeState = iota // the dependent has no UID yet
+	stateCyclic                     // on a cycle, with onCycle Warning
+	stateReleasing                  // the dependent is being deleted or removed
+	stateRemoved                    // the target is no longer desired
+	stateDeleting                   // the target is being deleted without the finalizer
+	stateProtected                  // the target carries the finalizer
+	stateDeclared                   // the finalizer is declared, not yet carried
+	stateCount
+)
+
+type refIdentity struct{ group, kind, namespace, name string }
+
+type refNode struct {
+	name               string
+	desired, observed  bool
+	id                 refIdentity
+	uid                string
+	deleting           bool
+	observedFinalizers map[string]bool
+	desiredFinalizers  []string
+}
+
+type refEdge struct {
+	dependent, target string
+	state             edgeState
+	finalizer         string
+}
+
+type expectation struct {
+	enforce, cyclesFatal bool
+	nodes                map[string]*refNode
+	resources            int
+	edges                []refEdge // sorted by dependent, then target
+	external, invalid    int
+	bothSet              bool
+	stale                int
+	cycles               [][]string
+	component            map[string]int // a cyclic node's cycle, by index
+	declared             int
+	// added holds, for every desired resource, the finalizers the rules
+	// add after the request's: the missing ones, sorted.
+	added             map[string][]string
+	duplicateIdentity bool
+}
+
+// writes tells whether the function writes desired state: in Enforce mode,
+// unless a fatal cycle fails the step.
+func (e expectation) writes() bool {
+	return e.enforce && (!e.cyclesFatal || len(e.cycles) == 0)
+}
+
+func (e expectation) count(s edgeState) int {
+	n := 0
+	for _, ed := range e.edges {
+		if ed.state == s {
+			n++
+		}
+	}
+	return n
+}
+
+func (e expectation) sameCycle(a, b string) bool {
+	ca, okA := e.component[a]
+	cb, okB := e.component[b]
+	return okA && okB && ca == cb
+}
+
+// condition returns the condition the rules give: status, reason, the
+// message's start, and the edges the message must list (nil when it lists
+// none).
+func (e expectation) condition() (fnv1.Status, string, string, []string) {
+	if len(e.cycles) > 0 {
+		return fnv1.Status_STATUS_CONDITION_FALSE, "Cycle", "references form a cycle: " + joinList(cyclePathStrings(e.cycles)), nil
+	}
+	var unprotected, pending []string
+	for _, ed := range e.edges {
+		item := ed.dependent + " → " + ed.target
+		switch {
+		case ed.state == stateRemoved || ed.state == stateDeleting || (ed.state == stateDeclared && !e.enforce):
+			unprotected = append(unprotected, item)
+		case ed.state == stateDeclared || ed.state == statePending:
+			pending = append(pending, item)
+		}
+	}
+	if len(unprotected) > 0 {
+		return fnv1.Status_STATUS_CONDITION_FALSE, "UnprotectedEdges", "referenced resources lack their dependents' finalizers: ", unprotected
+	}
+	if len(pending) > 0 {
+		return fnv1.Status_STATUS_CONDITION_FALSE, "FinalizersPending", "finalizers are declared but not yet applied, or wait for their Object to exist: ", pending
+	}
+	return fnv1.Status_STATUS_CONDITION_TRUE, "Protected", fmt.Sprintf("every live reference between composed resources is protected by a finalizer (%d)", e.count(stateProtected)), nil
+}
+
+// expect works out, from the request alone, what the README's rules say the
+// function answers.
+func expectFor(req *fnv1.RunFunctionRequest) expectation {
+	in := req.GetInput().AsMap()
+	e := expectation{
+		enforce:     jsonString(in, "mode") != "Report",
+		cyclesFatal: jsonString(in, "onCycle") != "Warning",
+		nodes:       map[string]*refNode{},
+		component:   map[string]int{},
+		added:       map[string][]string{},
+	}
+	xrNamespace := jsonString(req.GetObserved().GetComposite().GetResource().AsMap(), "metadata", "namespace")
+	desired, observed := req.GetDesired().GetResources(), req.GetObserved().GetResources()
+	sources := map[string]map[string]any{}
+	for _, name := range slices.Sorted(maps.Keys(mapsUnion(desired, observed))) {
+		n := &refNode{name: name, observedFinalizers: map[string]bool{}}
+		var o, src map[string]any
+		if r, ok := observed[name]; ok {
+			n.observed = true
+			o = r.GetResource().AsMap()
+			n.uid = jsonString(o, "metadata", "uid")
+			n.deleting = jsonString(o, "metadata", "deletionTimestamp") != ""
+			for _, fin := range jsonStrings(o, "metadata", "finalizers") {
+				n.observedFinalizers[fin] = true
+			}
+			src = o
+		}
+		if r, ok := desired[name]; ok {
+			n.desired = true
+			src = r.GetResource().AsMap()
+			n.desiredFinalizers = jsonStrings(src, "metadata", "finalizers")
+		}
+		group, ok := groupOf(jsonString(src, "apiVersion"))
+		n.id = refIdentity{
+			group:     group,
+			kind:      jsonString(src, "kind"),
+			namespace: firstNonEmpty(jsonString(o, "metadata", "namespace"), jsonString(src, "metadata", "namespace"), xrNamespace),
+			name:      firstNonEmpty(jsonString(o, "metadata", "name"), jsonString(src, "metadata", "name")),
+		}
+		if !ok || n.id.kind == "" {
+			n.id.name = "" // Matches no reference.
+		}
+		e.nodes[name] = n
+		sources[name] = src
+	}
+	e.resources = len(e.nodes)
+	names := slices.Sorted(maps.Keys(e.nodes))
+	byID := map[refIdentity][]string{}
+	for _, name := range names {
+		if id := e.nodes[name].id; id.name != "" {
+			byID[id] = append(byID[id], name)
+			e.duplicateIdentity = e.duplicateIdentity || len(byID[id]) > 1
+		}
+	}
+
+	// The edges: every reference of every Object, to every composed
+	// resource of its identity; a reference that matches none is external.
+	for _, name := range names {
+		n := e.nodes[name]
+		if n.id.kind != "Object" || (n.id.group != "kubernetes.crossplane.io" && n.id.group != "kubernetes.m.crossplane.io") {
+			continue
+		}
+		refs := jsonAt(sources[name], "spec", "references")
+		if refs == nil {
+			continue
+		}
+		list, ok := refs.([]any)
+		if !ok {
+			e.invalid++
+			continue
+		}
+		targets := map[string]bool{}
+		external := map[refIdentity]bool{}
+		for _, r := range list {
+			id, ok, both := readReference(n.id.group, r)
+			if both {
+				e.invalid++
+				e.bothSet = true
+			}
+			if !ok {
+				e.invalid++
+				continue
+			}
+			if len(byID[id]) == 0 {
+				if !external[id] {
+					external[id] = true
+					e.external++
+				}
+				continue
+			}
+			for _, t := range byID[id] {
+				targets[t] = true
+			}
+		}
+		for _, t := range slices.Sorted(maps.Keys(targets)) {
+			e.edges = append(e.edges, refEdge{dependent: name, target: t})
+		}
+	}
+	e.findCycles()
+
+	// The finalizers, edge by edge.
+	declare := map[string]map[string]bool{}
+	for i := range e.edges {
+		ed := &e.edges[i]
+		d, t := e.nodes[ed.dependent], e.nodes[ed.target]
+		if d.uid != "" {
+			ed.finalizer = refFinalizerPrefix + d.uid
+		}
+		carried := t.observedFinalizers[ed.finalizer]
+		var declared bool
+		switch {
+		case !e.cyclesFatal && e.sameCycle(ed.dependent, ed.target):
+			ed.state = stateCyclic
+		case d.uid == "":
+			ed.state = statePending
+		case !d.desired || d.deleting:
+			ed.state, declared = stateReleasing, t.desired && carried
+		case !t.desired:
+			ed.state = stateRemoved
+		case carried:
+			ed.state, declared = stateProtected, true
+		case t.deleting:
+			ed.state = stateDeleting
+		default:
+			ed.state, declared = stateDeclared, true
+		}
+		if declared {
+			if declare[ed.target] == nil {
+				declare[ed.target] = map[string]bool{}
+			}
+			declare[ed.target][ed.finalizer] = true
+		}
+	}
+	for name, set := range declare {
+		e.declared += len(set)
+		had := stringSet(e.nodes[name].desiredFinalizers)
+		var missing []string
+		for fin := range set {
+			if !had[fin] {
+				missing = append(missing, fin)
+			}
+		}
+		slices.Sort(missing)
+		if len(missing) > 0 {
+			e.added[name] = missing
+		}
+	}
+
+	// Stale finalizers: reference finalizers naming no Object (with a UID)
+	// that references the resource.
+	referencing := map[string]map[string]bool{}
+	for _, ed := range e.edges {
+		if uid := e.nodes[ed.dependent].uid; uid != "" {
+			if referencing[ed.target] == nil {
+				referencing[ed.target] = map[string]bool{}
+			}
+			referencing[ed.target][uid] = true
+		}
+	}
+	for _, name := range names {
+		for fin := range e.nodes[name].observedFinalizers {
+			if uid, ok := strings.CutPrefix(fin, refFinalizerPrefix); ok && !referencing[name][uid] {
+				e.stale++
+			}
+		}
+	}
+	return e
+}
+
+// readReference reads one spec.references entry the way provider-kubernetes
+// resolves it: patchesFrom if set, else dependsOn; apiVersion defaults to the
+// Object's group's v1alpha1, kind to Object, namespace to nothing. It returns
+// the target, whether it is valid, and whether it sets both.
+func readReference(group string, r any) (refIdentity, bool, bool) {
+	m, ok := r.(map[string]any)
+	if !ok {
+		return refIdentity{}, false, false
+	}
+	target, both := m["patchesFrom"], m["dependsOn"] != nil && m["patchesFrom"] != nil
+	if target == nil {
+		target = m["dependsOn"]
+	}
+	t, ok := target.(map[string]any)
+	if !ok {
+		return refIdentity{}, false, both
+	}
+	fields := map[string]string{"apiVersion": group + "/v1alpha1", "kind": "Object", "namespace": "", "name": ""}
+	for k := range fields {
+		switch v := t[k].(type) {
+		case nil:
+		case string:
+			if v != "" {
+				fields[k] = v
+			}
+		default:
+			return refIdentity{}, false, both
+		}
+	}
+	g, ok := groupOf(fields["apiVersion"])
+	if !ok || fields["name"] == "" {
+		return refIdentity{}, false, both
+	}
+	return refIdentity{group: g, kind: fields["kind"], namespace: fields["namespace"], name: fields["name"]}, true, both
+}
+
+// groupOf returns the API group of an apiVersion: group/version, or a
+// version alone for the core group.
+func groupOf(apiVersion string) (string, bool) {
+	switch strings.Count(apiVersion, "/") {
+	case 0:
+		return "", true
+	case 1:
+		g, _, _ := strings.Cut(apiVersion, "/")
+		return g, true
+	default:
+		return "", false
+	}
+}
+
+// findCycles finds every group of nodes that reach each other through edges
+// and, for each, the path the README promises: from the group's smallest
+// name, the shortest way back to it, the smallest by name among equally
+// short ones. It works from reachability, unlike the function's Tarjan and
+// breadth-first search.
+func (e *expectation) findCycles() {
+	out := map[string][]string{}
+	for _, ed := range e.edges {
+		out[ed.dependent] = append(out[ed.dependent], ed.target)
+	}
+	for k := range out {
+		slices.Sort(out[k])
+		out[k] = slices.Compact(out[k])
+	}
+	// distances from every node, breadth first.
+	dist := map[string]map[string]int{}
+	nodes := map[string]bool{}
+	for _, ed := range e.edges {
+		nodes[ed.dependent], nodes[ed.target] = true, true
+	}
+	for a := range nodes {
+		// d[w] is the fewest edges, at least one, from a to w.
+		d := map[string]int{}
+		frontier := []string{a}
+		for step := 1; len(frontier) > 0; step++ {
+			var next []string
+			for _, v := range frontier {
+				for _, w := range out[v] {
+					if _, ok := d[w]; !ok {
+						d[w] = step
+						next = append(next, w)
+					}
+				}
+			}
+			frontier = next
+		}
+		dist[a] = d
+	}
+	reaches := func(a, b string) bool { _, ok := dist[a][b]; return ok }
+	done := map[string]bool{}
+	var groups [][]string
+	for _, a := range slices.Sorted(maps.Keys(nodes)) {
+		if done[a] || !reaches(a, a) {
+			continue
+		}
+		var group []string
+		for b := range nodes {
+			if a == b || (reaches(a, b) && reaches(b, a)) {
+				group = append(group, b)
+				done[b] = true
+			}
+		}
+		slices.Sort(group)
+		groups = append(groups, group)
+	}
+	for i, group := range groups {
+		start := group[0]
+		for _, m := range group {
+			e.component[m] = i
+		}
+		// toStart[v]: the fewest edges from v back to start.
+		toStart := map[string]int{start: 0}
+		for v := range nodes {
+			if v != start && reaches(v, start) {
+				toStart[v] = dist[v][start]
+			}
+		}
+		path := []string{start}
+		remaining, cur := dist[start][start], start
+		for remaining > 0 {
+			next := ""
+			for _, w := range out[cur] {
+				if d, ok := toStart[w]; ok && d == remaining-1 && (w != start || remaining == 1) {
+					next = w
+					break
+				}
+			}
+			path = append(path, next)
+			cur, remaining = next, remaining-1
+		}
+		e.cycles = append(e.cycles, path)
+	}
+}
+
+// JSON helpers for the oracle.
+
+func jsonAt(m map[string]any, path ...string) any {
+	var v any = m
+	for _, k := range path {
+		mm, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = mm[k]
+	}
+	return v
+}
+
+func jsonString(m map[string]any, path ...string) string {
+	s, _ := jsonAt(m, path...).(string)
+	return s
+}
+
+func jsonStrings(m map[string]any, path ...string) []string {
+	list, _ := jsonAt(m, path...).([]any)
+	var out []string
+	for _, v := range list {
+		if s, ok := v.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func stringSet(items []string) map[string]bool {
+	set := make(map[string]bool, len(items))
+	for _, s := range items {
+		set[s] = true
+	}
+	return set
+}
+
+func firstNonEmpty(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func mapsUnion[V any](a, b map[string]V) map[string]bool {
+	u := map[string]bool{}
+	for k := range a {
+		u[k] = true
+	}
+	for k := range b {
+		u[k] = true
+	}
+	return u
+}
+
+// The generator.
+
+// A chooser makes the generator's choices: a seeded PRNG for the property
+// test, the fuzzer's bytes for FuzzRandomGraph.
+type chooser interface {
+	// intn returns a number in [0, n).
+	intn(n int) int
+}
+
+type rngChooser struct{ *rand.Rand }
+
+func (c rngChooser) intn(n int) int { return c.IntN(n) }
+
+// byteChooser reads choices from bytes; when they run out, every choice is
+// the first.
+type byteChooser struct{ data []byte }
+
+func (c *byteChooser) intn(n int) int {
+	if n <= 1 || len(c.data) == 0 {
+		return 0
+	}
+	v := int(c.data[0])
+	c.data = c.data[1:]
+	if n > 256 && len(c.data) > 0 {
+		v = v<<8 | int(c.data[0])
+		c.data = c.data[1:]
+	}
+	return v % n
+}
+
+type reqGen struct{ c chooser }
+
+func (g reqGen) chance(percent int) bool { return g.c.intn(100) < percent }
+
+func pickOne[T any](g reqGen, items ...T) T { return items[g.c.intn(len(items))] }
+
+// A genKind is a kind of composed resource the generator makes.
+type genKind struct {
+	apiVersions []string
+	kind        string
+	namespaced  bool
+}
+
+var (
+	clusterObjectKind    = genKind{[]string{"kubernetes.crossplane.io/v1alpha2", "kubernetes.crossplane.io/v1alpha1"}, "Object", false}
+	namespacedObjectKind = genKind{[]string{"kubernetes.m.crossplane.io/v1alpha1"}, "Object", true}
+	otherKinds           = []genKind{
+		{[]string{"v1"}, "ConfigMap", true},
+		{[]string{"v1"}, "Namespace", false},
+		{[]string{"s3.example.org/v1beta1", "s3.example.org/v1"}, "Bucket", false},
+		{[]string{"example.org/v1"}, "Object", false}, // Not provider-kubernetes': its references mean nothing.
+	}
+)
+
+// A genMember is one composed resource the generator makes.
+type genMember struct {
+	key                 string
+	kind                genKind
+	apiVersion          string
+	name, namespace     string // desired metadata; "" leaves it out
+	desired, observed   bool
+	observedName, obsNS string
+	uid                 string
+	deleting            bool
+	desiredRefs         any // spec.references; nil leaves it out
+	observedRefs        any
+	targetedBy          []int // members whose references aim here
+	desiredFinalizers   []string
+	observedFinalizers  []string
+}
+
+func (m *genMember) isObject() bool {
+	return m.kind.kind == "Object" && (m.kind.apiVersions[0] == clusterObjectKind.apiVersions[0] || m.kind.apiVersions[0] == namespacedObjectKind.apiVersions[0])
+}
+
+func (m *genMember) group() string {
+	g, _ := groupOf(m.apiVersion)
+	return g
+}
+
+// genRequest makes a random request: a cluster-scoped or namespaced
+// composite with composed Objects of both groups and other resources;
+// references that share targets, form chains and sometimes cycles, point
+// outside, or are malformed; resources not created yet, without UID, being
+// deleted or removed from the composition; finalizers the provider added or
+// lost, stale ones, and earlier steps' own.
+func genRequest(c chooser) *fnv1.RunFunctionRequest {
+	g := reqGen{c}
+	namespacedXR := g.chance(35)
+	xrNamespace := ""
+	if namespacedXR {
+		xrNamespace = "team"
+	}
+	n := 1 + c.intn(20)
+	if g.chance(10) {
+		n += c.intn(50)
+	}
+	acyclic := g.chance(65)
+	hubs := 1 + c.intn(3)
+	ms := make([]*genMember, n)
+	for i := range ms {
+		m := &genMember{key: fmt.Sprintf("%c%02d", 'a'+rune(c.intn(26)), i)}
+		switch r := c.intn(100); {
+		case namespacedXR && r < 70, !namespacedXR && r >= 60 && r < 75:
+			m.kind = namespacedObjectKind
+		case r < 60:
+			m.kind = clusterObjectKind
+		default:
+			m.kind = pickOne(g, otherKinds...)
+		}
+		m.apiVersion = pickOne(g, m.kind.apiVersions...)
+		m.name = fmt.Sprintf("n%02d", i)
+		if g.chance(4) {
+			m.name = fmt.Sprintf("n%02d", c.intn(n)) // Maybe two resources of one identity.
+		}
+		if m.kind.namespaced {
+			switch {
+			case namespacedXR && g.chance(60):
+			case namespacedXR:
+				m.namespace = pickOne(g, "team", "team", "team", "other")
+			default:
+				m.namespace = pickOne(g, "ns-a", "ns-b")
+			}
+		}
+		m.desired = i < hubs || g.chance(92)
+		m.observed = !m.desired || g.chance(80)
+		if m.desired && g.chance(8) {
+			m.name = "" // Named by Crossplane.
+		}
+		if m.observed {
+			m.observedName = m.name
+			if m.observedName == "" {
+				m.observedName = "gen-" + m.key
+			}
+			if m.kind.namespaced {
+				m.obsNS = firstNonEmpty(m.namespace, xrNamespace)
+			}
+			if g.chance(95) {
+				m.uid = "uid-" + m.key
+			}
+			m.deleting = g.chance(10)
+		}
+		ms[i] = m
+	}
+	refs := func(i int) any {
+		if g.chance(1) {
+			return pickOne[any](g, map[string]any{"dependsOn": map[string]any{"name": "n00"}}, "a string") // Not a list.
+		}
+		k := c.intn(4)
+		if k == 0 && g.chance(50) {
+			return nil
+		}
+		out := []any{}
+		for range k {
+			out = append(out, g.reference(ms, i, hubs, acyclic, xrNamespace))
+		}
+		return out
+	}
+	for i, m := range ms {
+		if m.kind.kind != "Object" {
+			if g.chance(5) {
+				m.desiredRefs = refs(i) // Ignored: not an Object of provider-kubernetes.
+			}
+			continue
+		}
+		if m.desired {
+			m.desiredRefs = refs(i)
+		}
+		if m.observed {
+			if m.desired && g.chance(75) {
+				m.observedRefs = m.desiredRefs
+			} else {
+				m.observedRefs = refs(i)
+			}
+		}
+	}
+	for j, m := range ms {
+		if m.observed {
+			if m.isObject() && g.chance(85) {
+				m.observedFinalizers = append(m.observedFinalizers, objectFinalizerName)
+			}
+			for _, i := range m.targetedBy {
+				if ms[i].uid != "" && g.chance(60) {
+					m.observedFinalizers = append(m.observedFinalizers, refFinalizerPrefix+ms[i].uid)
+				}
+			}
+			if g.chance(10) {
+				m.observedFinalizers = append(m.observedFinalizers, fmt.Sprintf("%suid-gone-%d", refFinalizerPrefix, j))
+			}
+			if g.chance(5) {
+				if o := ms[c.intn(n)]; o.uid != "" {
+					m.observedFinalizers = append(m.observedFinalizers, refFinalizerPrefix+o.uid)
+				}
+			}
+			if g.chance(10) {
+				m.observedFinalizers = append(m.observedFinalizers, "example.org/protect")
+			}
+		}
+		if m.desired {
+			if g.chance(20) {
+				m.desiredFinalizers = append(m.desiredFinalizers, "example.org/earlier-step")
+			}
+			if len(m.targetedBy) > 0 && g.chance(15) {
+				if d := ms[m.targetedBy[c.intn(len(m.targetedBy))]]; d.uid != "" {
+					m.desiredFinalizers = append(m.desiredFinalizers, refFinalizerPrefix+d.uid)
+				}
+			}
+			if g.chance(3) {
+				m.desiredFinalizers = append(m.desiredFinalizers, objectFinalizerName)
+			}
+			if g.chance(2) {
+				m.desiredFinalizers = append(m.desiredFinalizers, "example.org/twice", "example.org/twice")
+			}
+		}
+	}
+	return g.render(ms, xrNamespace)
+}
+
+// reference makes one spec.references entry of member i.
+func (g reqGen) reference(ms []*genMember, i, hubs int, acyclic bool, xrNamespace string) any {
+	c := g.c
+	d := ms[i]
+	target := func() int {
+		var j int
+		switch r := c.intn(100); {
+		case r < 40:
+			j = c.intn(hubs)
+		case r < 70:
+			j = i - 1 + 2*c.intn(2)
+		default:
+			j = c.intn(len(ms))
+		}
+		if acyclic && j >= i {
+			j = i - 1 - c.intn(i+1)
+		}
+		if j < 0 || j >= len(ms) {
+			return -1
+		}
+		return j
+	}
+	toMember := func(field string) map[string]any {
+		j := target()
+		if j < 0 {
+			return map[string]any{field: map[string]any{"name": "nowhere"}}
+		}
+		t := ms[j]
+		t.targetedBy = append(t.targetedBy, i)
+		ref := map[string]any{"name": firstNonEmpty(t.observedName, t.name, "unnamed")}
+		if t.kind.kind != "Object" || t.group() != d.group() || g.chance(40) {
+			// Any version matches.
+			ref["apiVersion"] = pickOne(g, t.apiVersion, t.kind.apiVersions[0], strings.TrimSuffix(t.apiVersion, "v1alpha2")+"v1alpha2")
+		} else if g.chance(10) {
+			ref["apiVersion"] = ""
+		}
+		if t.kind.kind != "Object" || g.chance(40) {
+			ref["kind"] = t.kind.kind
+		}
+		if ns := firstNonEmpty(t.obsNS, t.namespace); t.kind.namespaced || ns != "" {
+			ns = firstNonEmpty(ns, xrNamespace)
+			if ns != "" && g.chance(95) {
+				ref["namespace"] = ns // Without it, the reference is external: the provider defaults no namespace.
+			}
+		}
+		if field == "patchesFrom" {
+			ref["fieldPath"] = "metadata.uid"
+			return map[string]any{field: ref, "toFieldPath": "data.uid"}
+		}
+		return map[string]any{field: ref}
+	}
+	switch r := c.intn(100); {
+	case r < 60:
+		return toMember("dependsOn")
+	case r < 78:
+		return toMember("patchesFrom")
+	case r < 86:
+		return pickOne[any](g,
+			map[string]any{"dependsOn": map[string]any{"apiVersion": "v1", "kind": "Secret", "name": "external", "namespace": "default"}},
+			map[string]any{"dependsOn": map[string]any{"name": "not-composed"}},
+			map[string]any{"patchesFrom": map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "settings", "namespace": "ns-a", "fieldPath": "data"}})
+	case r < 92:
+		if g.chance(50) {
+			return toMember("dependsOn") // Malformed references are rarer.
+		}
+		return pickOne[any](g,
+			"a string",
+			map[string]any{},
+			map[string]any{"dependsOn": nil},
+			map[string]any{"dependsOn": "a string"},
+			map[string]any{"dependsOn": map[string]any{"kind": "ConfigMap"}},
+			map[string]any{"dependsOn": map[string]any{"name": ""}},
+			map[string]any{"dependsOn": map[string]any{"name": 3.0}},
+			map[string]any{"dependsOn": map[string]any{"name": "n00", "apiVersion": "a/b/c"}},
+			map[string]any{"patchesFrom": map[string]any{"name": "n00", "namespace": true}},
+			map[string]any{"patchesFrom": []any{"n00"}})
+	case r < 94:
+		// Both: the provider follows patchesFrom.
+		ref := toMember("patchesFrom")
+		ref["dependsOn"] = toMember("dependsOn")["dependsOn"]
+		return ref
+	default:
+		return toMember("dependsOn")
+	}
+}
+
+// render makes the request of the generated members.
+func (g reqGen) render(ms []*genMember, xrNamespace string) *fnv1.RunFunctionRequest {
+	xrMetadata := map[string]any{"name": "app", "uid": "uid-xr"}
+	if xrNamespace != "" {
+		xrMetadata["namespace"] = xrNamespace
+	}
+	req := &fnv1.RunFunctionRequest{
+		Meta: &fnv1.RequestMeta{Tag: fmt.Sprintf("tag-%d", g.c.intn(1_000_000))},
+		Observed: &fnv1.State{
+			Composite: &fnv1.Resource{
+				Resource:          mustStruct(map[string]any{"apiVersion": "example.org/v1alpha1", "kind": "XApp", "metadata": xrMetadata}),
+				ConnectionDetails: map[string][]byte{"password": []byte("observed-secret")},
+			},
+			Resources: map[string]*fnv1.Resource{},
+		},
+		Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{}},
+	}
+	if g.chance(30) {
+		req.Desired.Composite = &fnv1.Resource{
+			Resource:          mustStruct(map[string]any{"status": map[string]any{"ready": true}}),
+			ConnectionDetails: map[string][]byte{"url": []byte("https://example.org")},
+		}
+	}
+	if g.chance(20) {
+		req.Context = mustStruct(map[string]any{"apiextensions.crossplane.io/environment": map[string]any{"region": "eu"}})
+	}
+	if g.chance(65) {
+		in := map[string]any{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input"}
+		if mode := pickOne(g, "", "Enforce", "Report"); mode != "" {
+			in["mode"] = mode
+		}
+		if onCycle := pickOne(g, "", "Fatal", "Warning", "Warning"); onCycle != "" {
+			in["onCycle"] = onCycle
+		}
+		req.Input = mustStruct(in)
+	}
+	references := func(refs any) string {
+		if refs == nil {
+			return ""
+		}
+		b, err := json.Marshal(refs)
+		if err != nil {
+			panic(err)
+		}
+		return string(b)
+	}
+	for _, m := range ms {
+		if m.desired {
+			r := obj{apiVersion: m.apiVersion, kind: m.kind.kind, name: m.name, namespace: m.namespace,
+				finalizers: m.desiredFinalizers, references: references(m.desiredRefs)}.resource()
+			if g.chance(20) {
+				r.ConnectionDetails = map[string][]byte{"token": []byte("desired-secret-" + m.key)}
+			}
+			r.Ready = fnv1.Ready(g.c.intn(3))
+			req.Desired.Resources[m.key] = r
+		}
+		if m.observed {
+			r := obj{apiVersion: m.apiVersion, kind: m.kind.kind, name: m.observedName, namespace: m.obsNS, uid: m.uid,
+				deleting: m.deleting, finalizers: m.observedFinalizers, references: references(m.observedRefs)}.resource()
+			if g.chance(20) {
+				r.ConnectionDetails = map[string][]byte{"token": []byte("observed-secret-" + m.key)}
+			}
+			req.Observed.Resources[m.key] = r
+		}
+	}
+	return req
+}
