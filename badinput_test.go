@@ -84,6 +84,41 @@ type badInput struct {
 // shared Object with the finalizers of every dependent it can still read.
 func TestBadInput(t *testing.T) {
 	cases := map[string]badInput{
+		"FinalizersNull": {
+			reason: "metadata.finalizers: null means no finalizers: the function declares them, as for an absent list.",
+			change: withSharedMetadata("finalizers", structpb.NewNullValue()),
+			want:   summary("4 composed resources, 3 references between them and 0 to external objects; 3 reference finalizers declared, 0 pending until their Object exists"),
+			shared: []string{refPrefix + "uid-bad", refPrefix + "uid-dep-00", refPrefix + "uid-dep-01"},
+		},
+		"MetadataNull": {
+			reason: "metadata: null means no metadata: the function declares the finalizers, as for absent metadata.",
+			change: func(r *fnv1.RunFunctionRequest) {
+				r.Desired.Resources["shared"].Resource.Fields["metadata"] = structpb.NewNullValue()
+			},
+			want:   summary("4 composed resources, 3 references between them and 0 to external objects; 3 reference finalizers declared, 0 pending until their Object exists"),
+			shared: []string{refPrefix + "uid-bad", refPrefix + "uid-dep-00", refPrefix + "uid-dep-01"},
+		},
+		"InputKind": {
+			reason: "An input whose apiVersion or kind is not this function's is named, as an unsupported value is: it is meant for another function.",
+			input:  `{"apiVersion": "example.org/v1", "kind": "Inptu", "mode": "Report"}`,
+			want:   inputError(`[apiVersion: Unsupported value: "example.org/v1": supported values: "dependencies.fn.crossplane.io/v1beta1", kind: Unsupported value: "Inptu": supported values: "Input"]`),
+		},
+		"InvalidAPIVersionMatchesNothing": {
+			reason: "A composed resource with an invalid apiVersion matches no reference, as state.go says: the reference is external.",
+			change: func(r *fnv1.RunFunctionRequest) {
+				r.Desired.Resources["cm"] = obj{apiVersion: "v1/x/y", kind: "ConfigMap", name: "cm"}.resource()
+				r.Desired.Resources["bad"] = obj{apiVersion: clusterObject, name: "app-bad", references: `[{"dependsOn": {"apiVersion": "v1", "kind": "ConfigMap", "name": "cm"}}]`}.resource()
+			},
+			want:   warning("ExternalReference", "references to objects outside this composition can't be protected by it: bad spec.references[0].dependsOn → ConfigMap cm"),
+			shared: sharedWithoutBad,
+		},
+		"FatalCycleSummary": {
+			reason: "With a fatal cycle nothing is declared, and the summary says so.",
+			change: func(r *fnv1.RunFunctionRequest) {
+				r.Desired.Resources["shared"] = obj{apiVersion: clusterObject, name: "app-shared", finalizers: []string{"example.org/earlier-step"}, references: dependsOn("app-bad")}.resource()
+			},
+			want: summary("4 composed resources, 4 references between them and 0 to external objects; 4 reference finalizers to declare (the cycle failed the step: desired state left unchanged), 0 pending until their Object exists"),
+		},
 		// The step's input.
 		"InputUnknownField": {
 			reason: "A misspelt input field fails the step and names it.",
@@ -364,34 +399,6 @@ func TestBadInputAwaitingFix(t *testing.T) {
 		badInput
 		today string
 	}{
-		"FinalizersNull": {
-			today: `warns "metadata.finalizers is not a list" and declares nothing on shared: a null list (YAML "finalizers:" with nothing after it) is no list, as Kubernetes reads it`,
-			badInput: badInput{
-				reason: "metadata.finalizers: null means no finalizers: the function declares them, as for an absent list.",
-				change: withSharedMetadata("finalizers", structpb.NewNullValue()),
-				want:   summary("4 composed resources, 3 references between them and 0 to external objects; 3 reference finalizers declared, 0 pending until their Object exists"),
-				shared: []string{refPrefix + "uid-bad", refPrefix + "uid-dep-00", refPrefix + "uid-dep-01"},
-			},
-		},
-		"MetadataNull": {
-			today: `warns "metadata is not an object" and declares nothing on shared`,
-			badInput: badInput{
-				reason: "metadata: null means no metadata: the function declares the finalizers, as for absent metadata.",
-				change: func(r *fnv1.RunFunctionRequest) {
-					r.Desired.Resources["shared"].Resource.Fields["metadata"] = structpb.NewNullValue()
-				},
-				want:   summary("4 composed resources, 3 references between them and 0 to external objects; 3 reference finalizers declared, 0 pending until their Object exists"),
-				shared: []string{refPrefix + "uid-bad", refPrefix + "uid-dep-00", refPrefix + "uid-dep-01"},
-			},
-		},
-		"InputKind": {
-			today: "accepts the input of another apiVersion and kind, and applies its mode",
-			badInput: badInput{
-				reason: "An input whose apiVersion or kind is not this function's is named, as an unsupported value is: it is meant for another function.",
-				input:  `{"apiVersion": "example.org/v1", "kind": "Inptu", "mode": "Report"}`,
-				want:   inputError(`[apiVersion: Unsupported value: "example.org/v1": supported values: "dependencies.fn.crossplane.io/v1beta1", kind: Unsupported value: "Inptu": supported values: "Input"]`),
-			},
-		},
 		"InputWrongType": {
 			today: `"invalid function input: json: cannot unmarshal number into Go struct field Input.mode of type v1beta1.Mode": Go's names, not the field's`,
 			badInput: badInput{
@@ -408,28 +415,6 @@ func TestBadInputAwaitingFix(t *testing.T) {
 				want:   inputError(`dependencies[0].dependsOn: Invalid value: "string": must be a list of composition resource names or patterns`),
 			},
 		},
-		"InvalidAPIVersionMatchesNothing": {
-			today: "a composed resource whose apiVersion is v1/x/y is taken for the core group, and a reference to a core ConfigMap of its name matches it",
-			badInput: badInput{
-				reason: "A composed resource with an invalid apiVersion matches no reference, as state.go says: the reference is external.",
-				change: func(r *fnv1.RunFunctionRequest) {
-					r.Desired.Resources["cm"] = obj{apiVersion: "v1/x/y", kind: "ConfigMap", name: "cm"}.resource()
-					r.Desired.Resources["bad"] = obj{apiVersion: clusterObject, name: "app-bad", references: `[{"dependsOn": {"apiVersion": "v1", "kind": "ConfigMap", "name": "cm"}}]`}.resource()
-				},
-				want:   warning("ExternalReference", "references to objects outside this composition can't be protected by it: bad spec.references[0].dependsOn → ConfigMap cm"),
-				shared: sharedWithoutBad,
-			},
-		},
-		"FatalCycleSummary": {
-			today: `the Summary says "2 reference finalizers declared" while the fatal cycle leaves desired state unchanged`,
-			badInput: badInput{
-				reason: "With a fatal cycle nothing is declared, and the summary says so.",
-				change: func(r *fnv1.RunFunctionRequest) {
-					r.Desired.Resources["shared"] = obj{apiVersion: clusterObject, name: "app-shared", finalizers: []string{"example.org/earlier-step"}, references: dependsOn("app-bad")}.resource()
-				},
-				want: summary("4 composed resources, 4 references between them and 0 to external objects; 4 reference finalizers to declare (the cycle failed the step: desired state left unchanged), 0 pending until their Object exists"),
-			},
-		},
 	}
 	f := &Function{log: logging.NewNopLogger()}
 	for name, tc := range cases {
@@ -440,7 +425,6 @@ func TestBadInputAwaitingFix(t *testing.T) {
 	}
 
 	t.Run("DuplicateUID", func(t *testing.T) {
-		skipAwaitingFix(t, "two observed dependents with one UID make shared declare that finalizer twice, which server-side apply rejects in a set")
 		req := badInputRequest("", func(r *fnv1.RunFunctionRequest) {
 			r.Observed.Resources["dep-01"].Resource.Fields["metadata"].GetStructValue().Fields["uid"] = structpb.NewStringValue("uid-dep-00")
 		})
@@ -455,8 +439,6 @@ func TestBadInputAwaitingFix(t *testing.T) {
 	})
 
 	t.Run("InvalidReferencesInNameOrder", func(t *testing.T) {
-		skipAwaitingFix(t, "the InvalidReference result lists resources in the order Go ranges over the request's maps, so the same request gives different messages (and, past ten, different resources); "+
-			"once fixed, set invalidReferencesInMapOrder to false in property_test.go")
 		req := badInputRequest("", func(r *fnv1.RunFunctionRequest) {
 			for _, name := range []string{"a", "b", "c", "d"} {
 				r.Desired.Resources[name] = obj{apiVersion: clusterObject, name: name, references: `[{}]`}.resource()

@@ -195,7 +195,7 @@ func TestRunFunction(t *testing.T) {
 				conditions: []*fnv1.Condition{falseCondition("Cycle", "references form a cycle: a → b → a")},
 				results: []*fnv1.Result{
 					fatal("Cycle", "cannot order deletion: references form a cycle: a → b → a"),
-					summary("2 composed resources, 2 references between them and 0 to external objects; 2 reference finalizers declared, 0 pending until their Object exists"),
+					summary("2 composed resources, 2 references between them and 0 to external objects; 2 reference finalizers to declare (the cycle failed the step: desired state left unchanged), 0 pending until their Object exists"),
 				},
 			},
 		},

@@ -99,7 +99,7 @@ func checkAnyRequest(fn *Function, req *fnv1.RunFunctionRequest) []string {
 	}
 	var problems []string
 	problem := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-	if again, err := runCopy(fn, req); err != nil || !sameAnswer(req, rsp, again) {
+	if again, err := runCopy(fn, req); err != nil || !proto.Equal(rsp, again) {
 		problem("the same request gave another answer (error %v)", err)
 	}
 

@@ -76,7 +76,7 @@ func TestConcurrentCalls(t *testing.T) {
 			problems = []string{fmt.Sprintf("RunFunction over gRPC: %v", errs[i])}
 		case got[i].GetMeta().GetTag() != reqs[i].GetMeta().GetTag():
 			problems = []string{fmt.Sprintf("the answer carries tag %q: it is another call's", got[i].GetMeta().GetTag())}
-		case !sameAnswer(reqs[i], want[i], got[i]):
+		case !proto.Equal(want[i], got[i]):
 			problems = []string{"the answer over gRPC differs from the answer in process"}
 		case i%10 == 0:
 			// TestProperties checks the answers in process against the

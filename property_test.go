@@ -143,7 +143,7 @@ func checkRequest(f *Function, req *fnv1.RunFunctionRequest, stats *propertyStat
 			return []string{err.Error()}
 		}
 		rsp2, err := runCopy(f, again)
-		if err != nil || !sameAnswer(req, rsp, rsp2) {
+		if err != nil || !proto.Equal(rsp, rsp2) {
 			problem("the same request gave another answer (error %v): -first +again:\n%s", err, cmp.Diff(rsp, rsp2, protocmp.Transform()))
 		}
 	}
@@ -163,7 +163,7 @@ func checkRequest(f *Function, req *fnv1.RunFunctionRequest, stats *propertyStat
 	switch {
 	case err != nil:
 		problem("RunFunction on its own output: %v", err)
-	case !sameAnswer(req, rsp, rsp3):
+	case !proto.Equal(rsp, rsp3):
 		problem("RunFunction on its own output answers differently: -first +second:\n%s", cmp.Diff(rsp, rsp3, protocmp.Transform()))
 	}
 	return problems
@@ -200,73 +200,6 @@ func (s *propertyStats) add(e expectation, req *fnv1.RunFunctionRequest) {
 	count(e.bothSet, &s.bothSet)
 	count(jsonString(req.GetObserved().GetComposite().GetResource().AsMap(), "metadata", "namespace") != "", &s.namespacedXR)
 	count(e.duplicateIdentity, &s.duplicateIdentity)
-}
-
-// invalidReferencesInMapOrder is true while the function lists the
-// InvalidReference result's items in the order Go ranges over the request's
-// maps (TestBadInputAwaitingFix/InvalidReferencesInNameOrder): the
-// determinism checks then compare that result's items as a set.
-const invalidReferencesInMapOrder = true
-
-// sameAnswer tells whether two answers are the same; while
-// invalidReferencesInMapOrder, the InvalidReference results' items are
-// compared as sets.
-func sameAnswer(req *fnv1.RunFunctionRequest, a, b *fnv1.RunFunctionResponse) bool {
-	if !invalidReferencesInMapOrder {
-		return proto.Equal(a, b)
-	}
-	if !proto.Equal(a.GetDesired(), b.GetDesired()) || !proto.Equal(a.GetMeta(), b.GetMeta()) || !proto.Equal(a.GetContext(), b.GetContext()) ||
-		len(a.GetConditions()) != len(b.GetConditions()) || len(a.GetResults()) != len(b.GetResults()) {
-		return false
-	}
-	for i := range a.GetConditions() {
-		if !proto.Equal(a.GetConditions()[i], b.GetConditions()[i]) {
-			return false
-		}
-	}
-	for i, ra := range a.GetResults() {
-		rb := b.GetResults()[i]
-		if ra.GetReason() == "InvalidReference" && rb.GetReason() == "InvalidReference" {
-			if invalidItems(req, ra.GetMessage()) != invalidItems(req, rb.GetMessage()) || ra.GetSeverity() != rb.GetSeverity() {
-				return false
-			}
-			continue
-		}
-		if !proto.Equal(ra, rb) {
-			return false
-		}
-	}
-	return true
-}
-
-// invalidItems returns the InvalidReference message with its items sorted,
-// or only their count when it names ten and a count: which ten depends on the
-// order too.
-func invalidItems(req *fnv1.RunFunctionRequest, message string) string {
-	const prefix = "cannot read references: "
-	msg, ok := strings.CutPrefix(message, prefix)
-	if !ok {
-		return message
-	}
-	if m := regexp.MustCompile(` and (\d+) more$`).FindStringSubmatch(msg); m != nil {
-		return prefix + "ten" + m[0]
-	}
-	// Items start with a composition resource name and a colon.
-	names := mapsUnion(req.GetDesired().GetResources(), req.GetObserved().GetResources())
-	var items []string
-	start := 0
-	for i := 0; i < len(msg); i++ {
-		if !strings.HasPrefix(msg[i:], ", ") {
-			continue
-		}
-		if name, _, ok := strings.Cut(msg[i+2:], ": "); ok && names[name] {
-			items = append(items, msg[start:i])
-			start = i + 2
-		}
-	}
-	items = append(items, msg[start:])
-	slices.Sort(items)
-	return prefix + strings.Join(items, ", ")
 }
 
 // checkPassThrough checks what the function must hand on untouched: the

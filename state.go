@@ -1,6 +1,9 @@
 package main
 
 import (
+	"slices"
+	"strings"
+
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -55,12 +58,15 @@ func composedResources(req *fnv1.RunFunctionRequest, inferReferences bool) ([]pr
 			s = d.GetResource()
 		}
 		r.APIVersion = text(s, "apiVersion")
-		gv, _ := schema.ParseGroupVersion(r.APIVersion) // An invalid apiVersion matches no reference.
+		gv, err := schema.ParseGroupVersion(r.APIVersion)
 		r.Identity = protection.Identity{
 			Group:     gv.Group,
 			Kind:      text(s, "kind"),
 			Namespace: firstOf(text(o, "metadata", "namespace"), text(s, "metadata", "namespace"), xrNamespace),
 			Name:      firstOf(text(o, "metadata", "name"), text(s, "metadata", "name")),
+		}
+		if err != nil {
+			r.Identity.Name = "" // No reference can name a resource of an invalid apiVersion.
 		}
 		r.IsObject = objectref.IsObject(r.Identity.Group, r.Identity.Kind)
 		if !r.IsObject || !inferReferences {
@@ -76,6 +82,8 @@ func composedResources(req *fnv1.RunFunctionRequest, inferReferences bool) ([]pr
 			invalid = append(invalid, report.InvalidReference{Resource: r.Name, Problem: err.Error()})
 		}
 	}
+	// The resources came in map order; the problems are reported in name order.
+	slices.SortStableFunc(invalid, func(a, b report.InvalidReference) int { return strings.Compare(a.Resource, b.Resource) })
 	return resources, invalid
 }
 
@@ -131,7 +139,10 @@ func appendTo(r *fnv1.Resource, object, list string, values []*structpb.Value) e
 // ensure returns the value of the field, setting it to empty first when the
 // struct lacks it.
 func ensure(s *structpb.Struct, key string, empty *structpb.Value) *structpb.Value {
-	if v, ok := s.GetFields()[key]; ok {
+	// A null field is as good as absent: YAML's "finalizers:" with nothing
+	// after it.
+	v, ok := s.GetFields()[key]
+	if _, null := v.GetKind().(*structpb.Value_NullValue); ok && !null {
 		return v
 	}
 	if s.Fields == nil {

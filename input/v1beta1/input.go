@@ -17,6 +17,9 @@ import (
 // This isn't a custom resource, in the sense that we never install its CRD.
 // It is a KRM-like object, so we generate a CRD to describe its schema.
 
+// GroupVersion is the apiVersion of the input.
+const GroupVersion = "dependencies.fn.crossplane.io/v1beta1"
+
 // Mode says whether the function changes desired state.
 // +kubebuilder:validation:Enum=Enforce;Report
 type Mode string
@@ -201,6 +204,13 @@ func (in *Input) Default() {
 // Validate returns the fields whose values are not supported.
 func (in *Input) Validate() field.ErrorList {
 	var errs field.ErrorList
+	// An input of another apiVersion or kind is meant for another function.
+	if in.APIVersion != "" {
+		errs = append(errs, oneOf(field.NewPath("apiVersion"), in.APIVersion, GroupVersion)...)
+	}
+	if in.Kind != "" {
+		errs = append(errs, oneOf(field.NewPath("kind"), in.Kind, "Input")...)
+	}
 	errs = append(errs, oneOf(field.NewPath("mode"), in.Mode, ModeEnforce, ModeReport)...)
 	errs = append(errs, oneOf(field.NewPath("onCycle"), in.OnCycle, CycleFatal, CycleWarning)...)
 	errs = append(errs, oneOf(field.NewPath("references"), in.References, ReferencesInfer, ReferencesIgnore)...)

@@ -498,7 +498,9 @@ func staleFinalizers(r *Resource, referencedBy map[string]bool) []Stale {
 	return stale
 }
 
-// missingFrom returns the wanted entries that have lacks, sorted.
+// missingFrom returns the wanted entries that have lacks, sorted, each once:
+// two Objects with one UID would otherwise declare it twice, which
+// server-side apply rejects in a set.
 func missingFrom(have, want []string) []string {
 	present := make(map[string]bool, len(have))
 	for _, h := range have {
@@ -511,5 +513,5 @@ func missingFrom(have, want []string) []string {
 		}
 	}
 	slices.Sort(missing)
-	return missing
+	return slices.Compact(missing)
 }

@@ -159,8 +159,11 @@ func summary(f Facts) string {
 		}
 	}
 	verb := "declared"
-	if !f.Enforce {
+	switch {
+	case !f.Enforce:
 		verb = "to declare (Report mode: desired state left unchanged)"
+	case f.CyclesFatal && len(p.Cycles) > 0:
+		verb = "to declare (the cycle failed the step: desired state left unchanged)"
 	}
 	return fmt.Sprintf("%d composed resources, %d references between them and %d to external objects; %d reference finalizers %s, %d pending until their Object exists",
 		p.Resources, len(p.Edges), len(p.External), p.Declared, verb, pending)
