@@ -2,7 +2,7 @@
 # the rest are their parts. Tools are built from pinned modules under tools/
 # into .cache/bin the first time (minutes), then reused.
 
-.PHONY: render test unit e2e controlplane lint generate xpkg
+.PHONY: render test unit e2e controlplane lint generate xpkg bench
 
 # Render the example through the real pipeline (patch-and-transform →
 # function-dependencies → auto-ready). EXAMPLE=example/namespaced for the other.
@@ -32,3 +32,8 @@ generate:
 
 xpkg:
 	hack/xpkg.sh
+
+# Benchmark against the floor and the neighbouring functions and print the
+# README's Performance table (COUNT=6 runs each; 20 minutes on two busy cores).
+bench:
+	hack/bench.sh

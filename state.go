@@ -72,11 +72,7 @@ func composedResources(req *fnv1.RunFunctionRequest, inferReferences bool) ([]pr
 		if !r.IsObject || !inferReferences {
 			continue
 		}
-		var refs any
-		if v := value(s, "spec", "references"); v != nil {
-			refs = v.AsInterface()
-		}
-		targets, errs := objectref.Parse(r.Identity.Group, refs)
+		targets, errs := objectref.Parse(r.Identity.Group, value(s, "spec", "references"))
 		r.References = targets
 		for _, err := range errs {
 			invalid = append(invalid, report.InvalidReference{Resource: r.Name, Problem: err.Error()})

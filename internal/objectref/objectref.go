@@ -6,6 +6,7 @@ package objectref
 import (
 	"strings"
 
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -60,92 +61,102 @@ type Target struct {
 	Field string
 }
 
-// Parse reads an Object's spec.references, given as decoded JSON, the way
+// Parse reads an Object's spec.references, as a request's struct holds it
+// (nil when the Object has none), the way
 // provider-kubernetes resolves them: patchesFrom when it is set, else
 // dependsOn, with the CRD's defaults for apiVersion and kind (desired state
 // from earlier pipeline steps has not been through the API server, so it may
 // lack them) and no default for namespace. group is the Object's own API group,
-// which decides the default apiVersion.
+// which decides the default apiVersion. It reads only the fields it needs:
+// converting the references to Go maps first took a third of the function's
+// time.
 //
 // A reference that can't be resolved is left out and described in the errors;
 // every other reference is still returned. A reference that sets both
 // dependsOn and patchesFrom is returned with patchesFrom's target, as the
 // provider uses it, and described in the errors too.
-func Parse(group string, references any) ([]Target, field.ErrorList) {
+func Parse(group string, references *structpb.Value) ([]Target, field.ErrorList) {
 	path := field.NewPath("spec", "references")
-	if references == nil {
+	if isNull(references) {
 		return nil, nil
 	}
-	list, ok := references.([]any)
-	if !ok {
+	list := references.GetListValue()
+	if list == nil {
 		return nil, field.ErrorList{field.TypeInvalid(path, jsonType(references), "must be a list of references")}
 	}
 	var targets []Target
 	var errs field.ErrorList
-	for i, r := range list {
+	for i, r := range list.GetValues() {
 		t, err := parseReference(group, path.Index(i), r)
 		errs = append(errs, err...)
-		if t != nil {
-			targets = append(targets, *t)
+		if t == nil {
+			continue
 		}
+		if targets == nil {
+			targets = make([]Target, 0, len(list.GetValues())-i)
+		}
+		targets = append(targets, *t)
 	}
 	return targets, errs
 }
 
-func parseReference(group string, path *field.Path, reference any) (*Target, field.ErrorList) {
-	r, ok := reference.(map[string]any)
-	if !ok {
+func parseReference(group string, path *field.Path, reference *structpb.Value) (*Target, field.ErrorList) {
+	r := reference.GetStructValue()
+	if r == nil {
 		return nil, field.ErrorList{field.TypeInvalid(path, jsonType(reference), "must be an object with dependsOn or patchesFrom")}
 	}
-	dependsOn, patchesFrom := r["dependsOn"], r["patchesFrom"]
+	dependsOn, patchesFrom := r.GetFields()["dependsOn"], r.GetFields()["patchesFrom"]
 	switch {
-	case patchesFrom != nil && dependsOn != nil:
+	case !isNull(patchesFrom) && !isNull(dependsOn):
 		t, errs := parseTarget(group, path.Child("patchesFrom"), patchesFrom)
 		both := field.Invalid(path, "dependsOn and patchesFrom", "sets both; provider-kubernetes uses patchesFrom and ignores dependsOn")
 		return t, append(field.ErrorList{both}, errs...)
-	case patchesFrom != nil:
+	case !isNull(patchesFrom):
 		return parseTarget(group, path.Child("patchesFrom"), patchesFrom)
-	case dependsOn != nil:
+	case !isNull(dependsOn):
 		return parseTarget(group, path.Child("dependsOn"), dependsOn)
 	default:
 		return nil, field.ErrorList{field.Required(path, "must set dependsOn or patchesFrom")}
 	}
 }
 
-func parseTarget(group string, path *field.Path, target any) (*Target, field.ErrorList) {
-	m, ok := target.(map[string]any)
-	if !ok {
+func parseTarget(group string, path *field.Path, target *structpb.Value) (*Target, field.ErrorList) {
+	m := target.GetStructValue()
+	if m == nil {
 		return nil, field.ErrorList{field.TypeInvalid(path, jsonType(target), "must be an object")}
 	}
 	var errs field.ErrorList
-	text := func(key, fallback string) string {
-		switch v := m[key].(type) {
-		case nil:
-			return fallback
-		case string:
-			if v == "" {
-				return fallback
-			}
-			return v
-		default:
-			errs = append(errs, field.TypeInvalid(path.Child(key), jsonType(v), "must be a string"))
-			return ""
+	// text returns the string at the key; "" when it is null, missing or
+	// not a string, which is an error.
+	text := func(key string) string {
+		v := m.GetFields()[key]
+		if s, ok := v.GetKind().(*structpb.Value_StringValue); ok {
+			return s.StringValue
 		}
+		if !isNull(v) {
+			errs = append(errs, field.TypeInvalid(path.Child(key), jsonType(v), "must be a string"))
+		}
+		return ""
 	}
-	apiVersion := text("apiVersion", group+"/v1alpha1")
 	t := &Target{
-		APIVersion: apiVersion,
-		Kind:       text("kind", Kind),
-		Namespace:  text("namespace", ""),
-		Name:       text("name", ""),
+		APIVersion: text("apiVersion"),
+		Kind:       text("kind"),
+		Namespace:  text("namespace"),
+		Name:       text("name"),
 		Field:      path.String(),
 	}
-	if _, isString := m["name"].(string); t.Name == "" && (isString || m["name"] == nil) {
+	if t.APIVersion == "" {
+		t.APIVersion = group + "/v1alpha1"
+	}
+	if t.Kind == "" {
+		t.Kind = Kind
+	}
+	if name := m.GetFields()["name"]; t.Name == "" && (isNull(name) || isString(name)) {
 		errs = append(errs, field.Required(path.Child("name"), "names the referenced object"))
 	}
-	gv, err := schema.ParseGroupVersion(apiVersion)
+	gv, err := schema.ParseGroupVersion(t.APIVersion)
 	if err != nil {
-		errs = append(errs, field.Invalid(path.Child("apiVersion"), apiVersion, err.Error()))
+		errs = append(errs, field.Invalid(path.Child("apiVersion"), t.APIVersion, err.Error()))
 	}
 	t.Group = gv.Group
 	if len(errs) > 0 {
@@ -154,21 +165,32 @@ func parseTarget(group string, path *field.Path, target any) (*Target, field.Err
 	return t, nil
 }
 
-// jsonType names the JSON type of a decoded value, for messages that must not
-// repeat the value itself, which may be large.
-func jsonType(v any) string {
-	switch v.(type) {
-	case map[string]any:
+// isNull tells whether a value is missing or JSON null.
+func isNull(v *structpb.Value) bool {
+	_, null := v.GetKind().(*structpb.Value_NullValue)
+	return v.GetKind() == nil || null
+}
+
+func isString(v *structpb.Value) bool {
+	_, ok := v.GetKind().(*structpb.Value_StringValue)
+	return ok
+}
+
+// jsonType names the JSON type of a value, for messages that must not repeat
+// the value itself, which may be large.
+func jsonType(v *structpb.Value) string {
+	switch v.GetKind().(type) {
+	case *structpb.Value_StructValue:
 		return "object"
-	case []any:
+	case *structpb.Value_ListValue:
 		return "list"
-	case string:
+	case *structpb.Value_StringValue:
 		return "string"
-	case bool:
+	case *structpb.Value_BoolValue:
 		return "boolean"
-	case float64, int64, int, int32:
+	case *structpb.Value_NumberValue:
 		return "number"
-	case nil:
+	case *structpb.Value_NullValue, nil:
 		return "null"
 	default:
 		return "unknown"

@@ -1,10 +1,11 @@
 package objectref
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 func TestParse(t *testing.T) {
@@ -75,8 +76,8 @@ func TestParse(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			var refs any
-			if err := json.Unmarshal([]byte(tc.references), &refs); err != nil {
+			refs := &structpb.Value{}
+			if err := protojson.Unmarshal([]byte(tc.references), refs); err != nil {
 				t.Fatal(err)
 			}
 			got, errs := Parse(tc.group, refs)

@@ -244,9 +244,21 @@ func Make(resources []Resource, o Options) Plan {
 	names := slices.Sorted(maps.Keys(byName))
 
 	p := Plan{Resources: len(resources), Additions: map[string][]string{}, References: map[string][]Reference{}, HeldBack: map[string]string{}}
+	// Most references and dependencies are an edge each: allocate for them
+	// at once rather than grow the slice edge by edge.
+	edges := 0
+	for i := range resources {
+		edges += len(resources[i].References) + len(resources[i].DependsOn)
+	}
+	if edges > 0 {
+		p.Edges = make([]Edge, 0, edges)
+	}
 	var g graph.Graph
 	for _, name := range names {
 		p.addEdges(&g, byName[name], byName, byIdentity, o)
+	}
+	if len(p.Edges) == 0 {
+		p.Edges = nil // As without the allocation.
 	}
 	cycles := g.Cycles()
 	p.Cycles = cycles.Paths

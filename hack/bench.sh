@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Benchmarks the function against the floor (a pass-through function) and against its neighbours in the
+# pipeline, as `make bench` runs it, and prints the table of the README's Performance section. See
+# bench_test.go and bench_e2e_test.go.
+#
+#   1. in process: RunFunction and the floor at N = 10 to 10,000 composed resources, and the graph
+#      work alone (BenchmarkInProcess, BenchmarkGraph);
+#   2. over gRPC, at N = 1,000 and 10,000: this function, the floor, function-auto-ready and
+#      function-patch-and-transform, each served as its own process on loopback (BenchmarkServed, e2e
+#      tag). Each run calls every function in turn, ROUNDS times, and reports the ratios of the same
+#      run's medians.
+#
+# benchstat (built from tools/benchstat) takes the median of COUNT runs of each benchmark. On a busy
+# machine the absolute figures wander; the ratios of functions measured in the same run hold better.
+#
+#   COUNT=6          runs of each benchmark (benchstat needs 6 for a confidence interval)
+#   ROUNDS_1000=5    calls of each function per run over gRPC, at N=1,000
+#   ROUNDS_10000=2   the same at N=10,000, where one call takes seconds
+#   FD_BENCH_REUSE=1 print the table from the last run's output in .cache/bench, without running
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+out=$root/.cache/bench
+mkdir -p "$out"
+benchstat=$(hack/tools.sh benchstat)
+count=${COUNT:-6}
+
+if [ -z "${FD_BENCH_REUSE:-}" ]; then
+  echo "=== in process (COUNT=$count)" >&2
+  go test -run '^$' -bench '^Benchmark(InProcess|Graph)$' -benchmem -count "$count" -timeout 2h . \
+    | tee "$out/inprocess.txt" >&2
+  : > "$out/wire.txt"
+  for n in 1000 10000; do
+    rounds=ROUNDS_$n
+    rounds=${!rounds:-$([ "$n" = 1000 ] && echo 5 || echo 2)}
+    echo "=== over gRPC, N=$n (COUNT=$count, $rounds calls of each function per run)" >&2
+    go test -tags e2e -run '^$' -bench "^BenchmarkServed\$/^N=$n\$/" -benchtime "${rounds}x" -count "$count" -timeout 4h . \
+      | tee -a "$out/wire.txt" >&2
+  done
+fi
+
+stats() { "$benchstat" -format csv "$@" 2>>"$out/benchstat.log"; }
+: > "$out/benchstat.log"
+{
+  echo "#inprocess"; stats -filter .name:InProcess -row /N -col /fn "$out/inprocess.txt"
+  echo "#graph"; stats -filter .name:Graph -row /N "$out/inprocess.txt"
+  echo "#served"; stats -filter .name:Served -row /N "$out/wire.txt"
+} > "$out/benchstat.csv"
+
+# benchstat's CSV has a section per unit: a line of column names, a line of units, then a row per N.
+awk -F, '
+  /^#/ { sect = substr($0, 2); header = 0; next }
+  /^$/ { header = 0; next }
+  /^,/ && header == 0 { for (i = 2; i <= NF; i += 2) name[i] = $i; header = 1; next }
+  /^,/ && header == 1 { unit = $2; header = 2; next }
+  header == 2 { for (i = 2; i <= NF; i += 2) if (i in name && $i != "") v[sect, $1, name[i], unit] = $i }
+  function t(s) {
+    if (s == "") return "—"
+    if (s < 1e-3) return sprintf("%.0f µs", s * 1e6)
+    if (s < 1) return sprintf("%.3g ms", s * 1e3)
+    return sprintf("%.3g s", s)
+  }
+  function ms(x) { return x == "" ? "—" : (x < 1000 ? sprintf("%.0f ms", x) : sprintf("%.3g s", x / 1000)) }
+  function count(x) { return x == "" ? "—" : x >= 1e6 ? sprintf("%.2fM", x / 1e6) : (x >= 1e3 ? sprintf("%.1fk", x / 1e3) : sprintf("%d", x)) }
+  function r(x) { return x == "" ? "—" : sprintf("%.2f", x) }
+  function pair(a, b) { return (a == "" && b == "") ? "—" : r(a) " · " r(b) }
+  function wire(sect, n, fn,   k) {
+    for (k in v) { split(k, p, SUBSEP); if (p[1] == sect && p[2] == n && p[4] == fn "-p50-ms") return ms(v[k]) " · " ms(v[sect, n, p[3], fn "-p99-ms"]) }
+    return "—"
+  }
+  function col(sect, n, unit,   k) {
+    for (k in v) { split(k, p, SUBSEP); if (p[1] == sect && p[2] == n && p[4] == unit) return v[k] }
+    return ""
+  }
+  END {
+    split("10 100 1000 10000 1000-namespaced", rows, " ")
+    print "| N | ours | floor | ours/floor | allocs ours · floor | over gRPC ours/floor p50 · p99 | ours/auto-ready p50 · p99 | ours/patch-and-transform p50 · p99 |"
+    print "|---|---|---|---|---|---|---|---|"
+    for (i = 1; i <= 5; i++) {
+      n = rows[i]; o = v["inprocess", n, "ours", "sec/op"]; f = v["inprocess", n, "floor", "sec/op"]
+      if (o == "" && f == "") continue
+      printf "| %s | %s | %s | %s | %s · %s | %s | %s | %s |\n", n, t(o), t(f), (o != "" && f != "") ? r(o / f) : "—",
+        count(v["inprocess", n, "ours", "allocs/op"]), count(v["inprocess", n, "floor", "allocs/op"]),
+        pair(col("served", n, "ours/floor-p50"), col("served", n, "ours/floor-p99")),
+        pair(col("served", n, "ours/auto-ready-p50"), col("served", n, "ours/auto-ready-p99")),
+        pair(col("served", n, "ours/patch-and-transform-p50"), col("served", n, "ours/patch-and-transform-p99"))
+    }
+    print ""
+    print "Over gRPC, p50 · p99 per call:"
+    print ""
+    print "| N | ours | floor | function-auto-ready | function-patch-and-transform |"
+    print "|---|---|---|---|---|"
+    for (i = 3; i <= 4; i++) {
+      n = rows[i]
+      printf "| %s | %s | %s | %s | %s |\n", n, wire("served", n, "ours"), wire("served", n, "floor"),
+        wire("served", n, "auto-ready"), wire("served", n, "patch-and-transform")
+    }
+    print ""
+    g1 = col("graph", "1000", "sec/op"); g10 = col("graph", "10000", "sec/op")
+    printf "Graph work (RunFunction on a decoded request, 3 references per dependent): N=1000, %d edges: %s; N=10000, %d edges: %s.\n",
+      col("graph", "1000", "edges"), t(g1), col("graph", "10000", "edges"), t(g10)
+    printf "Growth from N=1000 to 10000: in process %s×, graph work %s×.\n",
+      (v["inprocess", "1000", "ours", "sec/op"] != "") ? sprintf("%.1f", v["inprocess", "10000", "ours", "sec/op"] / v["inprocess", "1000", "ours", "sec/op"]) : "—",
+      (g1 != "") ? sprintf("%.1f", g10 / g1) : "—"
+  }
+' "$out/benchstat.csv"
