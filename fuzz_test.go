@@ -20,6 +20,8 @@ import (
 
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/crossplane-contrib/function-dependencies/test/harness"
 )
 
 // The fuzz targets run their seeds with every go test; hack/test.sh fuzzes
@@ -105,7 +107,7 @@ func checkAnyRequest(fn *Function, req *fnv1.RunFunctionRequest) []string {
 
 	in := req.GetInput().AsMap()
 	fatal := slices.ContainsFunc(rsp.GetResults(), func(r *fnv1.Result) bool { return r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL })
-	if fatal || jsonString(in, "mode") == "Report" {
+	if fatal || harness.String(in, "mode") == "Report" {
 		if !proto.Equal(req.GetDesired(), rsp.GetDesired()) {
 			problem("desired state changed in Report mode or with a fatal result")
 		}
@@ -251,10 +253,10 @@ func exampleRequest(tb testing.TB, dir string) *fnv1.RunFunctionRequest {
 		req.Desired.Resources[name] = &fnv1.Resource{Resource: toStruct(desired)}
 	}
 	for _, c := range yamlDocuments(tb, filepath.Join(dir, "composition.yaml")) {
-		pipeline, _ := jsonAt(c, "spec", "pipeline").([]any)
+		pipeline, _ := harness.Lookup(c, "spec", "pipeline").([]any)
 		for _, s := range pipeline {
 			step := asObject(s)
-			if jsonString(step, "functionRef", "name") == "function-dependencies" && step["input"] != nil {
+			if harness.String(step, "functionRef", "name") == "function-dependencies" && step["input"] != nil {
 				req.Input = toStruct(asObject(step["input"]))
 			}
 		}

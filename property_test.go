@@ -22,6 +22,8 @@ import (
 
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/crossplane-contrib/function-dependencies/test/harness"
 )
 
 // The property test runs the function on random requests and checks every
@@ -198,7 +200,7 @@ func (s *propertyStats) add(e expectation, req *fnv1.RunFunctionRequest) {
 	count(e.stale > 0, &s.stale)
 	count(e.invalid > 0, &s.invalid)
 	count(e.bothSet, &s.bothSet)
-	count(jsonString(req.GetObserved().GetComposite().GetResource().AsMap(), "metadata", "namespace") != "", &s.namespacedXR)
+	count(harness.String(req.GetObserved().GetComposite().GetResource().AsMap(), "metadata", "namespace") != "", &s.namespacedXR)
 	count(e.duplicateIdentity, &s.duplicateIdentity)
 }
 
@@ -451,7 +453,7 @@ func (e expectation) checkGraph(rsp *fnv1.RunFunctionResponse) []string {
 	names := map[string]bool{}
 	nodes, _ := g["nodes"].([]any)
 	for _, n := range nodes {
-		names[jsonString(asObject(n), "name")] = true
+		names[harness.String(asObject(n), "name")] = true
 	}
 	for name := range e.nodes {
 		if !names[name] {
@@ -461,7 +463,7 @@ func (e expectation) checkGraph(rsp *fnv1.RunFunctionResponse) []string {
 	var got, want []string
 	edges, _ := g["edges"].([]any)
 	for _, ed := range edges {
-		from, to := jsonString(asObject(ed), "from"), jsonString(asObject(ed), "to")
+		from, to := harness.String(asObject(ed), "from"), harness.String(asObject(ed), "to")
 		if e.nodes[to] != nil {
 			got = append(got, from+" → "+to)
 		}
@@ -674,13 +676,13 @@ func (e expectation) condition() (fnv1.Status, string, string, []string) {
 func expectFor(req *fnv1.RunFunctionRequest) expectation {
 	in := req.GetInput().AsMap()
 	e := expectation{
-		enforce:     jsonString(in, "mode") != "Report",
-		cyclesFatal: jsonString(in, "onCycle") != "Warning",
+		enforce:     harness.String(in, "mode") != "Report",
+		cyclesFatal: harness.String(in, "onCycle") != "Warning",
 		nodes:       map[string]*refNode{},
 		component:   map[string]int{},
 		added:       map[string][]string{},
 	}
-	xrNamespace := jsonString(req.GetObserved().GetComposite().GetResource().AsMap(), "metadata", "namespace")
+	xrNamespace := harness.String(req.GetObserved().GetComposite().GetResource().AsMap(), "metadata", "namespace")
 	desired, observed := req.GetDesired().GetResources(), req.GetObserved().GetResources()
 	sources := map[string]map[string]any{}
 	for _, name := range slices.Sorted(maps.Keys(mapsUnion(desired, observed))) {
@@ -689,8 +691,8 @@ func expectFor(req *fnv1.RunFunctionRequest) expectation {
 		if r, ok := observed[name]; ok {
 			n.observed = true
 			o = r.GetResource().AsMap()
-			n.uid = jsonString(o, "metadata", "uid")
-			n.deleting = jsonString(o, "metadata", "deletionTimestamp") != ""
+			n.uid = harness.String(o, "metadata", "uid")
+			n.deleting = harness.String(o, "metadata", "deletionTimestamp") != ""
 			for _, fin := range jsonStrings(o, "metadata", "finalizers") {
 				n.observedFinalizers[fin] = true
 			}
@@ -701,12 +703,12 @@ func expectFor(req *fnv1.RunFunctionRequest) expectation {
 			src = r.GetResource().AsMap()
 			n.desiredFinalizers = jsonStrings(src, "metadata", "finalizers")
 		}
-		group, ok := groupOf(jsonString(src, "apiVersion"))
+		group, ok := groupOf(harness.String(src, "apiVersion"))
 		n.id = refIdentity{
 			group:     group,
-			kind:      jsonString(src, "kind"),
-			namespace: firstNonEmpty(jsonString(o, "metadata", "namespace"), jsonString(src, "metadata", "namespace"), xrNamespace),
-			name:      firstNonEmpty(jsonString(o, "metadata", "name"), jsonString(src, "metadata", "name")),
+			kind:      harness.String(src, "kind"),
+			namespace: firstNonEmpty(harness.String(o, "metadata", "namespace"), harness.String(src, "metadata", "namespace"), xrNamespace),
+			name:      firstNonEmpty(harness.String(o, "metadata", "name"), harness.String(src, "metadata", "name")),
 		}
 		if !ok || n.id.kind == "" {
 			n.id.name = "" // Matches no reference.
@@ -731,7 +733,7 @@ func expectFor(req *fnv1.RunFunctionRequest) expectation {
 		if n.id.kind != "Object" || (n.id.group != "kubernetes.crossplane.io" && n.id.group != "kubernetes.m.crossplane.io") {
 			continue
 		}
-		refs := jsonAt(sources[name], "spec", "references")
+		refs := harness.Lookup(sources[name], "spec", "references")
 		if refs == nil {
 			continue
 		}
@@ -974,25 +976,8 @@ func (e *expectation) findCycles() {
 
 // JSON helpers for the oracle.
 
-func jsonAt(m map[string]any, path ...string) any {
-	var v any = m
-	for _, k := range path {
-		mm, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = mm[k]
-	}
-	return v
-}
-
-func jsonString(m map[string]any, path ...string) string {
-	s, _ := jsonAt(m, path...).(string)
-	return s
-}
-
 func jsonStrings(m map[string]any, path ...string) []string {
-	list, _ := jsonAt(m, path...).([]any)
+	list, _ := harness.Lookup(m, path...).([]any)
 	var out []string
 	for _, v := range list {
 		if s, ok := v.(string); ok {
