@@ -32,12 +32,11 @@ func (c *ServeCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	return function.Serve(&Function{log: log},
+	return serve(&Function{log: log}, c.MetricsAddress,
 		function.Listen(c.Network, c.Address),
 		function.MTLSCertificates(c.TLSCertsDir),
 		function.Insecure(c.Insecure),
-		function.MaxRecvMessageSize(c.MaxRecvMessageSize*1024*1024),
-		function.WithMetricsServer(c.MetricsAddress))
+		function.MaxRecvMessageSize(c.MaxRecvMessageSize*1024*1024))
 }
 
 func main() {

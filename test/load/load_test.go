@@ -9,7 +9,6 @@ package load
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -240,9 +239,6 @@ func TestConcurrentCallsToTheBinary(t *testing.T) {
 // Crossplane retries a failed call only on the next reconcile. Every call in
 // flight should finish, and the process then exit.
 func TestSIGTERMDrainsCalls(t *testing.T) {
-	if os.Getenv("FD_AWAITING_FIX") == "" {
-		t.Skip("awaiting a fix in the function (FD_AWAITING_FIX=1 runs it): function-sdk-go v0.7.1's Serve handles no signal, so SIGTERM kills the process at once and every call in flight fails with Unavailable")
-	}
 	p, address := harness.ServeFunction(t, nil, "--insecure", "--debug", "--max-recv-message-size=512")
 	client := dial(t, address)
 	const calls = 4
