@@ -72,7 +72,7 @@ func FuzzParse(f *testing.F) {
 		var want []Target
 		for i, r := range list {
 			path := fmt.Sprintf("spec.references[%d]", i)
-			target, ok := expectedTarget(group, path, r)
+			target, ok := expectedTarget(group, i, r)
 			if ok {
 				want = append(want, target)
 				continue
@@ -99,7 +99,7 @@ func FuzzParse(f *testing.F) {
 }
 
 // expectedTarget is the target of one entry by the provider's rules.
-func expectedTarget(group, path string, r any) (Target, bool) {
+func expectedTarget(group string, index int, r any) (Target, bool) {
 	m, ok := r.(map[string]any)
 	if !ok {
 		return Target{}, false
@@ -135,5 +135,5 @@ func expectedTarget(group, path string, r any) (Target, bool) {
 	if values["name"] == "" {
 		return Target{}, false
 	}
-	return Target{Group: g, Kind: values["kind"], Namespace: values["namespace"], Name: values["name"], Field: path + "." + field}, true
+	return Target{Group: g, Kind: values["kind"], Namespace: values["namespace"], Name: values["name"], Index: index, Via: field}, true
 }

@@ -4,6 +4,7 @@
 package objectref
 
 import (
+	"strconv"
 	"strings"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -57,8 +58,16 @@ type Target struct {
 	Namespace  string
 	Name       string
 
-	// Field is where the reference is written, for messages.
-	Field string
+	// Index is the reference's place in spec.references, and Via the field
+	// that names the target in it: dependsOn or patchesFrom.
+	Index int
+	Via   string
+}
+
+// Field is where the target is written, for messages:
+// spec.references[0].dependsOn, say.
+func (t Target) Field() string {
+	return "spec.references[" + strconv.Itoa(t.Index) + "]." + t.Via
 }
 
 // Parse reads an Object's spec.references, as a request's struct holds it
@@ -76,54 +85,57 @@ type Target struct {
 // dependsOn and patchesFrom is returned with patchesFrom's target, as the
 // provider uses it, and described in the errors too.
 func Parse(group string, references *structpb.Value) ([]Target, field.ErrorList) {
-	path := field.NewPath("spec", "references")
 	if isNull(references) {
 		return nil, nil
 	}
 	list := references.GetListValue()
 	if list == nil {
-		return nil, field.ErrorList{field.TypeInvalid(path, jsonType(references), "must be a list of references")}
+		return nil, field.ErrorList{field.TypeInvalid(field.NewPath("spec", "references"), jsonType(references), "must be a list of references")}
 	}
 	var targets []Target
 	var errs field.ErrorList
 	for i, r := range list.GetValues() {
-		t, err := parseReference(group, path.Index(i), r)
+		t, err := parseReference(group, i, r)
 		errs = append(errs, err...)
-		if t == nil {
+		if t.Via == "" {
 			continue
 		}
 		if targets == nil {
 			targets = make([]Target, 0, len(list.GetValues())-i)
 		}
-		targets = append(targets, *t)
+		targets = append(targets, t)
 	}
 	return targets, errs
 }
 
-func parseReference(group string, path *field.Path, reference *structpb.Value) (*Target, field.ErrorList) {
+// parseReference reads the reference at index i. It returns a Target without
+// Via when it can't be resolved. Field paths are made only for errors.
+func parseReference(group string, i int, reference *structpb.Value) (Target, field.ErrorList) {
+	path := func() *field.Path { return field.NewPath("spec", "references").Index(i) }
 	r := reference.GetStructValue()
 	if r == nil {
-		return nil, field.ErrorList{field.TypeInvalid(path, jsonType(reference), "must be an object with dependsOn or patchesFrom")}
+		return Target{}, field.ErrorList{field.TypeInvalid(path(), jsonType(reference), "must be an object with dependsOn or patchesFrom")}
 	}
 	dependsOn, patchesFrom := r.GetFields()["dependsOn"], r.GetFields()["patchesFrom"]
 	switch {
 	case !isNull(patchesFrom) && !isNull(dependsOn):
-		t, errs := parseTarget(group, path.Child("patchesFrom"), patchesFrom)
-		both := field.Invalid(path, "dependsOn and patchesFrom", "sets both; provider-kubernetes uses patchesFrom and ignores dependsOn")
+		t, errs := parseTarget(group, i, "patchesFrom", patchesFrom)
+		both := field.Invalid(path(), "dependsOn and patchesFrom", "sets both; provider-kubernetes uses patchesFrom and ignores dependsOn")
 		return t, append(field.ErrorList{both}, errs...)
 	case !isNull(patchesFrom):
-		return parseTarget(group, path.Child("patchesFrom"), patchesFrom)
+		return parseTarget(group, i, "patchesFrom", patchesFrom)
 	case !isNull(dependsOn):
-		return parseTarget(group, path.Child("dependsOn"), dependsOn)
+		return parseTarget(group, i, "dependsOn", dependsOn)
 	default:
-		return nil, field.ErrorList{field.Required(path, "must set dependsOn or patchesFrom")}
+		return Target{}, field.ErrorList{field.Required(path(), "must set dependsOn or patchesFrom")}
 	}
 }
 
-func parseTarget(group string, path *field.Path, target *structpb.Value) (*Target, field.ErrorList) {
+func parseTarget(group string, i int, via string, target *structpb.Value) (Target, field.ErrorList) {
+	path := func() *field.Path { return field.NewPath("spec", "references").Index(i).Child(via) }
 	m := target.GetStructValue()
 	if m == nil {
-		return nil, field.ErrorList{field.TypeInvalid(path, jsonType(target), "must be an object")}
+		return Target{}, field.ErrorList{field.TypeInvalid(path(), jsonType(target), "must be an object")}
 	}
 	var errs field.ErrorList
 	// text returns the string at the key; "" when it is null, missing or
@@ -134,16 +146,17 @@ func parseTarget(group string, path *field.Path, target *structpb.Value) (*Targe
 			return s.StringValue
 		}
 		if !isNull(v) {
-			errs = append(errs, field.TypeInvalid(path.Child(key), jsonType(v), "must be a string"))
+			errs = append(errs, field.TypeInvalid(path().Child(key), jsonType(v), "must be a string"))
 		}
 		return ""
 	}
-	t := &Target{
+	t := Target{
 		APIVersion: text("apiVersion"),
 		Kind:       text("kind"),
 		Namespace:  text("namespace"),
 		Name:       text("name"),
-		Field:      path.String(),
+		Index:      i,
+		Via:        via,
 	}
 	if t.APIVersion == "" {
 		t.APIVersion = group + "/v1alpha1"
@@ -152,15 +165,15 @@ func parseTarget(group string, path *field.Path, target *structpb.Value) (*Targe
 		t.Kind = Kind
 	}
 	if name := m.GetFields()["name"]; t.Name == "" && (isNull(name) || isString(name)) {
-		errs = append(errs, field.Required(path.Child("name"), "names the referenced object"))
+		errs = append(errs, field.Required(path().Child("name"), "names the referenced object"))
 	}
 	gv, err := schema.ParseGroupVersion(t.APIVersion)
 	if err != nil {
-		errs = append(errs, field.Invalid(path.Child("apiVersion"), t.APIVersion, err.Error()))
+		errs = append(errs, field.Invalid(path().Child("apiVersion"), t.APIVersion, err.Error()))
 	}
 	t.Group = gv.Group
 	if len(errs) > 0 {
-		return nil, errs
+		return Target{}, errs
 	}
 	return t, nil
 }

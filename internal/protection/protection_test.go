@@ -22,8 +22,8 @@ func object(name string, references ...string) Resource {
 		Observed:   &Observed{UID: "uid-" + name},
 		Desired:    &Desired{},
 	}
-	for _, ref := range references {
-		r.References = append(r.References, objectref.Target{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: ref, Field: "spec.references[0].dependsOn"})
+	for i, ref := range references {
+		r.References = append(r.References, objectref.Target{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: ref, Index: i, Via: "dependsOn"})
 	}
 	return r
 }
@@ -187,7 +187,7 @@ func TestMake(t *testing.T) {
 			}},
 			want: Plan{
 				Resources: 1,
-				External:  []External{{Dependent: "d1", Target: objectref.Target{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: "elsewhere", Field: "spec.references[0].dependsOn"}, Protection: Unprotected, State: Exposed}},
+				External:  []External{{Dependent: "d1", Target: objectref.Target{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: "elsewhere", Index: 0, Via: "dependsOn"}, Protection: Unprotected, State: Exposed}},
 				Additions: map[string][]string{},
 			},
 		},
@@ -245,15 +245,15 @@ func TestMake(t *testing.T) {
 				{
 					Name: "d1", Identity: Identity{Group: objectref.NamespacedGroup, Kind: "Object", Namespace: "team", Name: "d1-x"}, Observed: &Observed{UID: "uid-d1"}, Desired: &Desired{},
 					References: []objectref.Target{
-						{Group: objectref.NamespacedGroup, Kind: "Object", Namespace: "team", Name: "shared-x", Field: "spec.references[0].dependsOn"},
-						{Group: objectref.NamespacedGroup, Kind: "Object", Name: "shared-x", Field: "spec.references[1].dependsOn"},
+						{Group: objectref.NamespacedGroup, Kind: "Object", Namespace: "team", Name: "shared-x", Index: 0, Via: "dependsOn"},
+						{Group: objectref.NamespacedGroup, Kind: "Object", Name: "shared-x", Index: 1, Via: "dependsOn"},
 					},
 				},
 			}},
 			want: Plan{
 				Resources: 2,
 				Edges:     []Edge{{Dependent: "d1", Target: "shared", Finalizer: f("d1"), State: Declared}},
-				External:  []External{{Dependent: "d1", Target: objectref.Target{Group: objectref.NamespacedGroup, Kind: "Object", Name: "shared-x", Field: "spec.references[1].dependsOn"}, Protection: Unprotected, State: Exposed}},
+				External:  []External{{Dependent: "d1", Target: objectref.Target{Group: objectref.NamespacedGroup, Kind: "Object", Name: "shared-x", Index: 1, Via: "dependsOn"}, Protection: Unprotected, State: Exposed}},
 				Additions: map[string][]string{"shared": {f("d1")}},
 				Declared:  1,
 			},
@@ -281,7 +281,7 @@ func TestMake(t *testing.T) {
 			}},
 			want: Plan{
 				Resources: 2,
-				External:  []External{{Dependent: "d1", Target: objectref.Target{Group: objectref.ClusterGroup, Kind: objectref.Kind, Field: "spec.references[0].dependsOn"}, Protection: Unprotected, State: Exposed}},
+				External:  []External{{Dependent: "d1", Target: objectref.Target{Group: objectref.ClusterGroup, Kind: objectref.Kind, Index: 0, Via: "dependsOn"}, Protection: Unprotected, State: Exposed}},
 				Additions: map[string][]string{},
 			},
 		},
@@ -380,7 +380,7 @@ func TestMake(t *testing.T) {
 				Resources: 2,
 				Edges:     []Edge{{Dependent: "d1", Target: "shared", Finalizer: f("d1"), State: Declared}},
 				External: []External{{
-					Dependent: "d1", Target: objectref.Target{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: "elsewhere", Field: "spec.references[0].dependsOn"},
+					Dependent: "d1", Target: objectref.Target{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: "elsewhere", Index: 1, Via: "dependsOn"},
 					Protection: ByUsage, Usage: "usage-d1-object-elsewhere", State: Declared,
 				}},
 				Additions: map[string][]string{"shared": {f("d1")}},
@@ -463,7 +463,7 @@ func TestMakeOrderIndependent(t *testing.T) {
 		reversed[len(resources)-1-i] = r
 	}
 	got := Make(reversed, Options{BreakCycles: true})
-	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(objectref.Target{}, "Field")); diff != "" {
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(objectref.Target{}, "Index")); diff != "" {
 		t.Errorf("Make(reversed): -want, +got:\n%s", diff)
 	}
 }

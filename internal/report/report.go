@@ -100,10 +100,8 @@ func Make(f Facts) (Condition, []Result) {
 	}
 	add(Normal, ReasonSummary, summary(f))
 
-	byState := map[protection.EdgeState][]string{}
 	removed := map[string][]string{}
 	for _, e := range p.Edges {
-		byState[e.State] = append(byState[e.State], e.Dependent+" → "+e.Target)
 		if e.State == protection.TargetRemoved {
 			removed[e.Target] = append(removed[e.Target], e.Dependent)
 		}
@@ -115,14 +113,14 @@ func Make(f Facts) (Condition, []Result) {
 		add(Warning, ReasonTargetRemoved, "the composition no longer includes resources that live Objects still reference, so they may be deleted first: "+
 			listOf(targets, func(t string) string { return fmt.Sprintf("%s (referenced by %s)", t, list(removed[t])) }))
 	}
-	if edges := byState[protection.TargetDeleting]; len(edges) > 0 {
-		add(Warning, ReasonTargetDeleting, "referenced resources are being deleted without their dependents' finalizers, which can no longer be added: "+list(edges))
+	if edges, n := edgesIn(p.Edges, protection.TargetDeleting); n > 0 {
+		add(Warning, ReasonTargetDeleting, "referenced resources are being deleted without their dependents' finalizers, which can no longer be added: "+edges)
 	}
 	// An external edge a Usage protects needs no warning.
 	if external := slices.DeleteFunc(slices.Clone(p.External), func(e protection.External) bool { return e.Protection != protection.Unprotected }); len(external) > 0 {
 		add(Warning, ReasonExternalReference, "references to objects outside this composition can't be protected by it: "+
 			listOf(external, func(e protection.External) string {
-				return fmt.Sprintf("%s %s → %s", e.Dependent, e.Target.Field, Describe(e.Target))
+				return fmt.Sprintf("%s %s → %s", e.Dependent, e.Target.Field(), Describe(e.Target))
 			}))
 	}
 	if len(p.Stale) > 0 {
@@ -147,7 +145,7 @@ func Make(f Facts) (Condition, []Result) {
 		add(Warning, ReasonInvalidReference, "cannot read references: "+
 			listOf(f.Invalid, func(r InvalidReference) string { return r.Resource + ": " + r.Problem }))
 	}
-	return condition(f, byState), results
+	return condition(f), results
 }
 
 func summary(f Facts) string {
@@ -171,30 +169,48 @@ func summary(f Facts) string {
 
 // condition is False for the worst problem: a cycle, then edges this function
 // can't protect, then edges whose protection is still on its way.
-func condition(f Facts, byState map[protection.EdgeState][]string) Condition {
+func condition(f Facts) Condition {
+	edges := f.Plan.Edges
 	if len(f.Plan.Cycles) > 0 {
 		return Condition{Reason: ReasonCycle, Message: "references form a cycle: " + cyclePaths(f.Plan.Cycles)}
 	}
-	var unprotected []string
-	for _, s := range []protection.EdgeState{protection.TargetRemoved, protection.TargetDeleting, protection.Exposed} {
-		unprotected = append(unprotected, byState[s]...)
-	}
+	unprotected := []protection.EdgeState{protection.TargetRemoved, protection.TargetDeleting, protection.Exposed}
 	if !f.Enforce {
-		unprotected = append(unprotected, byState[protection.Declared]...)
+		unprotected = append(unprotected, protection.Declared)
 	}
-	if len(unprotected) > 0 {
-		return Condition{Reason: ReasonUnprotectedEdges, Message: "referenced resources lack their dependents' finalizers: " + list(unprotected)}
+	if listed, n := edgesIn(edges, unprotected...); n > 0 {
+		return Condition{Reason: ReasonUnprotectedEdges, Message: "referenced resources lack their dependents' finalizers: " + listed}
 	}
-	var pending []string
+	var pending []protection.EdgeState
 	if f.Enforce {
-		pending = append(pending, byState[protection.Declared]...)
+		pending = append(pending, protection.Declared)
 	}
-	pending = append(pending, byState[protection.Pending]...)
-	if len(pending) > 0 {
-		return Condition{Reason: ReasonFinalizersPending, Message: "finalizers are declared but not yet applied, or wait for their Object to exist: " + list(pending)}
+	pending = append(pending, protection.Pending)
+	if listed, n := edgesIn(edges, pending...); n > 0 {
+		return Condition{Reason: ReasonFinalizersPending, Message: "finalizers are declared but not yet applied, or wait for their Object to exist: " + listed}
 	}
-	protected := len(byState[protection.Protected])
+	_, protected := edgesIn(edges, protection.Protected)
 	return Condition{Status: true, Reason: ReasonProtected, Message: fmt.Sprintf("every live reference between composed resources is protected by a finalizer (%d)", protected)}
+}
+
+// edgesIn lists the edges in the states, state after state, as list does,
+// and counts them. It names only the edges it lists: a composition may have
+// thousands.
+func edgesIn(edges []protection.Edge, states ...protection.EdgeState) (string, int) {
+	var named []string
+	n := 0
+	for _, s := range states {
+		for _, e := range edges {
+			if e.State != s {
+				continue
+			}
+			if n < maxListed {
+				named = append(named, e.Dependent+" → "+e.Target)
+			}
+			n++
+		}
+	}
+	return listed(named, n), n
 }
 
 func cyclePaths(cycles [][]string) string {
@@ -218,19 +234,25 @@ func Describe(t objectref.Target) string {
 	return kind + " " + t.Name
 }
 
-// listOf names the items with list.
+// listOf names the items as list does, calling name only for those it lists.
 func listOf[T any](items []T, name func(T) string) string {
-	names := make([]string, len(items))
-	for i, item := range items {
-		names[i] = name(item)
+	names := make([]string, min(len(items), maxListed))
+	for i := range names {
+		names[i] = name(items[i])
 	}
-	return list(names)
+	return listed(names, len(items))
 }
 
 // list joins items with commas, naming at most maxListed of them.
 func list(items []string) string {
-	if len(items) <= maxListed {
-		return strings.Join(items, ", ")
+	return listed(items[:min(len(items), maxListed)], len(items))
+}
+
+// listed joins the first items of a list of total items with commas, and
+// counts those it leaves out.
+func listed(first []string, total int) string {
+	if total <= len(first) {
+		return strings.Join(first, ", ")
 	}
-	return fmt.Sprintf("%s and %d more", strings.Join(items[:maxListed], ", "), len(items)-maxListed)
+	return fmt.Sprintf("%s and %d more", strings.Join(first, ", "), total-len(first))
 }

@@ -82,7 +82,7 @@ func TestBoundedMessages(t *testing.T) {
 }
 
 func TestExternalWarning(t *testing.T) {
-	target := objectref.Target{Kind: "Secret", Namespace: "vault", Name: "token", Field: "spec.references[0].dependsOn"}
+	target := objectref.Target{Kind: "Secret", Namespace: "vault", Name: "token", Index: 0, Via: "dependsOn"}
 	p := protection.Plan{External: []protection.External{
 		{Dependent: "a", Target: target, Protection: protection.Unprotected},
 		{Dependent: "b", Target: target, Protection: protection.ByUsage},
