@@ -1,104 +1,120 @@
-// Package graph finds the cycles of a directed graph whose nodes are named by
-// strings, deterministically: the same edges give the same cycles, in the same
-// order, however they were added.
+// Package graph finds the cycles of a directed graph deterministically: the
+// same edges give the same cycles, in the same order, however they were added.
+//
+// Nodes are the numbers 0 to n-1, and their order is the order the cycles are
+// reported in and start from: the caller numbers its nodes in the order it
+// wants to see them, such as by name.
 package graph
 
-import (
-	"slices"
-	"strings"
-)
+import "slices"
 
-// A Graph is a directed graph. The zero value is empty and ready to use.
+// A Graph is a directed graph of numbered nodes.
 type Graph struct {
-	index map[string]int
-	names []string
-	out   [][]int
+	nodes int
+	edges []edge
 }
 
-// AddEdge adds an edge from one node to another, adding the nodes as needed.
-// Adding an edge twice adds it once.
-func (g *Graph) AddEdge(from, to string) {
-	f, t := g.node(from), g.node(to)
-	if !slices.Contains(g.out[f], t) {
-		g.out[f] = append(g.out[f], t)
-	}
+type edge struct{ from, to int32 }
+
+// New returns a graph of nodes 0 to nodes-1, without edges yet, with room
+// for the number of edges given.
+func New(nodes, edges int) *Graph {
+	return &Graph{nodes: nodes, edges: make([]edge, 0, edges)}
 }
 
-func (g *Graph) node(name string) int {
-	if i, ok := g.index[name]; ok {
-		return i
-	}
-	if g.index == nil {
-		g.index = map[string]int{}
-	}
-	g.index[name] = len(g.names)
-	g.names = append(g.names, name)
-	g.out = append(g.out, nil)
-	return len(g.names) - 1
+// AddEdge adds an edge from one node to another. Adding an edge twice
+// changes no cycle.
+func (g *Graph) AddEdge(from, to int) {
+	g.edges = append(g.edges, edge{from: int32(from), to: int32(to)})
 }
 
 // Cycles describes where a graph's edges form cycles.
 type Cycles struct {
 	// Paths holds one cycle through each group of nodes that reach each other,
-	// ordered by their first node. A path starts at the group's smallest name
+	// ordered by their first node. A path starts at the group's first node
 	// and is the shortest cycle back to it, so it ends where it starts:
-	// [a b c a], or [a a] for an edge from a node to itself.
-	Paths [][]string
+	// [0 1 2 0], or [3 3] for an edge from a node to itself.
+	Paths [][]int
 
-	component map[string]int
+	// component numbers each node's cycle, -1 for a node on none; nil when
+	// the graph has no cycle.
+	component []int32
 }
 
 // Contains tells whether the edge from one node to another lies on a cycle:
 // whether both ends are in the same group of nodes that reach each other.
-func (c Cycles) Contains(from, to string) bool {
-	f, fromOK := c.component[from]
-	t, toOK := c.component[to]
-	return fromOK && toOK && f == t
+func (c Cycles) Contains(from, to int) bool {
+	return c.component != nil && c.component[from] >= 0 && c.component[from] == c.component[to]
 }
 
 // Cycles finds the cycles of the graph.
 func (g *Graph) Cycles() Cycles {
-	type cycle struct {
-		path    []string
-		members []int
+	out := g.adjacency()
+	var cycles Cycles
+	groups := cyclicComponents(out)
+	if len(groups) == 0 {
+		return cycles
 	}
-	var found []cycle
-	for _, members := range g.components() {
-		if len(members) == 1 && !slices.Contains(g.out[members[0]], members[0]) {
-			continue // A single node without an edge to itself is no cycle.
-		}
-		found = append(found, cycle{path: g.shortestCycle(members), members: members})
+	// Each group starts at its first node; groups don't share nodes.
+	slices.SortFunc(groups, func(a, b []int32) int { return int(slices.Min(a) - slices.Min(b)) })
+	cycles.component = make([]int32, g.nodes)
+	for i := range cycles.component {
+		cycles.component[i] = -1
 	}
-	slices.SortFunc(found, func(a, b cycle) int { return strings.Compare(a.path[0], b.path[0]) })
-	cycles := Cycles{component: map[string]int{}}
-	for i, c := range found {
-		cycles.Paths = append(cycles.Paths, c.path)
-		for _, m := range c.members {
-			cycles.component[g.names[m]] = i
+	for i, members := range groups {
+		for _, m := range members {
+			cycles.component[m] = int32(i)
 		}
+		cycles.Paths = append(cycles.Paths, shortestCycle(out, slices.Min(members), cycles.component))
 	}
 	return cycles
 }
 
-// components returns the strongly connected components (Tarjan's algorithm,
-// iterative so that a long chain can't exhaust the stack).
-func (g *Graph) components() [][]int {
+// adjacency returns each node's successors, in ascending order, as slices of
+// one array.
+func (g *Graph) adjacency() [][]int32 {
+	start := make([]int32, g.nodes+1)
+	for _, e := range g.edges {
+		start[e.from+1]++
+	}
+	for i := range g.nodes {
+		start[i+1] += start[i]
+	}
+	targets := make([]int32, len(g.edges))
+	next := slices.Clone(start[:g.nodes])
+	for _, e := range g.edges {
+		targets[next[e.from]] = e.to
+		next[e.from]++
+	}
+	out := make([][]int32, g.nodes)
+	for i := range out {
+		out[i] = targets[start[i]:start[i+1]:start[i+1]]
+		slices.Sort(out[i])
+	}
+	return out
+}
+
+// cyclicComponents returns the strongly connected components that hold a
+// cycle: of more than one node, or of one with an edge to itself (Tarjan's
+// algorithm, iterative so that a long chain can't exhaust the stack).
+func cyclicComponents(out [][]int32) [][]int32 {
 	const unvisited = -1
-	n := len(g.names)
-	order, low := make([]int, n), make([]int, n)
+	n := len(out)
+	order, low := make([]int32, n), make([]int32, n)
 	onStack := make([]bool, n)
 	for i := range order {
 		order[i] = unvisited
 	}
-	var result [][]int
-	var members []int
-	next := 0
-	type frame struct{ node, edge int }
-	for root := range n {
+	var result [][]int32
+	var members []int32
+	var next int32
+	type frame struct{ node, edge int32 }
+	var call []frame
+	for root := range int32(n) {
 		if order[root] != unvisited {
 			continue
 		}
-		call := []frame{{node: root}}
+		call = append(call[:0], frame{node: root})
 		order[root], low[root] = next, next
 		next++
 		members = append(members, root)
@@ -106,8 +122,8 @@ func (g *Graph) components() [][]int {
 		for len(call) > 0 {
 			top := &call[len(call)-1]
 			v := top.node
-			if top.edge < len(g.out[v]) {
-				w := g.out[v][top.edge]
+			if int(top.edge) < len(out[v]) {
+				w := out[v][top.edge]
 				top.edge++
 				switch {
 				case order[w] == unvisited:
@@ -129,43 +145,38 @@ func (g *Graph) components() [][]int {
 			if low[v] != order[v] {
 				continue
 			}
-			var component []int
-			for {
-				w := members[len(members)-1]
-				members = members[:len(members)-1]
-				onStack[w] = false
-				component = append(component, w)
-				if w == v {
-					break
-				}
+			// v roots a component: its members are on the stack above it.
+			i := len(members) - 1
+			for members[i] != v {
+				i--
 			}
-			result = append(result, component)
+			component := members[i:]
+			for _, w := range component {
+				onStack[w] = false
+			}
+			if len(component) > 1 || slices.Contains(out[v], v) {
+				result = append(result, slices.Clone(component))
+			}
+			members = members[:i]
 		}
 	}
 	return result
 }
 
-// shortestCycle returns the shortest cycle through the component's smallest
-// name, found breadth first visiting neighbours in name order.
-func (g *Graph) shortestCycle(component []int) []string {
-	in := make(map[int]bool, len(component))
-	start := component[0]
-	for _, m := range component {
-		in[m] = true
-		if strings.Compare(g.names[m], g.names[start]) < 0 {
-			start = m
-		}
-	}
-	parent := map[int]int{}
-	queue := []int{start}
+// shortestCycle returns the shortest cycle from start back to it within
+// start's component, found breadth first visiting successors in ascending
+// order.
+func shortestCycle(out [][]int32, start int32, component []int32) []int {
+	parent := map[int32]int32{}
+	queue := []int32{start}
 	for len(queue) > 0 {
 		v := queue[0]
 		queue = queue[1:]
-		for _, w := range g.sortedOut(v) {
+		for _, w := range out[v] {
 			if w == start {
-				return g.pathTo(parent, start, v)
+				return pathTo(parent, start, v)
 			}
-			if _, seen := parent[w]; seen || !in[w] {
+			if _, seen := parent[w]; seen || component[w] != component[start] {
 				continue
 			}
 			parent[w] = v
@@ -175,19 +186,13 @@ func (g *Graph) shortestCycle(component []int) []string {
 	panic("graph: a strongly connected component has no cycle through its first node")
 }
 
-// pathTo returns the names from start to last through parent links, followed
+// pathTo returns the nodes from start to last through parent links, followed
 // by start again to close the cycle.
-func (g *Graph) pathTo(parent map[int]int, start, last int) []string {
-	path := []string{g.names[start]}
+func pathTo(parent map[int32]int32, start, last int32) []int {
+	path := []int{int(start)}
 	for v := last; v != start; v = parent[v] {
-		path = append(path, g.names[v])
+		path = append(path, int(v))
 	}
 	slices.Reverse(path[1:])
-	return append(path, g.names[start])
-}
-
-func (g *Graph) sortedOut(v int) []int {
-	out := slices.Clone(g.out[v])
-	slices.SortFunc(out, func(a, b int) int { return strings.Compare(g.names[a], g.names[b]) })
-	return out
+	return append(path, int(start))
 }

@@ -9,10 +9,9 @@
 package protection
 
 import (
-	"cmp"
 	"fmt"
-	"maps"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
@@ -230,61 +229,50 @@ type Plan struct {
 }
 
 // Make decides, for every reference between composed resources, which
-// finalizer the referenced resource must declare.
+// finalizer the referenced resource must declare. Resources are named
+// uniquely; they are read in name order, so that the plan is the same
+// whatever order they come in (input already in name order is not copied).
+//
+// It numbers the resources in name order and works with those numbers,
+// hashing only object names and reference finalizers: at a thousand
+// resources the whole plan takes well under a millisecond.
 func Make(resources []Resource, o Options) Plan {
-	byName := make(map[string]*Resource, len(resources))
-	byIdentity := make(map[Identity][]string, len(resources))
-	for i := range resources {
-		r := &resources[i]
-		byName[r.Name] = r
-		if r.Identity.Name != "" {
-			byIdentity[r.Identity] = append(byIdentity[r.Identity], r.Name)
-		}
-	}
-	names := slices.Sorted(maps.Keys(byName))
-
-	p := Plan{Resources: len(resources), Additions: map[string][]string{}, References: map[string][]Reference{}, HeldBack: map[string]string{}}
-	// Most references and dependencies are an edge each: allocate for them
-	// at once rather than grow the slice edge by edge.
-	edges := 0
-	for i := range resources {
-		edges += len(resources[i].References) + len(resources[i].DependsOn)
-	}
-	if edges > 0 {
-		p.Edges = make([]Edge, 0, edges)
-	}
-	var g graph.Graph
-	for _, name := range names {
-		p.addEdges(&g, byName[name], byName, byIdentity, o)
+	pl := newPlanner(resources, o)
+	p := &pl.plan
+	for d := range pl.rs {
+		pl.addEdges(d)
 	}
 	if len(p.Edges) == 0 {
 		p.Edges = nil // As without the allocation.
 	}
-	cycles := g.Cycles()
-	p.Cycles = cycles.Paths
 
-	declare := map[string][]string{}
-	referencedBy := map[string]map[string]bool{}
-	carried := carriedFinalizers{}
+	g := graph.New(len(pl.rs), len(pl.ends))
+	for _, e := range pl.ends {
+		g.AddEdge(int(e.dependent), int(e.target))
+	}
+	cycles := g.Cycles()
+	for _, path := range cycles.Paths {
+		names := make([]string, len(path))
+		for i, r := range path {
+			names[i] = pl.rs[r].Name
+		}
+		p.Cycles = append(p.Cycles, names)
+	}
+
+	onTarget := pl.carried()
+	declared := make([]bool, len(p.Edges))
 	for i := range p.Edges {
-		e := &p.Edges[i]
-		d, t := byName[e.Dependent], byName[e.Target]
-		breakCycle := o.BreakCycles && cycles.Contains(e.Dependent, e.Target)
+		e, ends := &p.Edges[i], pl.ends[i]
+		d, t := &pl.rs[ends.dependent], &pl.rs[ends.target]
+		breakCycle := o.BreakCycles && cycles.Contains(int(ends.dependent), int(ends.target))
 		switch e.Protection {
 		case ByFinalizer:
-			if d.Observed != nil && d.Observed.UID != "" {
-				if referencedBy[e.Target] == nil {
-					referencedBy[e.Target] = map[string]bool{}
-				}
-				referencedBy[e.Target][d.Observed.UID] = true
+			if d.uid() != "" {
+				e.Finalizer = pl.finalizerOf(ends.dependent)
 			}
-			var declared bool
-			e.State, e.Finalizer, declared = decide(d, t, carried.of(t), breakCycle)
-			if declared {
-				declare[e.Target] = append(declare[e.Target], e.Finalizer)
-			}
+			e.State, declared[i] = decide(d, t, onTarget[i], breakCycle)
 		case ByUsage:
-			e.State = usageState(d, t, byName[e.Usage], breakCycle)
+			e.State = usageState(d, t, pl.find(e.Usage), breakCycle)
 		case Unprotected:
 			e.State = Exposed
 			if breakCycle {
@@ -295,26 +283,14 @@ func Make(resources []Resource, o Options) Plan {
 	for i := range p.External {
 		e := &p.External[i]
 		if e.Protection == ByUsage {
-			e.State = usageState(byName[e.Dependent], nil, byName[e.Usage], false)
+			e.State = usageState(pl.find(e.Dependent), nil, pl.find(e.Usage), false)
 		}
 	}
 	if o.WaitForReady {
-		p.holdUntilReady(byName)
+		pl.holdUntilReady()
 	}
-
-	for _, name := range names {
-		r := byName[name]
-		p.Stale = append(p.Stale, staleFinalizers(r, referencedBy[name])...)
-		if r.Desired == nil || len(declare[name]) == 0 {
-			continue
-		}
-		missing := missingFrom(r.Desired.Finalizers, declare[name])
-		p.Declared += len(declare[name])
-		if len(missing) > 0 {
-			p.Additions[name] = missing
-		}
-	}
-	return p
+	pl.declare(declared)
+	return pl.plan
 }
 
 // Unprotect marks the edges the Usage of this composition resource name
@@ -332,63 +308,175 @@ func (p *Plan) Unprotect(usage string) {
 	}
 }
 
-// addEdges adds an edge for every composed resource the dependent references
-// or depends on, and an external edge for every reference that matches none.
-func (p *Plan) addEdges(g *graph.Graph, d *Resource, byName map[string]*Resource, byIdentity map[Identity][]string, o Options) {
-	first := len(p.Edges)
-	seen := map[string]bool{}
-	external := map[Identity]bool{}
-	for _, t := range d.References {
-		id := Identity{Group: t.Group, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name}
-		targets := byIdentity[id]
-		if len(targets) == 0 {
-			if !external[id] {
-				external[id] = true
-				e := External{Dependent: d.Name, Target: t, Protection: Unprotected, State: Exposed}
-				if o.Usages != NoUsages {
-					parts := slices.DeleteFunc([]string{t.Kind, t.Namespace, t.Name}, func(s string) bool { return s == "" })
-					e.Protection, e.Usage = ByUsage, usageKey(d.Name, strings.ToLower(strings.Join(parts, "-")))
-				}
-				p.External = append(p.External, e)
-			}
+// A planner makes one plan. Resources are numbered by their place in rs, in
+// name order.
+type planner struct {
+	rs   []Resource
+	o    Options
+	plan Plan
+
+	// ends holds each edge's dependent and target, by number, in the order
+	// of plan.Edges.
+	ends []ends
+	// edgesOf[d] is the first of dependent d's edges; edgesOf[d+1] follows
+	// its last.
+	edgesOf []int32
+
+	// named holds, for each object name, the first resource in rs with it;
+	// sameName[r] is the next resource after r with the same object name,
+	// or -1.
+	named    map[string]int32
+	sameName []int32
+
+	// seenBy[t] is the dependent whose edges include one to t, so that a
+	// dependent gets one edge to each target.
+	seenBy []int32
+
+	// finalizers holds the reference finalizers of the dependents, made
+	// once each.
+	finalizers []string
+}
+
+type ends struct{ dependent, target int32 }
+
+func newPlanner(resources []Resource, o Options) *planner {
+	rs := resources
+	byName := func(a, b Resource) int { return strings.Compare(a.Name, b.Name) }
+	if !slices.IsSortedFunc(rs, byName) {
+		rs = slices.Clone(rs)
+		slices.SortFunc(rs, byName)
+	}
+	n := len(rs)
+	pl := &planner{
+		rs:         rs,
+		o:          o,
+		plan:       Plan{Resources: n, Additions: map[string][]string{}, References: map[string][]Reference{}, HeldBack: map[string]string{}},
+		edgesOf:    make([]int32, n+1),
+		named:      make(map[string]int32, n),
+		sameName:   make([]int32, n),
+		seenBy:     make([]int32, n),
+		finalizers: make([]string, n),
+	}
+	// Most references and dependencies are an edge each: allocate for them
+	// at once rather than grow the slices edge by edge.
+	edges := 0
+	for i := range rs {
+		edges += len(rs[i].References) + len(rs[i].DependsOn)
+	}
+	if edges > 0 {
+		pl.plan.Edges = make([]Edge, 0, edges)
+		pl.ends = make([]ends, 0, edges)
+	}
+	// Backwards, so that each name's chain runs in name order.
+	for r := n - 1; r >= 0; r-- {
+		pl.seenBy[r] = -1
+		pl.sameName[r] = -1
+		name := rs[r].Identity.Name
+		if name == "" {
 			continue
 		}
-		for _, target := range targets {
-			if seen[target] {
-				continue
+		if next, ok := pl.named[name]; ok {
+			pl.sameName[r] = next
+		}
+		pl.named[name] = int32(r)
+	}
+	return pl
+}
+
+// find returns the resource of the composition resource name, or nil.
+func (pl *planner) find(name string) *Resource {
+	if i, ok := pl.number(name); ok {
+		return &pl.rs[i]
+	}
+	return nil
+}
+
+func (pl *planner) number(name string) (int32, bool) {
+	i, ok := slices.BinarySearchFunc(pl.rs, name, func(r Resource, name string) int { return strings.Compare(r.Name, name) })
+	return int32(i), ok
+}
+
+// addEdges adds an edge for every composed resource the dependent references
+// or depends on, and an external edge for every reference that matches none.
+func (pl *planner) addEdges(dependent int) {
+	p, d := &pl.plan, &pl.rs[dependent]
+	first, firstExternal := len(p.Edges), len(p.External)
+	add := func(t int32, e Edge) bool {
+		if pl.seenBy[t] == int32(dependent) {
+			return false
+		}
+		pl.seenBy[t] = int32(dependent)
+		e.Dependent, e.Target = d.Name, pl.rs[t].Name
+		p.Edges = append(p.Edges, e)
+		pl.ends = append(pl.ends, ends{dependent: int32(dependent), target: t})
+		return true
+	}
+	for _, ref := range d.References {
+		id := identityOf(ref)
+		matched := false
+		for t, ok := pl.named[ref.Name]; ok && t >= 0; t = pl.sameName[t] {
+			if pl.rs[t].Identity == id {
+				matched = true
+				add(t, Edge{Origin: FromReference, Protection: ByFinalizer})
 			}
-			seen[target] = true
-			g.AddEdge(d.Name, target)
-			p.Edges = append(p.Edges, Edge{Dependent: d.Name, Target: target, Origin: FromReference, Protection: ByFinalizer})
+		}
+		if !matched && !slices.ContainsFunc(p.External[firstExternal:], func(e External) bool { return identityOf(e.Target) == id }) {
+			e := External{Dependent: d.Name, Target: ref, Protection: Unprotected, State: Exposed}
+			if pl.o.Usages != NoUsages {
+				parts := slices.DeleteFunc([]string{ref.Kind, ref.Namespace, ref.Name}, func(s string) bool { return s == "" })
+				e.Protection, e.Usage = ByUsage, usageKey(d.Name, strings.ToLower(strings.Join(parts, "-")))
+			}
+			p.External = append(p.External, e)
 		}
 	}
-	for _, target := range d.DependsOn {
-		t, ok := byName[target]
-		if !ok || seen[target] || target == d.Name {
-			continue // Unknown, already referenced, or itself.
+	for _, name := range d.DependsOn {
+		t, ok := pl.number(name)
+		if !ok || int(t) == dependent {
+			continue // Unknown, or itself.
 		}
-		seen[target] = true
-		g.AddEdge(d.Name, target)
-		e := Edge{Dependent: d.Name, Target: target, Origin: FromInput, Protection: Unprotected}
+		e := Edge{Origin: FromInput, Protection: Unprotected}
 		switch {
 		case d.IsObject:
 			e.Protection = ByFinalizer
-			p.writeReference(d, t)
-		case o.Usages == AllUsages:
-			e.Protection, e.Usage = ByUsage, usageKey(d.Name, target)
+		case pl.o.Usages == AllUsages:
+			e.Protection, e.Usage = ByUsage, usageKey(d.Name, name)
 		}
-		p.Edges = append(p.Edges, e)
+		if add(t, e) && d.IsObject {
+			pl.writeReference(d, &pl.rs[t])
+		}
 	}
 	// The dependent lists its references in any order; sort its edges by
-	// target for a stable plan. Dependents are added in name order.
-	slices.SortFunc(p.Edges[first:], func(a, b Edge) int { return cmp.Compare(a.Target, b.Target) })
+	// target, that is by number, for a stable plan. Dependents come in name
+	// order.
+	if !slices.IsSortedFunc(pl.ends[first:], func(a, b ends) int { return int(a.target - b.target) }) {
+		sort.Sort(edgesByTarget{edges: p.Edges[first:], ends: pl.ends[first:]})
+	}
+	pl.edgesOf[dependent+1] = int32(len(p.Edges))
+}
+
+func identityOf(t objectref.Target) Identity {
+	return Identity{Group: t.Group, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name}
+}
+
+// edgesByTarget sorts a dependent's edges by target number.
+type edgesByTarget struct {
+	edges []Edge
+	ends  []ends
+}
+
+func (s edgesByTarget) Len() int           { return len(s.edges) }
+func (s edgesByTarget) Less(i, j int) bool { return s.ends[i].target < s.ends[j].target }
+func (s edgesByTarget) Swap(i, j int) {
+	s.edges[i], s.edges[j] = s.edges[j], s.edges[i]
+	s.ends[i], s.ends[j] = s.ends[j], s.ends[i]
 }
 
 // writeReference plans the reference an Object needs for a dependency the
 // input declares. While the dependency has no name yet, an Object that
 // doesn't exist yet is held back: created without the reference, it would
 // not wait for its dependency.
-func (p *Plan) writeReference(d, t *Resource) {
+func (pl *planner) writeReference(d, t *Resource) {
+	p := &pl.plan
 	if d.Desired == nil {
 		return
 	}
@@ -403,13 +491,82 @@ func (p *Plan) writeReference(d, t *Resource) {
 	})
 }
 
+// finalizerOf returns the reference finalizer of a dependent that exists.
+func (pl *planner) finalizerOf(dependent int32) string {
+	if pl.finalizers[dependent] == "" {
+		pl.finalizers[dependent] = objectref.Finalizer(pl.rs[dependent].uid())
+	}
+	return pl.finalizers[dependent]
+}
+
+// carried finds the reference finalizers the observed resources carry. It
+// returns, for each edge, whether its target carries its dependent's
+// finalizer, and plans as stale each carried finalizer of no dependent
+// whose finalizer protects an edge to the resource.
+//
+// It hashes the dependents' UIDs once, and looks up each carried reference
+// finalizer once: a shared resource may carry thousands.
+func (pl *planner) carried() []bool {
+	p := &pl.plan
+	onTarget := make([]bool, len(p.Edges))
+	// The first dependent of each UID; sameUID[d] is the next with d's UID
+	// (two Objects may claim one), or -1.
+	byUID := make(map[string]int32, len(pl.rs))
+	sameUID := make([]int32, len(pl.rs))
+	for d := len(pl.rs) - 1; d >= 0; d-- {
+		sameUID[d] = -1
+		uid := pl.rs[d].uid()
+		if uid == "" || pl.edgesOf[d] == pl.edgesOf[d+1] {
+			continue
+		}
+		if next, ok := byUID[uid]; ok {
+			sameUID[d] = next
+		}
+		byUID[uid] = int32(d)
+	}
+	for t := range pl.rs {
+		o := pl.rs[t].Observed
+		if o == nil {
+			continue
+		}
+		first := len(p.Stale)
+		for _, f := range o.Finalizers {
+			uid, ok := objectref.UIDOf(f)
+			if !ok {
+				continue
+			}
+			referenced := false
+			for d, ok := byUID[uid]; ok && d >= 0; d = sameUID[d] {
+				if i, ok := pl.edge(d, int32(t)); ok && p.Edges[i].Protection == ByFinalizer {
+					onTarget[i], referenced = true, true
+					pl.finalizers[d] = f // Carried already: no need to make it.
+				}
+			}
+			if !referenced {
+				p.Stale = append(p.Stale, Stale{Resource: pl.rs[t].Name, Finalizer: f})
+			}
+		}
+		slices.SortFunc(p.Stale[first:], func(a, b Stale) int { return strings.Compare(a.Finalizer, b.Finalizer) })
+	}
+	return onTarget
+}
+
+// edge returns the number of the edge from dependent to target, if there is
+// one: the dependent's edges are sorted by target.
+func (pl *planner) edge(dependent, target int32) (int, bool) {
+	first, last := pl.edgesOf[dependent], pl.edgesOf[dependent+1]
+	i, ok := slices.BinarySearchFunc(pl.ends[first:last], target, func(e ends, t int32) int { return int(e.target - t) })
+	return int(first) + i, ok
+}
+
 // holdUntilReady holds back every desired resource that doesn't exist yet
 // while one of its dependencies isn't ready. All of them are decided in the
 // same pass, so every resource whose dependencies are ready is created at once.
-func (p *Plan) holdUntilReady(byName map[string]*Resource) {
+func (pl *planner) holdUntilReady() {
+	p := &pl.plan
 	waiting := map[string][]string{}
-	for _, e := range p.Edges {
-		d, t := byName[e.Dependent], byName[e.Target]
+	for i, e := range p.Edges {
+		d, t := &pl.rs[pl.ends[i].dependent], &pl.rs[pl.ends[i].target]
 		if d.Observed != nil || d.Desired == nil || e.State == Cyclic || t.ready() {
 			continue
 		}
@@ -422,10 +579,101 @@ func (p *Plan) holdUntilReady(byName map[string]*Resource) {
 	}
 }
 
+// declare counts the finalizers each target declares for its dependents,
+// and plans those that earlier steps didn't declare: sorted, each once, since
+// two Objects with one UID would otherwise declare it twice, which
+// server-side apply rejects in a set.
+//
+// Every reference finalizer is the same prefix followed by a UID, so taking
+// the dependents in UID order gives each target's finalizers sorted.
+func (pl *planner) declare(declared []bool) {
+	p := &pl.plan
+	// The targets' finalizers, target after target, in one array.
+	start := make([]int32, len(pl.rs)+1)
+	for i, e := range pl.ends {
+		if declared[i] {
+			start[e.target+1]++
+		}
+	}
+	for t := range pl.rs {
+		start[t+1] += start[t]
+	}
+	if start[len(pl.rs)] == 0 {
+		return
+	}
+	type dependent struct {
+		uid    string
+		number int32
+	}
+	var dependents []dependent
+	for d := range pl.rs {
+		if uid := pl.rs[d].uid(); uid != "" && pl.edgesOf[d+1] > pl.edgesOf[d] {
+			dependents = append(dependents, dependent{uid: uid, number: int32(d)})
+		}
+	}
+	slices.SortFunc(dependents, func(a, b dependent) int { return strings.Compare(a.uid, b.uid) })
+	finalizers := make([]string, start[len(pl.rs)])
+	next := slices.Clone(start)
+	targets := 0
+	for _, dep := range dependents {
+		d := dep.number
+		for i := pl.edgesOf[d]; i < pl.edgesOf[d+1]; i++ {
+			if declared[i] {
+				t := pl.ends[i].target
+				if next[t] == start[t] {
+					targets++
+				}
+				finalizers[next[t]] = p.Edges[i].Finalizer
+				next[t]++
+			}
+		}
+	}
+	p.Additions = make(map[string][]string, targets)
+	for t := range pl.rs {
+		wanted := finalizers[start[t]:start[t+1]:start[t+1]]
+		if len(wanted) == 0 {
+			continue
+		}
+		p.Declared += len(wanted)
+		// The finalizers earlier steps declared are left out, in place.
+		has := contains(pl.rs[t].Desired.Finalizers)
+		missing := wanted[:0]
+		for i, f := range wanted {
+			if (i == 0 || f != wanted[i-1]) && !has(f) {
+				missing = append(missing, f)
+			}
+		}
+		if len(missing) > 0 {
+			p.Additions[pl.rs[t].Name] = missing
+		}
+	}
+}
+
+// contains returns a test for membership in the list: a scan for the few
+// finalizers a resource usually has, a set for many.
+func contains(list []string) func(string) bool {
+	if len(list) <= 16 {
+		return func(s string) bool { return slices.Contains(list, s) }
+	}
+	set := make(map[string]bool, len(list))
+	for _, s := range list {
+		set[s] = true
+	}
+	return func(s string) bool { return set[s] }
+}
+
 // ready is true when the resource exists and it, or an earlier step, says
 // it's ready.
 func (r *Resource) ready() bool {
 	return r.Observed != nil && (r.Observed.Ready || (r.Desired != nil && r.Desired.Ready))
+}
+
+// uid is the resource's UID, "" while it doesn't exist.
+func (r *Resource) uid() string {
+	if r.Observed == nil {
+		return ""
+	}
+	return r.Observed.UID
 }
 
 // usageState is the state of an edge a Usage protects: protected once the
@@ -449,81 +697,23 @@ func usageKey(dependent, dependency string) string {
 	return "usage-" + dependent + "-" + dependency
 }
 
-// decide returns the state of the edge from d to t, d's finalizer, and
-// whether t declares it. onTarget holds the finalizers observed on t.
-func decide(d, t *Resource, onTarget map[string]bool, breakCycle bool) (EdgeState, string, bool) {
-	if d.Observed == nil || d.Observed.UID == "" {
-		if breakCycle {
-			return Cyclic, "", false
-		}
-		return Pending, "", false
-	}
-	f := objectref.Finalizer(d.Observed.UID)
+// decide returns the state of the edge from d to t, and whether t declares
+// d's finalizer. onTarget is true when the observed t carries it.
+func decide(d, t *Resource, onTarget, breakCycle bool) (EdgeState, bool) {
 	switch {
 	case breakCycle:
-		return Cyclic, f, false
+		return Cyclic, false
+	case d.uid() == "":
+		return Pending, false
 	case d.Desired == nil || d.Observed.Deleting:
-		return Releasing, f, t.Desired != nil && onTarget[f]
+		return Releasing, t.Desired != nil && onTarget
 	case t.Desired == nil:
-		return TargetRemoved, f, false
-	case onTarget[f]:
-		return Protected, f, true
+		return TargetRemoved, false
+	case onTarget:
+		return Protected, true
 	case t.Observed != nil && t.Observed.Deleting:
-		return TargetDeleting, f, false
+		return TargetDeleting, false
 	default:
-		return Declared, f, true
+		return Declared, true
 	}
-}
-
-// carriedFinalizers holds the observed finalizers of each edge target as a
-// set, built once: a shared target may carry thousands.
-type carriedFinalizers map[string]map[string]bool
-
-func (c carriedFinalizers) of(r *Resource) map[string]bool {
-	if set, ok := c[r.Name]; ok {
-		return set
-	}
-	var set map[string]bool
-	if r.Observed != nil {
-		set = make(map[string]bool, len(r.Observed.Finalizers))
-		for _, f := range r.Observed.Finalizers {
-			set[f] = true
-		}
-	}
-	c[r.Name] = set
-	return set
-}
-
-// staleFinalizers returns the reference finalizers on the observed resource
-// whose UID is not one of the Objects that reference it.
-func staleFinalizers(r *Resource, referencedBy map[string]bool) []Stale {
-	if r.Observed == nil {
-		return nil
-	}
-	var stale []Stale
-	for _, f := range r.Observed.Finalizers {
-		if uid, ok := objectref.UIDOf(f); ok && !referencedBy[uid] {
-			stale = append(stale, Stale{Resource: r.Name, Finalizer: f})
-		}
-	}
-	slices.SortFunc(stale, func(a, b Stale) int { return cmp.Compare(a.Finalizer, b.Finalizer) })
-	return stale
-}
-
-// missingFrom returns the wanted entries that have lacks, sorted, each once:
-// two Objects with one UID would otherwise declare it twice, which
-// server-side apply rejects in a set.
-func missingFrom(have, want []string) []string {
-	present := make(map[string]bool, len(have))
-	for _, h := range have {
-		present[h] = true
-	}
-	var missing []string
-	for _, w := range want {
-		if !present[w] {
-			missing = append(missing, w)
-		}
-	}
-	slices.Sort(missing)
-	return slices.Compact(missing)
 }

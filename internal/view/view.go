@@ -3,6 +3,7 @@
 package view
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -48,6 +49,12 @@ type Edge struct {
 // what the function would declare is missing.
 func Of(p protection.Plan, resources []protection.Resource, enforce bool) Graph {
 	var g Graph
+	if nodes := len(resources) + len(p.External); nodes > 0 {
+		g.Nodes = make([]Node, 0, nodes)
+	}
+	if edges := len(p.Edges) + len(p.External); edges > 0 {
+		g.Edges = make([]Edge, 0, edges)
+	}
 	for _, r := range resources {
 		g.Nodes = append(g.Nodes, Node{Name: r.Name, Kind: r.Identity.Kind, Scope: scope(r.Identity.Namespace), State: nodeState(r, p.HeldBack)})
 	}
@@ -64,13 +71,15 @@ func Of(p protection.Plan, resources []protection.Resource, enforce bool) Graph 
 		state := edgeState(e.State, enforce)
 		g.Edges = append(g.Edges, Edge{From: e.Dependent, To: name, Origin: "reference", Protection: protectionName(e.Protection), State: state})
 	}
-	slices.SortFunc(g.Nodes, func(a, b Node) int { return strings.Compare(a.Name, b.Name) })
-	slices.SortFunc(g.Edges, func(a, b Edge) int {
-		if c := strings.Compare(a.From, b.From); c != 0 {
-			return c
-		}
-		return strings.Compare(a.To, b.To)
-	})
+	// Resources and the plan's edges usually come in name order already.
+	byName := func(a, b Node) int { return strings.Compare(a.Name, b.Name) }
+	if !slices.IsSortedFunc(g.Nodes, byName) {
+		slices.SortFunc(g.Nodes, byName)
+	}
+	byEnds := func(a, b Edge) int { return cmp.Or(strings.Compare(a.From, b.From), strings.Compare(a.To, b.To)) }
+	if !slices.IsSortedFunc(g.Edges, byEnds) {
+		slices.SortFunc(g.Edges, byEnds)
+	}
 	return g
 }
 
