@@ -2,7 +2,6 @@ package main
 
 import (
 	"slices"
-	"strings"
 
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -17,7 +16,8 @@ import (
 )
 
 // composedResources reads every composed resource of the request, observed or
-// desired, and the problems of the references it could not read.
+// desired, in name order, and the problems of the references it could not
+// read.
 //
 // It reads the few fields it needs straight from the request's structs rather
 // than converting whole resources to maps: manifests are large, and only
@@ -29,41 +29,61 @@ func composedResources(req *fnv1.RunFunctionRequest, inferReferences bool) ([]pr
 	observed := req.GetObserved().GetResources()
 	desired := req.GetDesired().GetResources()
 
-	resources := make([]protection.Resource, 0, len(desired)+len(observed))
-	for name, d := range desired {
-		resources = append(resources, protection.Resource{Name: name, Desired: &protection.Desired{}})
-		r := &resources[len(resources)-1]
-		r.Desired.Finalizers = texts(d.GetResource(), "metadata", "finalizers")
-		r.Desired.Ready = d.GetReady() == fnv1.Ready_READY_TRUE
-		if o, ok := observed[name]; ok {
-			r.Observed = observedState(o.GetResource())
-		}
+	// In name order, which is the order of the plan; the request's maps
+	// have none.
+	names := make([]string, 0, len(desired)+len(observed))
+	for name := range desired {
+		names = append(names, name)
 	}
-	for name, o := range observed {
+	for name := range observed {
 		if _, ok := desired[name]; !ok {
-			resources = append(resources, protection.Resource{Name: name, Observed: observedState(o.GetResource())})
+			names = append(names, name)
 		}
 	}
-
+	slices.Sort(names)
+	resources := make([]protection.Resource, len(names))
+	// One allocation for all states, and one for the finalizers of many,
+	// rather than one each.
+	desiredStates := make([]protection.Desired, len(desired))
+	observedStates := make([]protection.Observed, len(observed))
+	var finalizers []string
 	var invalid []report.InvalidReference
-	for i := range resources {
+	for i, name := range names {
 		r := &resources[i]
+		r.Name = name
 		// The composition's current intent decides what a resource is and
 		// references; observed state stands in for a resource being removed.
 		// Crossplane keeps an existing resource's observed name and namespace,
 		// and gives a namespaced composite's resources its namespace.
-		o := observed[r.Name].GetResource()
-		s := o
-		if d, ok := desired[r.Name]; ok {
+		var o, s, om, sm *structpb.Struct // observed and source; their metadata
+		if d, ok := desired[name]; ok {
 			s = d.GetResource()
+			sm = value(s, "metadata").GetStructValue()
+			r.Desired = &desiredStates[0]
+			desiredStates = desiredStates[1:]
+			r.Desired.Finalizers, finalizers = appendTexts(finalizers, value(sm, "finalizers"))
+			r.Desired.Ready = d.GetReady() == fnv1.Ready_READY_TRUE
+		}
+		if ob, ok := observed[name]; ok {
+			o = ob.GetResource()
+			om = value(o, "metadata").GetStructValue()
+			r.Observed = &observedStates[0]
+			observedStates = observedStates[1:]
+			r.Observed.UID = text(om, "uid")
+			r.Observed.Finalizers, finalizers = appendTexts(finalizers, value(om, "finalizers"))
+			r.Observed.Deleting = text(om, "deletionTimestamp") != ""
+			r.Observed.Ready = readyCondition(o)
+			if s == nil {
+				s, sm = o, om
+			}
 		}
 		r.APIVersion = text(s, "apiVersion")
 		gv, err := schema.ParseGroupVersion(r.APIVersion)
 		r.Identity = protection.Identity{
 			Group:     gv.Group,
 			Kind:      text(s, "kind"),
-			Namespace: firstOf(text(o, "metadata", "namespace"), text(s, "metadata", "namespace"), xrNamespace),
-			Name:      firstOf(text(o, "metadata", "name"), text(s, "metadata", "name")),
+			Namespace: firstOf(text(om, "namespace"), text(sm, "namespace"), xrNamespace),
+			Name:      firstOf(text(om, "name"), text(sm, "name")),
 		}
 		if err != nil {
 			r.Identity.Name = "" // No reference can name a resource of an invalid apiVersion.
@@ -78,18 +98,7 @@ func composedResources(req *fnv1.RunFunctionRequest, inferReferences bool) ([]pr
 			invalid = append(invalid, report.InvalidReference{Resource: r.Name, Problem: err.Error()})
 		}
 	}
-	// The resources came in map order; the problems are reported in name order.
-	slices.SortStableFunc(invalid, func(a, b report.InvalidReference) int { return strings.Compare(a.Resource, b.Resource) })
 	return resources, invalid
-}
-
-func observedState(s *structpb.Struct) *protection.Observed {
-	return &protection.Observed{
-		UID:        text(s, "metadata", "uid"),
-		Finalizers: texts(s, "metadata", "finalizers"),
-		Deleting:   text(s, "metadata", "deletionTimestamp") != "",
-		Ready:      readyCondition(s),
-	}
 }
 
 // readyCondition is true when the resource's Ready condition is True.
@@ -163,19 +172,24 @@ func text(s *structpb.Struct, path ...string) string {
 	return value(s, path...).GetStringValue()
 }
 
-// texts returns the strings of the list at the path of fields.
-func texts(s *structpb.Struct, path ...string) []string {
-	values := value(s, path...).GetListValue().GetValues()
+// appendTexts appends the strings of a list value to all, and returns them
+// apart and all: many short lists share all's array, which grows as append
+// grows it.
+func appendTexts(all []string, list *structpb.Value) ([]string, []string) {
+	values := list.GetListValue().GetValues()
 	if len(values) == 0 {
-		return nil
+		return nil, all
 	}
-	out := make([]string, 0, len(values))
+	first := len(all)
 	for _, v := range values {
 		if t, ok := v.GetKind().(*structpb.Value_StringValue); ok {
-			out = append(out, t.StringValue)
+			all = append(all, t.StringValue)
 		}
 	}
-	return out
+	if len(all) == first {
+		return nil, all
+	}
+	return all[first:len(all):len(all)], all
 }
 
 func firstOf(values ...string) string {
