@@ -443,17 +443,53 @@ func BenchmarkInProcess(b *testing.B) {
 	}
 }
 
-// BenchmarkGraph measures the work between decoding the request and encoding
-// the response alone: RunFunction called on a decoded request in which every
-// dependent has three references to other composed resources: 2,970 edges
-// at N=1,000.
+// BenchmarkGraph measures RunFunction on a decoded request in which every
+// dependent has three references to other composed resources (2,970 edges at
+// N=1,000), whole and in its three phases: reading the composed resources
+// from the request's structs, deciding (the graph work: edges, cycles,
+// finalizers, Usages, the report and the graph's view), and writing desired
+// state, results and the graph into the response.
 func BenchmarkGraph(b *testing.B) {
 	for _, n := range []int{1_000, 10_000} {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			req := benchRequest(benchShape{n: n, minRefs: 3, maxRefs: 3})
-			b.Run("refs=3", func(b *testing.B) {
+			edges := float64(referenceCount(req))
+			f := benchFunction(b)
+			in, err := readInput(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			xr := refOf(req.GetObserved().GetComposite().GetResource())
+			resources, invalid := composedResources(req, true)
+
+			b.Run("phase=all", func(b *testing.B) {
 				runOn(b, req)
-				b.ReportMetric(float64(referenceCount(req)), "edges")
+				b.ReportMetric(edges, "edges")
+			})
+			b.Run("phase=read", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := readInput(req); err != nil {
+						b.Fatal(err)
+					}
+					composedResources(req, true)
+				}
+			})
+			b.Run("phase=decide", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					decide(in, xr, resources, invalid)
+				}
+				b.ReportMetric(edges, "edges")
+			})
+			b.Run("phase=write", func(b *testing.B) {
+				d := decide(in, xr, resources, invalid)
+				undo := undoRun(b, f, req)
+				b.ReportAllocs()
+				for b.Loop() {
+					d.writeTo(response.To(req, response.DefaultTTL), f.log)
+					undo()
+				}
 			})
 		})
 	}

@@ -4,9 +4,9 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strings"
 
 	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/logging"
@@ -46,9 +46,36 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	log := f.log.WithValues("xr-apiversion", text(xr, "apiVersion"), "xr-kind", text(xr, "kind"), "xr-name", text(xr, "metadata", "name"))
 
 	resources, invalid := composedResources(req, in.References == v1beta1.ReferencesInfer)
+	d := decide(in, refOf(xr), resources, invalid)
+	log.Debug("Planned dependencies", "resources", d.plan.Resources, "edges", len(d.plan.Edges), "external", len(d.plan.External),
+		"declared", d.plan.Declared, "held-back", len(d.plan.HeldBack), "usages", len(d.usages), "cycles", len(d.plan.Cycles))
+	d.writeTo(rsp, log)
+	return rsp, nil
+}
+
+// A decision is everything the function decided about one request: the
+// graph work, between reading the request and writing the response.
+type decision struct {
+	plan      protection.Plan
+	usages    map[string]map[string]any
+	condition report.Condition
+	results   []report.Result
+	// writeDesired is false when desired state must stay as the earlier
+	// steps left it.
+	writeDesired bool
+	// The graph in the context shows the resources, and in Report mode
+	// (enforce false) what the plan would declare as missing.
+	resources []protection.Resource
+	enforce   bool
+}
+
+// decide computes the dependency graph of the composed resources, in name
+// order as composedResources returns them, the finalizers and Usages that
+// protect its edges, and what to report. It reads only its arguments.
+func decide(in *v1beta1.Input, xr usage.Ref, resources []protection.Resource, invalid []report.InvalidReference) decision {
 	unmatched := dependOn(resources, in.Dependencies)
 	plan := protection.Make(resources, options(in))
-	usages, unusable := usage.Write(string(in.UsageAPI), refOf(xr), usageEdges(plan, resources))
+	usages, unusable := usage.Write(string(in.UsageAPI), xr, usageEdges(plan, resources))
 	for _, u := range unusable {
 		plan.Unprotect(u.Edge.Key)
 	}
@@ -60,19 +87,29 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		Enforce:     in.Mode == v1beta1.ModeEnforce,
 		CyclesFatal: in.OnCycle == v1beta1.CycleFatal,
 	}
-	log.Debug("Planned dependencies", "resources", plan.Resources, "edges", len(plan.Edges), "external", len(plan.External),
-		"declared", plan.Declared, "held-back", len(plan.HeldBack), "usages", len(usages), "cycles", len(plan.Cycles))
-
 	condition, results := report.Make(facts)
-
 	// A fatal cycle fails the step, and Report mode only reports: in both,
 	// desired state stays as the earlier steps left it.
 	failed := facts.CyclesFatal && len(plan.Cycles) > 0
-	if facts.Enforce && !failed {
-		results = append(results, write(rsp.GetDesired(), plan, usages, log)...)
+	return decision{
+		plan:         plan,
+		usages:       usages,
+		condition:    condition,
+		results:      results,
+		writeDesired: facts.Enforce && !failed,
+		resources:    resources,
+		enforce:      facts.Enforce,
 	}
+}
 
-	setCondition(rsp, condition)
+// writeTo writes the decision into the response: desired state, the
+// condition, the results and the graph in the context.
+func (d decision) writeTo(rsp *fnv1.RunFunctionResponse, log logging.Logger) {
+	results := d.results
+	if d.writeDesired {
+		results = append(results, write(rsp.GetDesired(), d.plan, d.usages, log)...)
+	}
+	setCondition(rsp, d.condition)
 	for _, r := range results {
 		rsp.Results = append(rsp.Results, &fnv1.Result{
 			Severity: severities[r.Severity],
@@ -81,8 +118,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 			Target:   fnv1.Target_TARGET_COMPOSITE.Enum(),
 		})
 	}
-	response.SetContextKey(rsp, GraphContextKey, graphValue(view.Of(plan, resources, facts.Enforce)))
-	return rsp, nil
+	response.SetContextKey(rsp, GraphContextKey, graphValue(view.Of(d.plan, d.resources, d.enforce)))
 }
 
 // write changes desired state as the plan says: it holds resources back,
@@ -156,61 +192,28 @@ func dependOn(resources []protection.Resource, dependencies []v1beta1.Dependency
 }
 
 // usageEdges returns the edges a Usage must protect now: those whose ends
-// both exist.
+// both exist. The resources are in name order.
 func usageEdges(plan protection.Plan, resources []protection.Resource) []usage.Edge {
-	byName := make(map[string]*protection.Resource, len(resources))
-	for i := range resources {
-		byName[resources[i].Name] = &resources[i]
-	}
-	ref := func(r *protection.Resource) usage.Ref {
+	ref := func(name string) usage.Ref {
+		i, _ := slices.BinarySearchFunc(resources, name, func(r protection.Resource, name string) int { return strings.Compare(r.Name, name) })
+		r := resources[i]
 		return usage.Ref{APIVersion: r.APIVersion, Kind: r.Identity.Kind, Namespace: r.Identity.Namespace, Name: r.Identity.Name}
 	}
 	exists := func(s protection.EdgeState) bool { return s == protection.Declared || s == protection.Protected }
 	var edges []usage.Edge
 	for _, e := range plan.Edges {
 		if e.Protection == protection.ByUsage && exists(e.State) {
-			edges = append(edges, usage.Edge{Key: e.Usage, Dependent: e.Dependent, Dependency: e.Target, By: ref(byName[e.Dependent]), Of: ref(byName[e.Target])})
+			edges = append(edges, usage.Edge{Key: e.Usage, Dependent: e.Dependent, Dependency: e.Target, By: ref(e.Dependent), Of: ref(e.Target)})
 		}
 	}
 	for _, e := range plan.External {
 		if e.Protection == protection.ByUsage && exists(e.State) {
 			t := e.Target
 			of := usage.Ref{APIVersion: t.APIVersion, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name}
-			edges = append(edges, usage.Edge{Key: e.Usage, Dependent: e.Dependent, Dependency: report.Describe(t), By: ref(byName[e.Dependent]), Of: of})
+			edges = append(edges, usage.Edge{Key: e.Usage, Dependent: e.Dependent, Dependency: report.Describe(t), By: ref(e.Dependent), Of: of})
 		}
 	}
 	return edges
-}
-
-// graphValue encodes the graph as its JSON form, for the context. It builds
-// the struct directly: through json.Marshal and protojson.Unmarshal it took as
-// long as the rest of RunFunction. TestGraphValue checks that both agree.
-func graphValue(g view.Graph) *structpb.Value {
-	str := structpb.NewStringValue
-	object := func(fields map[string]*structpb.Value) *structpb.Value {
-		return structpb.NewStructValue(&structpb.Struct{Fields: fields})
-	}
-	// JSON encodes a nil slice as null.
-	list := func(values []*structpb.Value) *structpb.Value {
-		if values == nil {
-			return structpb.NewNullValue()
-		}
-		return structpb.NewListValue(&structpb.ListValue{Values: values})
-	}
-	var nodes, edges []*structpb.Value
-	if g.Nodes != nil {
-		nodes = make([]*structpb.Value, len(g.Nodes))
-	}
-	for i, n := range g.Nodes {
-		nodes[i] = object(map[string]*structpb.Value{"name": str(n.Name), "kind": str(n.Kind), "scope": str(n.Scope), "state": str(n.State)})
-	}
-	if g.Edges != nil {
-		edges = make([]*structpb.Value, len(g.Edges))
-	}
-	for i, e := range g.Edges {
-		edges[i] = object(map[string]*structpb.Value{"from": str(e.From), "to": str(e.To), "origin": str(e.Origin), "protection": str(e.Protection), "state": str(e.State)})
-	}
-	return object(map[string]*structpb.Value{"nodes": list(nodes), "edges": list(edges)})
 }
 
 // readInput decodes the step's input, which is optional.
