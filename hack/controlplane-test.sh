@@ -15,8 +15,9 @@
 # interface: everything is built before it enters, and nothing in it can reach the network.
 #
 # Environment:
-#   FD_CONTROLPLANE_RUNS        XRs per arm, without and with the function (default 1)
-#   FD_CONTROLPLANE_DEPENDENTS  dependent Objects per XR (default 20)
+#   FD_CONTROLPLANE_RUNS_WITHOUT  XRs without the function, one after another (default 3)
+#   FD_CONTROLPLANE_RUNS_WITH     XRs with the function, one after another (default 2)
+#   FD_CONTROLPLANE_DEPENDENTS    dependent Objects per XR (default 30)
 #   FD_CONTROLPLANE_FUNCTION    a function-dependencies binary to test (default: built here from
 #                               the working tree)
 #   FD_CONTROLPLANE_LOGS        folder for the components' logs (default: a temporary folder),
@@ -45,7 +46,7 @@ go mod download github.com/crossplane-contrib/provider-kubernetes@v1.2.1 github.
 # Compiles the test and everything it imports.
 go vet -tags controlplane ./...
 
-test=(go test -tags controlplane -count=1 -v -timeout 40m "$@" ./...)
+test=(go test -tags controlplane -count=1 -v -timeout 70m "$@" ./...)
 if [ -z "${FD_CONTROLPLANE_SHARED_NET:-}" ] && command -v unshare > /dev/null && command -v ip > /dev/null; then
   # Root needs no user namespace; anyone else does.
   for ns in "--net" "--net --map-root-user"; do

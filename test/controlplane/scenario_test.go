@@ -65,8 +65,12 @@ func TestReferenceFinalizers(t *testing.T) {
 		ctx, cancel = context.WithDeadline(ctx, d.Add(-30*time.Second))
 		t.Cleanup(cancel)
 	}
-	n := envInt(t, "FD_CONTROLPLANE_DEPENDENTS", 20)
-	runs := envInt(t, "FD_CONTROLPLANE_RUNS", 1)
+	n := envInt(t, "FD_CONTROLPLANE_DEPENDENTS", 30)
+	// The race shows some of the time: measure it over several XRs. With
+	// every finalizer in place, the provider's conflicting finalizer
+	// removals make each XR's teardown take one to ten minutes.
+	runsWithout := envInt(t, "FD_CONTROLPLANE_RUNS_WITHOUT", 3)
+	runsWith := envInt(t, "FD_CONTROLPLANE_RUNS_WITH", 2)
 
 	s := startStack(ctx, t)
 	s.createXRD(ctx)
@@ -75,11 +79,11 @@ func TestReferenceFinalizers(t *testing.T) {
 
 	scenario := time.Now()
 	var without, with []arm
-	for i := 1; i <= runs; i++ {
+	for i := 1; i <= runsWithout; i++ {
 		without = append(without, s.withoutFunction(ctx, fmt.Sprintf("without-%d", i), n))
 	}
-	for i := 1; i <= runs; i++ {
-		with = append(with, s.withFunction(ctx, fmt.Sprintf("with-%d", i), n, i == runs))
+	for i := 1; i <= runsWith; i++ {
+		with = append(with, s.withFunction(ctx, fmt.Sprintf("with-%d", i), n, i == runsWith))
 	}
 
 	t.Logf("SUMMARY (%d dependents referencing one shared Object, provider-kubernetes v1.2.1 at its default --max-reconcile-rate=100, Crossplane v2.4.0):", n)
