@@ -9,9 +9,10 @@
 package protection
 
 import (
+	"cmp"
+	"encoding/binary"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
@@ -104,7 +105,7 @@ const (
 )
 
 // Origin says where an edge comes from.
-type Origin int
+type Origin uint8
 
 // The origins of edges.
 const (
@@ -115,7 +116,7 @@ const (
 )
 
 // Protection says what keeps an edge's dependency from being deleted first.
-type Protection int
+type Protection uint8
 
 // The protections of edges.
 const (
@@ -129,7 +130,7 @@ const (
 )
 
 // EdgeState says how, and whether, an edge is protected.
-type EdgeState int
+type EdgeState uint8
 
 // The states of an edge.
 const (
@@ -317,7 +318,7 @@ type planner struct {
 
 	// ends holds each edge's dependent and target, by number, in the order
 	// of plan.Edges.
-	ends []ends
+	ends []edgeEnds
 	// edgesOf[d] is the first of dependent d's edges; edgesOf[d+1] follows
 	// its last.
 	edgesOf []int32
@@ -337,7 +338,7 @@ type planner struct {
 	finalizers []string
 }
 
-type ends struct{ dependent, target int32 }
+type edgeEnds struct{ dependent, target int32 }
 
 func newPlanner(resources []Resource, o Options) *planner {
 	rs := resources
@@ -365,7 +366,7 @@ func newPlanner(resources []Resource, o Options) *planner {
 	}
 	if edges > 0 {
 		pl.plan.Edges = make([]Edge, 0, edges)
-		pl.ends = make([]ends, 0, edges)
+		pl.ends = make([]edgeEnds, 0, edges)
 	}
 	// Backwards, so that each name's chain runs in name order.
 	for r := n - 1; r >= 0; r-- {
@@ -408,19 +409,22 @@ func (pl *planner) addEdges(dependent int) {
 		pl.seenBy[t] = int32(dependent)
 		e.Dependent, e.Target = d.Name, pl.rs[t].Name
 		p.Edges = append(p.Edges, e)
-		pl.ends = append(pl.ends, ends{dependent: int32(dependent), target: t})
+		pl.ends = append(pl.ends, edgeEnds{dependent: int32(dependent), target: t})
 		return true
 	}
 	for _, ref := range d.References {
-		id := identityOf(ref)
 		matched := false
 		for t, ok := pl.named[ref.Name]; ok && t >= 0; t = pl.sameName[t] {
-			if pl.rs[t].Identity == id {
+			// The name matched already.
+			if id := &pl.rs[t].Identity; id.Group == ref.Group && id.Kind == ref.Kind && id.Namespace == ref.Namespace {
 				matched = true
 				add(t, Edge{Origin: FromReference, Protection: ByFinalizer})
 			}
 		}
-		if !matched && !slices.ContainsFunc(p.External[firstExternal:], func(e External) bool { return identityOf(e.Target) == id }) {
+		if matched {
+			continue
+		}
+		if id := identityOf(ref); !slices.ContainsFunc(p.External[firstExternal:], func(e External) bool { return identityOf(e.Target) == id }) {
 			e := External{Dependent: d.Name, Target: ref, Protection: Unprotected, State: Exposed}
 			if pl.o.Usages != NoUsages {
 				parts := slices.DeleteFunc([]string{ref.Kind, ref.Namespace, ref.Name}, func(s string) bool { return s == "" })
@@ -448,27 +452,37 @@ func (pl *planner) addEdges(dependent int) {
 	// The dependent lists its references in any order; sort its edges by
 	// target, that is by number, for a stable plan. Dependents come in name
 	// order.
-	if !slices.IsSortedFunc(pl.ends[first:], func(a, b ends) int { return int(a.target - b.target) }) {
-		sort.Sort(edgesByTarget{edges: p.Edges[first:], ends: pl.ends[first:]})
-	}
+	sortByTarget(p.Edges[first:], pl.ends[first:])
 	pl.edgesOf[dependent+1] = int32(len(p.Edges))
+}
+
+// sortByTarget sorts a dependent's edges, and their ends alike, by target
+// number: by insertion, as a dependent usually has few.
+func sortByTarget(edges []Edge, ends []edgeEnds) {
+	if len(ends) > 16 {
+		order := make([]int, len(ends))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortFunc(order, func(a, b int) int { return cmp.Compare(ends[a].target, ends[b].target) })
+		sortedEdges, sortedEnds := make([]Edge, len(order)), make([]edgeEnds, len(order))
+		for i, j := range order {
+			sortedEdges[i], sortedEnds[i] = edges[j], ends[j]
+		}
+		copy(edges, sortedEdges)
+		copy(ends, sortedEnds)
+		return
+	}
+	for i := 1; i < len(ends); i++ {
+		for j := i; j > 0 && ends[j].target < ends[j-1].target; j-- {
+			ends[j], ends[j-1] = ends[j-1], ends[j]
+			edges[j], edges[j-1] = edges[j-1], edges[j]
+		}
+	}
 }
 
 func identityOf(t objectref.Target) Identity {
 	return Identity{Group: t.Group, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name}
-}
-
-// edgesByTarget sorts a dependent's edges by target number.
-type edgesByTarget struct {
-	edges []Edge
-	ends  []ends
-}
-
-func (s edgesByTarget) Len() int           { return len(s.edges) }
-func (s edgesByTarget) Less(i, j int) bool { return s.ends[i].target < s.ends[j].target }
-func (s edgesByTarget) Swap(i, j int) {
-	s.edges[i], s.edges[j] = s.edges[j], s.edges[i]
-	s.ends[i], s.ends[j] = s.ends[j], s.ends[i]
 }
 
 // writeReference plans the reference an Object needs for a dependency the
@@ -555,7 +569,7 @@ func (pl *planner) carried() []bool {
 // one: the dependent's edges are sorted by target.
 func (pl *planner) edge(dependent, target int32) (int, bool) {
 	first, last := pl.edgesOf[dependent], pl.edgesOf[dependent+1]
-	i, ok := slices.BinarySearchFunc(pl.ends[first:last], target, func(e ends, t int32) int { return int(e.target - t) })
+	i, ok := slices.BinarySearchFunc(pl.ends[first:last], target, func(e edgeEnds, t int32) int { return int(e.target - t) })
 	return int(first) + i, ok
 }
 
@@ -601,17 +615,25 @@ func (pl *planner) declare(declared []bool) {
 	if start[len(pl.rs)] == 0 {
 		return
 	}
+	// Sorted by the UID's first eight bytes as a number, then by the UID:
+	// UIDs are random, so the number nearly always decides, without
+	// reading the strings again.
 	type dependent struct {
+		prefix uint64
 		uid    string
 		number int32
 	}
 	var dependents []dependent
 	for d := range pl.rs {
 		if uid := pl.rs[d].uid(); uid != "" && pl.edgesOf[d+1] > pl.edgesOf[d] {
-			dependents = append(dependents, dependent{uid: uid, number: int32(d)})
+			var prefix [8]byte
+			copy(prefix[:], uid)
+			dependents = append(dependents, dependent{prefix: binary.BigEndian.Uint64(prefix[:]), uid: uid, number: int32(d)})
 		}
 	}
-	slices.SortFunc(dependents, func(a, b dependent) int { return strings.Compare(a.uid, b.uid) })
+	slices.SortFunc(dependents, func(a, b dependent) int {
+		return cmp.Or(cmp.Compare(a.prefix, b.prefix), strings.Compare(a.uid, b.uid))
+	})
 	finalizers := make([]string, start[len(pl.rs)])
 	next := slices.Clone(start)
 	targets := 0
