@@ -115,9 +115,14 @@ func readyCondition(s *structpb.Struct) bool {
 // metadata.finalizers, creating the list and metadata as needed and keeping
 // every entry already there.
 func declareFinalizers(r *fnv1.Resource, finalizers []string) error {
+	// Two allocations for the values, rather than two per finalizer: a
+	// shared resource declares one for each of its dependents.
+	texts, kinds := make([]structpb.Value, len(finalizers)), make([]structpb.Value_StringValue, len(finalizers))
 	values := make([]*structpb.Value, len(finalizers))
 	for i, f := range finalizers {
-		values[i] = structpb.NewStringValue(f)
+		kinds[i].StringValue = f
+		texts[i].Kind = &kinds[i]
+		values[i] = &texts[i]
 	}
 	return appendTo(r, "metadata", "finalizers", values)
 }

@@ -3,8 +3,9 @@
 # pipeline, as `make bench` runs it, and prints the table of the README's Performance section. See
 # bench_test.go and bench_e2e_test.go.
 #
-#   1. in process: RunFunction and the floor at N = 10 to 10,000 composed resources, and the graph
-#      work alone (BenchmarkInProcess, BenchmarkGraph);
+#   1. in process: RunFunction and the floor at N = 10 to 10,000 composed resources, and RunFunction
+#      in its phases: reading the request, deciding (the graph work), writing the response
+#      (BenchmarkInProcess, BenchmarkGraph);
 #   2. over gRPC, at N = 1,000 and 10,000: this function, the floor, function-auto-ready and
 #      function-patch-and-transform, each served as its own process on loopback (BenchmarkServed, e2e
 #      tag). Each run calls every function in turn, ROUNDS times, and reports the ratios of the same
@@ -43,7 +44,7 @@ stats() { "$benchstat" -format csv "$@" 2>>"$out/benchstat.log"; }
 : > "$out/benchstat.log"
 {
   echo "#inprocess"; stats -filter .name:InProcess -row /N -col /fn "$out/inprocess.txt"
-  echo "#graph"; stats -filter .name:Graph -row /N "$out/inprocess.txt"
+  echo "#graph"; stats -filter .name:Graph -row /N -col /phase "$out/inprocess.txt"
   echo "#served"; stats -filter .name:Served -row /N "$out/wire.txt"
 } > "$out/benchstat.csv"
 
@@ -96,11 +97,23 @@ awk -F, '
         wire("served", n, "auto-ready"), wire("served", n, "patch-and-transform")
     }
     print ""
-    g1 = col("graph", "1000", "sec/op"); g10 = col("graph", "10000", "sec/op")
-    printf "Graph work (RunFunction on a decoded request, 3 references per dependent): N=1000, %d edges: %s; N=10000, %d edges: %s.\n",
-      col("graph", "1000", "edges"), t(g1), col("graph", "10000", "edges"), t(g10)
+    print "Graph work: RunFunction on a decoded request with 3 references per dependent, whole and in its phases"
+    print "(time · allocations per call):"
+    print ""
+    print "| N | edges | whole | read the request | decide (the graph work) | write the response |"
+    print "|---|---|---|---|---|---|"
+    for (i = 3; i <= 4; i++) {
+      n = rows[i]
+      printf "| %s | %s | %s | %s | %s | %s |\n", n, v["graph", n, "all", "edges"],
+        t(v["graph", n, "all", "sec/op"]) " · " count(v["graph", n, "all", "allocs/op"]),
+        t(v["graph", n, "read", "sec/op"]) " · " count(v["graph", n, "read", "allocs/op"]),
+        t(v["graph", n, "decide", "sec/op"]) " · " count(v["graph", n, "decide", "allocs/op"]),
+        t(v["graph", n, "write", "sec/op"]) " · " count(v["graph", n, "write", "allocs/op"])
+    }
+    print ""
+    d1 = v["graph", "1000", "decide", "sec/op"]; d10 = v["graph", "10000", "decide", "sec/op"]
     printf "Growth from N=1000 to 10000: in process %s×, graph work %s×.\n",
       (v["inprocess", "1000", "ours", "sec/op"] != "") ? sprintf("%.1f", v["inprocess", "10000", "ours", "sec/op"] / v["inprocess", "1000", "ours", "sec/op"]) : "—",
-      (g1 != "") ? sprintf("%.1f", g10 / g1) : "—"
+      (d1 != "") ? sprintf("%.1f", d10 / d1) : "—"
   }
 ' "$out/benchstat.csv"
