@@ -632,7 +632,10 @@ func (pl *planner) declare(declared []bool) {
 		}
 	}
 	slices.SortFunc(dependents, func(a, b dependent) int {
-		return cmp.Or(cmp.Compare(a.prefix, b.prefix), strings.Compare(a.uid, b.uid))
+		if a.prefix != b.prefix {
+			return cmp.Compare(a.prefix, b.prefix)
+		}
+		return strings.Compare(a.uid, b.uid)
 	})
 	finalizers := make([]string, start[len(pl.rs)])
 	next := slices.Clone(start)

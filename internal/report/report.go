@@ -113,7 +113,8 @@ func Make(f Facts) (Condition, []Result) {
 		add(Warning, ReasonTargetRemoved, "the composition no longer includes resources that live Objects still reference, so they may be deleted first: "+
 			listOf(targets, func(t string) string { return fmt.Sprintf("%s (referenced by %s)", t, list(removed[t])) }))
 	}
-	if edges, n := edgesIn(p.Edges, protection.TargetDeleting); n > 0 {
+	states := statesOf(p.Edges)
+	if edges, n := states.list(protection.TargetDeleting); n > 0 {
 		add(Warning, ReasonTargetDeleting, "referenced resources are being deleted without their dependents' finalizers, which can no longer be added: "+edges)
 	}
 	// An external edge a Usage protects needs no warning.
@@ -145,7 +146,7 @@ func Make(f Facts) (Condition, []Result) {
 		add(Warning, ReasonInvalidReference, "cannot read references: "+
 			listOf(f.Invalid, func(r InvalidReference) string { return r.Resource + ": " + r.Problem }))
 	}
-	return condition(f), results
+	return condition(f, states), results
 }
 
 func summary(f Facts) string {
@@ -169,8 +170,7 @@ func summary(f Facts) string {
 
 // condition is False for the worst problem: a cycle, then edges this function
 // can't protect, then edges whose protection is still on its way.
-func condition(f Facts) Condition {
-	edges := f.Plan.Edges
+func condition(f Facts, edges edgeStates) Condition {
 	if len(f.Plan.Cycles) > 0 {
 		return Condition{Reason: ReasonCycle, Message: "references form a cycle: " + cyclePaths(f.Plan.Cycles)}
 	}
@@ -178,7 +178,7 @@ func condition(f Facts) Condition {
 	if !f.Enforce {
 		unprotected = append(unprotected, protection.Declared)
 	}
-	if listed, n := edgesIn(edges, unprotected...); n > 0 {
+	if listed, n := edges.list(unprotected...); n > 0 {
 		return Condition{Reason: ReasonUnprotectedEdges, Message: "referenced resources lack their dependents' finalizers: " + listed}
 	}
 	var pending []protection.EdgeState
@@ -186,28 +186,42 @@ func condition(f Facts) Condition {
 		pending = append(pending, protection.Declared)
 	}
 	pending = append(pending, protection.Pending)
-	if listed, n := edgesIn(edges, pending...); n > 0 {
+	if listed, n := edges.list(pending...); n > 0 {
 		return Condition{Reason: ReasonFinalizersPending, Message: "finalizers are declared but not yet applied, or wait for their Object to exist: " + listed}
 	}
-	_, protected := edgesIn(edges, protection.Protected)
+	protected := edges.count[protection.Protected]
 	return Condition{Status: true, Reason: ReasonProtected, Message: fmt.Sprintf("every live reference between composed resources is protected by a finalizer (%d)", protected)}
 }
 
-// edgesIn lists the edges in the states, state after state, as list does,
-// and counts them. It names only the edges it lists: a composition may have
-// thousands.
-func edgesIn(edges []protection.Edge, states ...protection.EdgeState) (string, int) {
-	var named []string
+// edgeStates counts a plan's edges by state, so that listing the edges of
+// some states scans the edges only for states that have any, and only until
+// it has named enough: a composition may have thousands.
+type edgeStates struct {
+	edges []protection.Edge
+	count [protection.Exposed + 1]int
+}
+
+func statesOf(edges []protection.Edge) edgeStates {
+	s := edgeStates{edges: edges}
+	for _, e := range edges {
+		s.count[e.State]++
+	}
+	return s
+}
+
+// list lists the edges in the states, state after state, as list does, and
+// counts them.
+func (s edgeStates) list(states ...protection.EdgeState) (string, int) {
 	n := 0
-	for _, s := range states {
-		for _, e := range edges {
-			if e.State != s {
-				continue
-			}
-			if n < maxListed {
+	for _, state := range states {
+		n += s.count[state]
+	}
+	var named []string
+	for _, state := range states {
+		for i := 0; i < len(s.edges) && s.count[state] > 0 && len(named) < maxListed; i++ {
+			if e := s.edges[i]; e.State == state {
 				named = append(named, e.Dependent+" → "+e.Target)
 			}
-			n++
 		}
 	}
 	return listed(named, n), n
