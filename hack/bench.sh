@@ -65,6 +65,7 @@ awk -F, '
   function count(x) { return x == "" ? "—" : x >= 1e6 ? sprintf("%.2fM", x / 1e6) : (x >= 1e3 ? sprintf("%.1fk", x / 1e3) : sprintf("%d", x)) }
   function r(x) { return x == "" ? "—" : sprintf("%.2f", x) }
   function pair(a, b) { return (a == "" && b == "") ? "—" : r(a) " · " r(b) }
+  function phase(n, p) { return t(v["graph", n, p, "sec/op"]) " · " count(v["graph", n, p, "allocs/op"]) }
   function wire(sect, n, fn,   k) {
     for (k in v) { split(k, p, SUBSEP); if (p[1] == sect && p[2] == n && p[4] == fn "-p50-ms") return ms(v[k]) " · " ms(v[sect, n, p[3], fn "-p99-ms"]) }
     return "—"
@@ -105,10 +106,7 @@ awk -F, '
     for (i = 3; i <= 4; i++) {
       n = rows[i]
       printf "| %s | %s | %s | %s | %s | %s |\n", n, v["graph", n, "all", "edges"],
-        t(v["graph", n, "all", "sec/op"]) " · " count(v["graph", n, "all", "allocs/op"]),
-        t(v["graph", n, "read", "sec/op"]) " · " count(v["graph", n, "read", "allocs/op"]),
-        t(v["graph", n, "decide", "sec/op"]) " · " count(v["graph", n, "decide", "allocs/op"]),
-        t(v["graph", n, "write", "sec/op"]) " · " count(v["graph", n, "write", "allocs/op"])
+        phase(n, "all"), phase(n, "read"), phase(n, "decide"), phase(n, "write")
     }
     print ""
     d1 = v["graph", "1000", "decide", "sec/op"]; d10 = v["graph", "10000", "decide", "sec/op"]
