@@ -8,24 +8,26 @@ package graph
 
 import "slices"
 
-// A Graph is a directed graph of numbered nodes.
+// A Graph is a directed graph of numbered nodes, in compressed form: the
+// edges from node v go to successors[first[v]:first[v+1]].
 type Graph struct {
-	nodes int
-	edges []edge
+	first, successors []int32
 }
 
-type edge struct{ from, to int32 }
-
-// New returns a graph of nodes 0 to nodes-1, without edges yet, with room
-// for the number of edges given.
-func New(nodes, edges int) *Graph {
-	return &Graph{nodes: nodes, edges: make([]edge, 0, edges)}
+// New returns the graph of nodes 0 to len(first)-2 whose edges from node v
+// go to successors[first[v]:first[v+1]], in ascending order; an edge may
+// repeat. A caller that numbers its edges by their first node holds them in
+// this form already, so New copies nothing and the search allocates only
+// for what it finds.
+func New(first, successors []int32) *Graph {
+	return &Graph{first: first, successors: successors}
 }
 
-// AddEdge adds an edge from one node to another. Adding an edge twice
-// changes no cycle.
-func (g *Graph) AddEdge(from, to int) {
-	g.edges = append(g.edges, edge{from: int32(from), to: int32(to)})
+func (g *Graph) nodes() int { return len(g.first) - 1 }
+
+// out returns the successors of node v, in ascending order.
+func (g *Graph) out(v int32) []int32 {
+	return g.successors[g.first[v]:g.first[v+1]]
 }
 
 // Cycles describes where a graph's edges form cycles.
@@ -49,15 +51,14 @@ func (c Cycles) Contains(from, to int) bool {
 
 // Cycles finds the cycles of the graph.
 func (g *Graph) Cycles() Cycles {
-	out := g.adjacency()
 	var cycles Cycles
-	groups := cyclicComponents(out)
+	groups := g.cyclicComponents()
 	if len(groups) == 0 {
 		return cycles
 	}
 	// Each group starts at its first node; groups don't share nodes.
 	slices.SortFunc(groups, func(a, b []int32) int { return int(slices.Min(a) - slices.Min(b)) })
-	cycles.component = make([]int32, g.nodes)
+	cycles.component = make([]int32, g.nodes())
 	for i := range cycles.component {
 		cycles.component[i] = -1
 	}
@@ -65,41 +66,17 @@ func (g *Graph) Cycles() Cycles {
 		for _, m := range members {
 			cycles.component[m] = int32(i)
 		}
-		cycles.Paths = append(cycles.Paths, shortestCycle(out, slices.Min(members), cycles.component))
+		cycles.Paths = append(cycles.Paths, g.shortestCycle(slices.Min(members), cycles.component))
 	}
 	return cycles
-}
-
-// adjacency returns each node's successors, in ascending order, as slices of
-// one array.
-func (g *Graph) adjacency() [][]int32 {
-	start := make([]int32, g.nodes+1)
-	for _, e := range g.edges {
-		start[e.from+1]++
-	}
-	for i := range g.nodes {
-		start[i+1] += start[i]
-	}
-	targets := make([]int32, len(g.edges))
-	next := slices.Clone(start[:g.nodes])
-	for _, e := range g.edges {
-		targets[next[e.from]] = e.to
-		next[e.from]++
-	}
-	out := make([][]int32, g.nodes)
-	for i := range out {
-		out[i] = targets[start[i]:start[i+1]:start[i+1]]
-		slices.Sort(out[i])
-	}
-	return out
 }
 
 // cyclicComponents returns the strongly connected components that hold a
 // cycle: of more than one node, or of one with an edge to itself (Tarjan's
 // algorithm, iterative so that a long chain can't exhaust the stack).
-func cyclicComponents(out [][]int32) [][]int32 {
+func (g *Graph) cyclicComponents() [][]int32 {
 	const unvisited = -1
-	n := len(out)
+	n := g.nodes()
 	order, low := make([]int32, n), make([]int32, n)
 	onStack := make([]bool, n)
 	for i := range order {
@@ -122,8 +99,8 @@ func cyclicComponents(out [][]int32) [][]int32 {
 		for len(call) > 0 {
 			top := &call[len(call)-1]
 			v := top.node
-			if int(top.edge) < len(out[v]) {
-				w := out[v][top.edge]
+			if successors := g.out(v); int(top.edge) < len(successors) {
+				w := successors[top.edge]
 				top.edge++
 				switch {
 				case order[w] == unvisited:
@@ -154,7 +131,7 @@ func cyclicComponents(out [][]int32) [][]int32 {
 			for _, w := range component {
 				onStack[w] = false
 			}
-			if len(component) > 1 || slices.Contains(out[v], v) {
+			if len(component) > 1 || slices.Contains(g.out(v), v) {
 				result = append(result, slices.Clone(component))
 			}
 			members = members[:i]
@@ -166,13 +143,13 @@ func cyclicComponents(out [][]int32) [][]int32 {
 // shortestCycle returns the shortest cycle from start back to it within
 // start's component, found breadth first visiting successors in ascending
 // order.
-func shortestCycle(out [][]int32, start int32, component []int32) []int {
+func (g *Graph) shortestCycle(start int32, component []int32) []int {
 	parent := map[int32]int32{}
 	queue := []int32{start}
 	for len(queue) > 0 {
 		v := queue[0]
 		queue = queue[1:]
-		for _, w := range out[v] {
+		for _, w := range g.out(v) {
 			if w == start {
 				return pathTo(parent, start, v)
 			}

@@ -66,11 +66,11 @@ func TestCycles(t *testing.T) {
 			names = slices.Compact(names)
 			number := func(name string) int { i, _ := slices.BinarySearch(names, name); return i }
 
-			g := New(len(names), len(tc.edges))
-			for _, e := range tc.edges {
-				g.AddEdge(number(e[0]), number(e[1]))
+			edges := make([][2]int32, len(tc.edges))
+			for i, e := range tc.edges {
+				edges[i] = [2]int32{int32(number(e[0])), int32(number(e[1]))}
 			}
-			c := g.Cycles()
+			c := fromEdges(len(names), edges).Cycles()
 			var paths [][]string
 			for _, p := range c.Paths {
 				path := make([]string, len(p))
@@ -101,13 +101,14 @@ func TestCycles(t *testing.T) {
 // cycle, and the same chain open, where every node is a component of its own.
 func TestLongChain(t *testing.T) {
 	const n = 100_000
-	closed, open := New(n, n), New(n, n)
-	for i := range n {
-		closed.AddEdge(i, (i+1)%n)
+	var closedEdges, openEdges [][2]int32
+	for i := range int32(n) {
+		closedEdges = append(closedEdges, [2]int32{i, (i + 1) % n})
 		if i+1 < n {
-			open.AddEdge(i, i+1)
+			openEdges = append(openEdges, [2]int32{i, i + 1})
 		}
 	}
+	closed, open := fromEdges(n, closedEdges), fromEdges(n, openEdges)
 	c := closed.Cycles()
 	if len(c.Paths) != 1 || len(c.Paths[0]) != n+1 {
 		t.Fatalf("Cycles() found %d paths, want one of %d nodes", len(c.Paths), n+1)
@@ -118,4 +119,25 @@ func TestLongChain(t *testing.T) {
 	if c := open.Cycles(); len(c.Paths) != 0 || c.Contains(0, 1) {
 		t.Errorf("Cycles() of an open chain found %v, want none", c.Paths)
 	}
+}
+
+// fromEdges returns the graph of nodes 0 to n-1 with the edges, given as
+// [from, to] in any order.
+func fromEdges(n int, edges [][2]int32) *Graph {
+	edges = slices.Clone(edges)
+	slices.SortFunc(edges, func(a, b [2]int32) int {
+		if a[0] != b[0] {
+			return int(a[0] - b[0])
+		}
+		return int(a[1] - b[1])
+	})
+	first, successors := make([]int32, n+1), make([]int32, len(edges))
+	for i, e := range edges {
+		first[e[0]+1]++
+		successors[i] = e[1]
+	}
+	for v := range n {
+		first[v+1] += first[v]
+	}
+	return New(first, successors)
 }

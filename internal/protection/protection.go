@@ -163,17 +163,14 @@ const (
 
 // An Edge is a reference from a dependent Object to another composed resource.
 type Edge struct {
-	Dependent  string
-	Target     string
-	Origin     Origin
-	Protection Protection
-	// Finalizer is the dependent's reference finalizer; empty while Pending
-	// and for edges a finalizer doesn't protect.
-	Finalizer string
+	Dependent string
+	Target    string
 	// Usage is the composition resource name of the Usage that protects the
 	// edge, when one does.
-	Usage string
-	State EdgeState
+	Usage      string
+	Origin     Origin
+	Protection Protection
+	State      EdgeState
 }
 
 // An External edge is a reference to an object that no composed resource is.
@@ -247,11 +244,13 @@ func Make(resources []Resource, o Options) Plan {
 		p.Edges = nil // As without the allocation.
 	}
 
-	g := graph.New(len(pl.rs), len(pl.ends))
-	for _, e := range pl.ends {
-		g.AddEdge(int(e.dependent), int(e.target))
+	// Each dependent's edges follow the one before's, sorted by target: the
+	// graph's compressed form.
+	targets := make([]int32, len(pl.ends))
+	for i, e := range pl.ends {
+		targets[i] = e.target
 	}
-	cycles := g.Cycles()
+	cycles := graph.New(pl.edgesOf, targets).Cycles()
 	for _, path := range cycles.Paths {
 		names := make([]string, len(path))
 		for i, r := range path {
@@ -260,6 +259,7 @@ func Make(resources []Resource, o Options) Plan {
 		p.Cycles = append(p.Cycles, names)
 	}
 
+	pl.sortByUID()
 	onTarget := pl.carried()
 	declared := make([]bool, len(p.Edges))
 	for i := range p.Edges {
@@ -268,9 +268,6 @@ func Make(resources []Resource, o Options) Plan {
 		breakCycle := o.BreakCycles && cycles.Contains(int(ends.dependent), int(ends.target))
 		switch e.Protection {
 		case ByFinalizer:
-			if d.uid() != "" {
-				e.Finalizer = pl.finalizerOf(ends.dependent)
-			}
 			e.State, declared[i] = decide(d, t, onTarget[i], breakCycle)
 		case ByUsage:
 			e.State = usageState(d, t, pl.find(e.Usage), breakCycle)
@@ -336,9 +333,30 @@ type planner struct {
 	// finalizers holds the reference finalizers of the dependents, made
 	// once each.
 	finalizers []string
+
+	// byUID holds the dependents that exist and have edges, in UID order;
+	// withPrefix finds the first of them with a UID prefix.
+	byUID      []uidEntry
+	withPrefix map[uint64]int32
 }
 
-type edgeEnds struct{ dependent, target int32 }
+// edgeEnds are an edge's ends by number, and whether a finalizer protects
+// it: what the plan looks up edges by, kept apart from the larger Edges.
+type edgeEnds struct {
+	dependent, target int32
+	byFinalizer       bool
+}
+
+// A uidEntry is a dependent in UID order.
+type uidEntry struct {
+	// prefix is the UID's first eight bytes as a number: UIDs are random,
+	// so comparing it nearly always decides without reading the UID.
+	prefix uint64
+	number int32
+	// first is the place in byUID of the first dependent with this UID:
+	// two Objects may claim one.
+	first int32
+}
 
 func newPlanner(resources []Resource, o Options) *planner {
 	rs := resources
@@ -409,7 +427,7 @@ func (pl *planner) addEdges(dependent int) {
 		pl.seenBy[t] = int32(dependent)
 		e.Dependent, e.Target = d.Name, pl.rs[t].Name
 		p.Edges = append(p.Edges, e)
-		pl.ends = append(pl.ends, edgeEnds{dependent: int32(dependent), target: t})
+		pl.ends = append(pl.ends, edgeEnds{dependent: int32(dependent), target: t, byFinalizer: e.Protection == ByFinalizer})
 		return true
 	}
 	for _, ref := range d.References {
@@ -513,31 +531,76 @@ func (pl *planner) finalizerOf(dependent int32) string {
 	return pl.finalizers[dependent]
 }
 
+// sortByUID puts the dependents that exist and have edges in UID order.
+func (pl *planner) sortByUID() {
+	n := 0
+	for d := range pl.rs {
+		if pl.rs[d].uid() != "" && pl.edgesOf[d+1] > pl.edgesOf[d] {
+			n++
+		}
+	}
+	pl.byUID = make([]uidEntry, 0, n)
+	for d := range pl.rs {
+		if uid := pl.rs[d].uid(); uid != "" && pl.edgesOf[d+1] > pl.edgesOf[d] {
+			pl.byUID = append(pl.byUID, uidEntry{prefix: uidPrefix(uid), number: int32(d)})
+		}
+	}
+	slices.SortFunc(pl.byUID, func(a, b uidEntry) int {
+		if a.prefix != b.prefix {
+			return cmp.Compare(a.prefix, b.prefix)
+		}
+		return strings.Compare(pl.rs[a.number].uid(), pl.rs[b.number].uid())
+	})
+	pl.withPrefix = make(map[uint64]int32, len(pl.byUID))
+	for i, e := range pl.byUID {
+		pl.byUID[i].first = int32(i)
+		if previous := i - 1; i > 0 && e.prefix == pl.byUID[previous].prefix {
+			if pl.rs[e.number].uid() == pl.rs[pl.byUID[previous].number].uid() {
+				pl.byUID[i].first = pl.byUID[previous].first
+			}
+			continue
+		}
+		pl.withPrefix[e.prefix] = int32(i)
+	}
+}
+
+func uidPrefix(uid string) uint64 {
+	var prefix [8]byte
+	copy(prefix[:], uid)
+	return binary.BigEndian.Uint64(prefix[:])
+}
+
+// withUID returns the dependents of the UID, from byUID.
+func (pl *planner) withUID(uid string) []uidEntry {
+	prefix := uidPrefix(uid)
+	first, ok := pl.withPrefix[prefix]
+	if !ok {
+		return nil
+	}
+	// The entries of the UID, among those of the prefix.
+	for low := int(first); low < len(pl.byUID) && pl.byUID[low].prefix == prefix; low++ {
+		if pl.rs[pl.byUID[low].number].uid() != uid {
+			continue
+		}
+		high := low + 1
+		for high < len(pl.byUID) && pl.byUID[high].first == int32(low) {
+			high++
+		}
+		return pl.byUID[low:high]
+	}
+	return nil
+}
+
 // carried finds the reference finalizers the observed resources carry. It
 // returns, for each edge, whether its target carries its dependent's
 // finalizer, and plans as stale each carried finalizer of no dependent
 // whose finalizer protects an edge to the resource.
 //
-// It hashes the dependents' UIDs once, and looks up each carried reference
-// finalizer once: a shared resource may carry thousands.
+// It finds each carried reference finalizer's dependents by the UID's
+// prefix, a number, hashing no string: a shared resource may carry thousands.
 func (pl *planner) carried() []bool {
 	p := &pl.plan
 	onTarget := make([]bool, len(p.Edges))
-	// The first dependent of each UID; sameUID[d] is the next with d's UID
-	// (two Objects may claim one), or -1.
-	byUID := make(map[string]int32, len(pl.rs))
-	sameUID := make([]int32, len(pl.rs))
-	for d := len(pl.rs) - 1; d >= 0; d-- {
-		sameUID[d] = -1
-		uid := pl.rs[d].uid()
-		if uid == "" || pl.edgesOf[d] == pl.edgesOf[d+1] {
-			continue
-		}
-		if next, ok := byUID[uid]; ok {
-			sameUID[d] = next
-		}
-		byUID[uid] = int32(d)
-	}
 	for t := range pl.rs {
 		o := pl.rs[t].Observed
 		if o == nil {
@@ -550,10 +613,10 @@ func (pl *planner) carried() []bool {
 				continue
 			}
 			referenced := false
-			for d, ok := byUID[uid]; ok && d >= 0; d = sameUID[d] {
-				if i, ok := pl.edge(d, int32(t)); ok && p.Edges[i].Protection == ByFinalizer {
+			for _, d := range pl.withUID(uid) {
+				if i, ok := pl.edge(d.number, int32(t)); ok && pl.ends[i].byFinalizer {
 					onTarget[i], referenced = true, true
-					pl.finalizers[d] = f // Carried already: no need to make it.
+					pl.finalizers[d.number] = f // Carried already: no need to make it.
 				}
 			}
 			if !referenced {
@@ -599,10 +662,12 @@ func (pl *planner) holdUntilReady() {
 // server-side apply rejects in a set.
 //
 // Every reference finalizer is the same prefix followed by a UID, so taking
-// the dependents in UID order gives each target's finalizers sorted.
+// the dependents in UID order gives each target's finalizers sorted, and
+// those of one UID next to each other.
 func (pl *planner) declare(declared []bool) {
 	p := &pl.plan
-	// The targets' finalizers, target after target, in one array.
+	// The targets' dependents, as places in byUID, target after target in
+	// one array.
 	start := make([]int32, len(pl.rs)+1)
 	for i, e := range pl.ends {
 		if declared[i] {
@@ -615,32 +680,10 @@ func (pl *planner) declare(declared []bool) {
 	if start[len(pl.rs)] == 0 {
 		return
 	}
-	// Sorted by the UID's first eight bytes as a number, then by the UID:
-	// UIDs are random, so the number nearly always decides, without
-	// reading the strings again.
-	type dependent struct {
-		prefix uint64
-		uid    string
-		number int32
-	}
-	var dependents []dependent
-	for d := range pl.rs {
-		if uid := pl.rs[d].uid(); uid != "" && pl.edgesOf[d+1] > pl.edgesOf[d] {
-			var prefix [8]byte
-			copy(prefix[:], uid)
-			dependents = append(dependents, dependent{prefix: binary.BigEndian.Uint64(prefix[:]), uid: uid, number: int32(d)})
-		}
-	}
-	slices.SortFunc(dependents, func(a, b dependent) int {
-		if a.prefix != b.prefix {
-			return cmp.Compare(a.prefix, b.prefix)
-		}
-		return strings.Compare(a.uid, b.uid)
-	})
-	finalizers := make([]string, start[len(pl.rs)])
+	dependents := make([]int32, start[len(pl.rs)])
 	next := slices.Clone(start)
 	targets := 0
-	for _, dep := range dependents {
+	for u, dep := range pl.byUID {
 		d := dep.number
 		for i := pl.edgesOf[d]; i < pl.edgesOf[d+1]; i++ {
 			if declared[i] {
@@ -648,28 +691,33 @@ func (pl *planner) declare(declared []bool) {
 				if next[t] == start[t] {
 					targets++
 				}
-				finalizers[next[t]] = p.Edges[i].Finalizer
+				dependents[next[t]] = int32(u)
 				next[t]++
 			}
 		}
 	}
 	p.Additions = make(map[string][]string, targets)
+	// The targets' missing finalizers share one array.
+	finalizers := make([]string, 0, len(dependents))
 	for t := range pl.rs {
-		wanted := finalizers[start[t]:start[t+1]:start[t+1]]
+		wanted := dependents[start[t]:start[t+1]]
 		if len(wanted) == 0 {
 			continue
 		}
 		p.Declared += len(wanted)
-		// The finalizers earlier steps declared are left out, in place.
+		// The finalizers earlier steps declared are left out.
 		has := contains(pl.rs[t].Desired.Finalizers)
-		missing := wanted[:0]
-		for i, f := range wanted {
-			if (i == 0 || f != wanted[i-1]) && !has(f) {
-				missing = append(missing, f)
+		first := len(finalizers)
+		for i, u := range wanted {
+			if i > 0 && pl.byUID[u].first == pl.byUID[wanted[i-1]].first {
+				continue // The same UID, so the same finalizer.
+			}
+			if f := pl.finalizerOf(pl.byUID[u].number); !has(f) {
+				finalizers = append(finalizers, f)
 			}
 		}
-		if len(missing) > 0 {
-			p.Additions[pl.rs[t].Name] = missing
+		if len(finalizers) > first {
+			p.Additions[pl.rs[t].Name] = finalizers[first:len(finalizers):len(finalizers)]
 		}
 	}
 }

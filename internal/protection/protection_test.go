@@ -84,10 +84,10 @@ func TestMake(t *testing.T) {
 			want: Plan{
 				Resources: 5,
 				Edges: []Edge{
-					{Dependent: "d1", Target: "shared", Finalizer: f("d1"), State: Protected},
-					{Dependent: "d2", Target: "shared", Finalizer: f("d2"), State: Declared},
-					{Dependent: "d3", Target: "shared", Finalizer: f("d3"), State: Protected},
-					{Dependent: "d4", Target: "shared", Finalizer: f("d4"), State: Declared},
+					{Dependent: "d1", Target: "shared", State: Protected},
+					{Dependent: "d2", Target: "shared", State: Declared},
+					{Dependent: "d3", Target: "shared", State: Protected},
+					{Dependent: "d4", Target: "shared", State: Declared},
 				},
 				Additions: map[string][]string{"shared": {f("d1"), f("d2"), f("d3"), f("d4")}},
 				Declared:  4,
@@ -101,7 +101,7 @@ func TestMake(t *testing.T) {
 			}},
 			want: Plan{
 				Resources: 2,
-				Edges:     []Edge{{Dependent: "d1", Target: "shared", Finalizer: f("d1"), State: Declared}},
+				Edges:     []Edge{{Dependent: "d1", Target: "shared", State: Declared}},
 				Additions: map[string][]string{},
 				Declared:  1,
 			},
@@ -130,10 +130,10 @@ func TestMake(t *testing.T) {
 			want: Plan{
 				Resources: 5,
 				Edges: []Edge{
-					{Dependent: "deleted", Target: "shared", Finalizer: f("deleted"), State: Releasing},
-					{Dependent: "deleting", Target: "shared", Finalizer: f("deleting"), State: Releasing},
-					{Dependent: "released", Target: "shared", Finalizer: f("released"), State: Releasing},
-					{Dependent: "removed", Target: "shared", Finalizer: f("removed"), State: Releasing},
+					{Dependent: "deleted", Target: "shared", State: Releasing},
+					{Dependent: "deleting", Target: "shared", State: Releasing},
+					{Dependent: "released", Target: "shared", State: Releasing},
+					{Dependent: "removed", Target: "shared", State: Releasing},
 				},
 				Additions: map[string][]string{"shared": {f("deleting"), f("removed")}},
 				Declared:  2,
@@ -148,8 +148,8 @@ func TestMake(t *testing.T) {
 			want: Plan{
 				Resources: 3,
 				Edges: []Edge{
-					{Dependent: "d1", Target: "shared", Finalizer: f("d1"), State: Protected},
-					{Dependent: "d2", Target: "shared", Finalizer: f("d2"), State: TargetDeleting},
+					{Dependent: "d1", Target: "shared", State: Protected},
+					{Dependent: "d2", Target: "shared", State: TargetDeleting},
 				},
 				Additions: map[string][]string{"shared": {f("d1")}},
 				Declared:  1,
@@ -163,7 +163,7 @@ func TestMake(t *testing.T) {
 			}},
 			want: Plan{
 				Resources: 2,
-				Edges:     []Edge{{Dependent: "d1", Target: "shared", Finalizer: f("d1"), State: TargetRemoved}},
+				Edges:     []Edge{{Dependent: "d1", Target: "shared", State: TargetRemoved}},
 				Additions: map[string][]string{},
 			},
 		},
@@ -175,7 +175,7 @@ func TestMake(t *testing.T) {
 			}},
 			want: Plan{
 				Resources: 2,
-				Edges:     []Edge{{Dependent: "d1", Target: "shared", Finalizer: f("d1"), State: Declared}},
+				Edges:     []Edge{{Dependent: "d1", Target: "shared", State: Declared}},
 				Additions: map[string][]string{"shared": {f("d1")}},
 				Declared:  1,
 			},
@@ -200,7 +200,7 @@ func TestMake(t *testing.T) {
 			}},
 			want: Plan{
 				Resources: 3,
-				Edges:     []Edge{{Dependent: "d1", Target: "shared", Finalizer: f("d1"), State: Protected}},
+				Edges:     []Edge{{Dependent: "d1", Target: "shared", State: Protected}},
 				Stale:     []Stale{{Resource: "shared", Finalizer: f("d2")}, {Resource: "shared", Finalizer: f("gone")}},
 				Additions: map[string][]string{"shared": {f("d1")}},
 				Declared:  1,
@@ -212,8 +212,8 @@ func TestMake(t *testing.T) {
 			want: Plan{
 				Resources: 2,
 				Edges: []Edge{
-					{Dependent: "a", Target: "b", Finalizer: f("a"), State: Declared},
-					{Dependent: "b", Target: "a", Finalizer: f("b"), State: Declared},
+					{Dependent: "a", Target: "b", State: Declared},
+					{Dependent: "b", Target: "a", State: Declared},
 				},
 				Cycles:    [][]string{{"a", "b", "a"}},
 				Additions: map[string][]string{"a": {f("b")}, "b": {f("a")}},
@@ -229,9 +229,9 @@ func TestMake(t *testing.T) {
 			want: Plan{
 				Resources: 3,
 				Edges: []Edge{
-					{Dependent: "a", Target: "b", Finalizer: f("a"), State: Cyclic},
-					{Dependent: "b", Target: "a", Finalizer: f("b"), State: Cyclic},
-					{Dependent: "c", Target: "a", Finalizer: f("c"), State: Declared},
+					{Dependent: "a", Target: "b", State: Cyclic},
+					{Dependent: "b", Target: "a", State: Cyclic},
+					{Dependent: "c", Target: "a", State: Declared},
 				},
 				Cycles:    [][]string{{"a", "b", "a"}},
 				Additions: map[string][]string{"a": {f("c")}},
@@ -252,7 +252,7 @@ func TestMake(t *testing.T) {
 			}},
 			want: Plan{
 				Resources: 2,
-				Edges:     []Edge{{Dependent: "d1", Target: "shared", Finalizer: f("d1"), State: Declared}},
+				Edges:     []Edge{{Dependent: "d1", Target: "shared", State: Declared}},
 				External:  []External{{Dependent: "d1", Target: objectref.Target{Group: objectref.NamespacedGroup, Kind: "Object", Name: "shared-x", Index: 1, Via: "dependsOn"}, Protection: Unprotected, State: Exposed}},
 				Additions: map[string][]string{"shared": {f("d1")}},
 				Declared:  1,
@@ -268,7 +268,7 @@ func TestMake(t *testing.T) {
 			}},
 			want: Plan{
 				Resources: 2,
-				Edges:     []Edge{{Dependent: "d1", Target: "cm", Finalizer: f("d1"), State: Declared}},
+				Edges:     []Edge{{Dependent: "d1", Target: "cm", State: Declared}},
 				Additions: map[string][]string{"cm": {f("d1")}},
 				Declared:  1,
 			},
@@ -295,8 +295,8 @@ func TestMake(t *testing.T) {
 			want: Plan{
 				Resources: 3,
 				Edges: []Edge{
-					{Dependent: "d1", Target: "shared-a", Finalizer: f("d1"), State: Declared},
-					{Dependent: "d1", Target: "shared-b", Finalizer: f("d1"), State: Declared},
+					{Dependent: "d1", Target: "shared-a", State: Declared},
+					{Dependent: "d1", Target: "shared-b", State: Declared},
 				},
 				Additions: map[string][]string{"shared-a": {f("d1")}, "shared-b": {f("d1")}},
 				Declared:  2,
@@ -307,7 +307,7 @@ func TestMake(t *testing.T) {
 			args:   args{resources: []Resource{object("shared"), with(object("d1"), dependingOn("shared"))}},
 			want: Plan{
 				Resources:  2,
-				Edges:      []Edge{{Dependent: "d1", Target: "shared", Origin: FromInput, Finalizer: f("d1"), State: Declared}},
+				Edges:      []Edge{{Dependent: "d1", Target: "shared", Origin: FromInput, State: Declared}},
 				Additions:  map[string][]string{"shared": {f("d1")}},
 				Declared:   1,
 				References: map[string][]Reference{"d1": {{APIVersion: "kubernetes.crossplane.io/v1alpha2", Kind: "Object", Name: "shared"}}},
@@ -318,7 +318,7 @@ func TestMake(t *testing.T) {
 			args:   args{resources: []Resource{object("shared"), with(object("d1", "shared"), dependingOn("shared"))}},
 			want: Plan{
 				Resources: 2,
-				Edges:     []Edge{{Dependent: "d1", Target: "shared", Finalizer: f("d1"), State: Declared}},
+				Edges:     []Edge{{Dependent: "d1", Target: "shared", State: Declared}},
 				Additions: map[string][]string{"shared": {f("d1")}},
 				Declared:  1,
 			},
@@ -334,7 +334,7 @@ func TestMake(t *testing.T) {
 				Resources: 3,
 				Edges: []Edge{
 					{Dependent: "new", Target: "shared", Origin: FromInput, State: Pending},
-					{Dependent: "old", Target: "shared", Origin: FromInput, Finalizer: f("old"), State: Declared},
+					{Dependent: "old", Target: "shared", Origin: FromInput, State: Declared},
 				},
 				Additions: map[string][]string{"shared": {f("old")}},
 				Declared:  1,
@@ -378,7 +378,7 @@ func TestMake(t *testing.T) {
 			},
 			want: Plan{
 				Resources: 2,
-				Edges:     []Edge{{Dependent: "d1", Target: "shared", Finalizer: f("d1"), State: Declared}},
+				Edges:     []Edge{{Dependent: "d1", Target: "shared", State: Declared}},
 				External: []External{{
 					Dependent: "d1", Target: objectref.Target{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: "elsewhere", Index: 1, Via: "dependsOn"},
 					Protection: ByUsage, Usage: "usage-d1-object-elsewhere", State: Declared,
