@@ -1,5 +1,5 @@
 // Package graph finds the cycles of a directed graph deterministically: the
-// same edges give the same cycles, in the same order, however they were added.
+// same edges give the same cycles, in the same order.
 //
 // Nodes are the numbers 0 to n-1, and their order is the order the cycles are
 // reported in and start from: the caller numbers its nodes in the order it

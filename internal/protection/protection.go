@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
@@ -246,11 +247,11 @@ func Make(resources []Resource, o Options) Plan {
 
 	// Each dependent's edges follow the one before's, sorted by target: the
 	// graph's compressed form.
-	targets := make([]int32, len(pl.ends))
+	pl.targets = sized(pl.targets, len(pl.ends))
 	for i, e := range pl.ends {
-		targets[i] = e.target
+		pl.targets[i] = e.target
 	}
-	cycles := graph.New(pl.edgesOf, targets).Cycles()
+	cycles := graph.New(pl.edgesOf, pl.targets).Cycles()
 	for _, path := range cycles.Paths {
 		names := make([]string, len(path))
 		for i, r := range path {
@@ -261,7 +262,8 @@ func Make(resources []Resource, o Options) Plan {
 
 	pl.sortByUID()
 	onTarget := pl.carried()
-	declared := make([]bool, len(p.Edges))
+	pl.declared = sized(pl.declared, len(p.Edges))
+	declared := pl.declared
 	for i := range p.Edges {
 		e, ends := &p.Edges[i], pl.ends[i]
 		d, t := &pl.rs[ends.dependent], &pl.rs[ends.target]
@@ -288,6 +290,7 @@ func Make(resources []Resource, o Options) Plan {
 		pl.holdUntilReady()
 	}
 	pl.declare(declared)
+	pl.release()
 	return pl.plan
 }
 
@@ -312,7 +315,14 @@ type planner struct {
 	rs   []Resource
 	o    Options
 	plan Plan
+	*scratch
+}
 
+// scratch is a planner's working memory, which no plan keeps. Plans are made
+// on every reconcile of every composite, and making these arrays and maps
+// afresh each time cost more in garbage collection than the planning itself,
+// so planners take them from a pool and return them.
+type scratch struct {
 	// ends holds each edge's dependent and target, by number, in the order
 	// of plan.Edges.
 	ends []edgeEnds
@@ -338,6 +348,39 @@ type planner struct {
 	// withPrefix finds the first of them with a UID prefix.
 	byUID      []uidEntry
 	withPrefix map[uint64]int32
+
+	// For one step each: the targets of the edges, in the order of ends;
+	// whether the observed target carries the edge's finalizer; whether the
+	// target declares it; and in declare, the targets' dependents.
+	targets            []int32
+	onTarget, declared []bool
+	start, next        []int32
+	dependents         []int32
+}
+
+var scratches = sync.Pool{New: func() any {
+	return &scratch{named: map[string]int32{}, withPrefix: map[uint64]int32{}}
+}}
+
+// release returns the planner's scratch to the pool, holding no string of
+// the request, which it would otherwise keep from the garbage collector.
+func (pl *planner) release() {
+	clear(pl.named)
+	clear(pl.withPrefix)
+	clear(pl.finalizers)
+	scratches.Put(pl.scratch)
+	pl.scratch = nil
+}
+
+// sized returns s with length n and every element zero, in s's array when
+// it has room.
+func sized[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
 }
 
 // edgeEnds are an edge's ends by number, and whether a finalizer protects
@@ -367,15 +410,15 @@ func newPlanner(resources []Resource, o Options) *planner {
 	}
 	n := len(rs)
 	pl := &planner{
-		rs:         rs,
-		o:          o,
-		plan:       Plan{Resources: n, Additions: map[string][]string{}, References: map[string][]Reference{}, HeldBack: map[string]string{}},
-		edgesOf:    make([]int32, n+1),
-		named:      make(map[string]int32, n),
-		sameName:   make([]int32, n),
-		seenBy:     make([]int32, n),
-		finalizers: make([]string, n),
+		rs:      rs,
+		o:       o,
+		plan:    Plan{Resources: n, Additions: map[string][]string{}, References: map[string][]Reference{}, HeldBack: map[string]string{}},
+		scratch: scratches.Get().(*scratch),
 	}
+	pl.edgesOf = sized(pl.edgesOf, n+1)
+	pl.sameName = sized(pl.sameName, n)
+	pl.seenBy = sized(pl.seenBy, n)
+	pl.finalizers = sized(pl.finalizers, n)
 	// Most references and dependencies are an edge each: allocate for them
 	// at once rather than grow the slices edge by edge.
 	edges := 0
@@ -384,8 +427,8 @@ func newPlanner(resources []Resource, o Options) *planner {
 	}
 	if edges > 0 {
 		pl.plan.Edges = make([]Edge, 0, edges)
-		pl.ends = make([]edgeEnds, 0, edges)
 	}
+	pl.ends = slices.Grow(pl.ends[:0], edges)
 	// Backwards, so that each name's chain runs in name order.
 	for r := n - 1; r >= 0; r-- {
 		pl.seenBy[r] = -1
@@ -539,7 +582,7 @@ func (pl *planner) sortByUID() {
 			n++
 		}
 	}
-	pl.byUID = make([]uidEntry, 0, n)
+	pl.byUID = slices.Grow(pl.byUID[:0], n)
 	for d := range pl.rs {
 		if uid := pl.rs[d].uid(); uid != "" && pl.edgesOf[d+1] > pl.edgesOf[d] {
 			pl.byUID = append(pl.byUID, uidEntry{prefix: uidPrefix(uid), number: int32(d)})
@@ -551,7 +594,6 @@ func (pl *planner) sortByUID() {
 		}
 		return strings.Compare(pl.rs[a.number].uid(), pl.rs[b.number].uid())
 	})
-	pl.withPrefix = make(map[uint64]int32, len(pl.byUID))
 	for i, e := range pl.byUID {
 		pl.byUID[i].first = int32(i)
 		if previous := i - 1; i > 0 && e.prefix == pl.byUID[previous].prefix {
@@ -600,7 +642,8 @@ func (pl *planner) withUID(uid string) []uidEntry {
 // prefix, a number, hashing no string: a shared resource may carry thousands.
 func (pl *planner) carried() []bool {
 	p := &pl.plan
-	onTarget := make([]bool, len(p.Edges))
+	pl.onTarget = sized(pl.onTarget, len(p.Edges))
+	onTarget := pl.onTarget
 	for t := range pl.rs {
 		o := pl.rs[t].Observed
 		if o == nil {
@@ -668,7 +711,8 @@ func (pl *planner) declare(declared []bool) {
 	p := &pl.plan
 	// The targets' dependents, as places in byUID, target after target in
 	// one array.
-	start := make([]int32, len(pl.rs)+1)
+	pl.start = sized(pl.start, len(pl.rs)+1)
+	start := pl.start
 	for i, e := range pl.ends {
 		if declared[i] {
 			start[e.target+1]++
@@ -680,8 +724,9 @@ func (pl *planner) declare(declared []bool) {
 	if start[len(pl.rs)] == 0 {
 		return
 	}
-	dependents := make([]int32, start[len(pl.rs)])
-	next := slices.Clone(start)
+	pl.dependents = sized(pl.dependents, int(start[len(pl.rs)]))
+	pl.next = append(pl.next[:0], start...)
+	dependents, next := pl.dependents, pl.next
 	targets := 0
 	for u, dep := range pl.byUID {
 		d := dep.number

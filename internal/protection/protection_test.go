@@ -93,6 +93,14 @@ func TestMake(t *testing.T) {
 				Declared:  4,
 			},
 		},
+		"NoReferences": {
+			reason: "Without references there are no edges, and a reference finalizer left on a resource names no dependent.",
+			args:   args{resources: []Resource{with(object("alone"), carrying(f("gone"))), plain("config")}},
+			want: Plan{
+				Resources: 2,
+				Stale:     []Stale{{Resource: "alone", Finalizer: f("gone")}},
+			},
+		},
 		"AlreadyDeclared": {
 			reason: "Finalizers earlier steps declared already are not declared twice, and a resource that needs nothing new is left alone.",
 			args: args{resources: []Resource{
@@ -439,6 +447,15 @@ func TestMake(t *testing.T) {
 			got := Make(tc.args.resources, tc.args.o)
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nMake(...): -want, +got:\n%s", tc.reason, diff)
+			}
+			// Planners reuse each other's working memory: no plan may
+			// depend on the one made before it.
+			for before, b := range cases {
+				Make(b.args.resources, b.args.o)
+				got := Make(tc.args.resources, tc.args.o)
+				if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+					t.Errorf("%s\nMake(...) after the plan of %s: -want, +got:\n%s", tc.reason, before, diff)
+				}
 			}
 		})
 	}
