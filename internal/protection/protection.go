@@ -345,9 +345,11 @@ type scratch struct {
 	finalizers []string
 
 	// byUID holds the dependents that exist and have edges, in UID order;
-	// withPrefix finds the first of them with a UID prefix.
+	// withPrefix finds the first of them with a UID prefix. sorting is where
+	// the sort moves them.
 	byUID      []uidEntry
 	withPrefix map[uint64]int32
+	sorting    []uidEntry
 
 	// For one step each: the targets of the edges, in the order of ends;
 	// whether the observed target carries the edge's finalizer; whether the
@@ -368,6 +370,8 @@ func (pl *planner) release() {
 	clear(pl.named)
 	clear(pl.withPrefix)
 	clear(pl.finalizers)
+	clear(pl.byUID)
+	clear(pl.sorting)
 	scratches.Put(pl.scratch)
 	pl.scratch = nil
 }
@@ -395,6 +399,7 @@ type uidEntry struct {
 	// prefix is the UID's first eight bytes as a number: UIDs are random,
 	// so comparing it nearly always decides without reading the UID.
 	prefix uint64
+	uid    string
 	number int32
 	// first is the place in byUID of the first dependent with this UID:
 	// two Objects may claim one.
@@ -576,34 +581,62 @@ func (pl *planner) finalizerOf(dependent int32) string {
 
 // sortByUID puts the dependents that exist and have edges in UID order.
 func (pl *planner) sortByUID() {
-	n := 0
-	for d := range pl.rs {
-		if pl.rs[d].uid() != "" && pl.edgesOf[d+1] > pl.edgesOf[d] {
-			n++
-		}
-	}
-	pl.byUID = slices.Grow(pl.byUID[:0], n)
+	pl.byUID = pl.byUID[:0]
 	for d := range pl.rs {
 		if uid := pl.rs[d].uid(); uid != "" && pl.edgesOf[d+1] > pl.edgesOf[d] {
-			pl.byUID = append(pl.byUID, uidEntry{prefix: uidPrefix(uid), number: int32(d)})
+			pl.byUID = append(pl.byUID, uidEntry{prefix: uidPrefix(uid), uid: uid, number: int32(d)})
 		}
 	}
-	slices.SortFunc(pl.byUID, func(a, b uidEntry) int {
-		if a.prefix != b.prefix {
-			return cmp.Compare(a.prefix, b.prefix)
+	pl.sorting = sized(pl.sorting, len(pl.byUID))
+	sortByPrefix(pl.byUID, pl.sorting)
+	for i := 0; i < len(pl.byUID); {
+		prefix := pl.byUID[i].prefix
+		pl.withPrefix[prefix] = int32(i)
+		// The UIDs of one prefix, which is rare, are sorted by the rest.
+		same := i + 1
+		for same < len(pl.byUID) && pl.byUID[same].prefix == prefix {
+			same++
 		}
-		return strings.Compare(pl.rs[a.number].uid(), pl.rs[b.number].uid())
-	})
+		if same-i > 1 {
+			slices.SortStableFunc(pl.byUID[i:same], func(a, b uidEntry) int { return strings.Compare(a.uid, b.uid) })
+		}
+		i = same
+	}
 	for i, e := range pl.byUID {
 		pl.byUID[i].first = int32(i)
-		if previous := i - 1; i > 0 && e.prefix == pl.byUID[previous].prefix {
-			if pl.rs[e.number].uid() == pl.rs[pl.byUID[previous].number].uid() {
-				pl.byUID[i].first = pl.byUID[previous].first
-			}
-			continue
+		if previous := i - 1; i > 0 && e.prefix == pl.byUID[previous].prefix && e.uid == pl.byUID[previous].uid {
+			pl.byUID[i].first = pl.byUID[previous].first
 		}
-		pl.withPrefix[e.prefix] = int32(i)
 	}
+}
+
+// sortByPrefix sorts the entries by prefix, keeping the order of those with
+// the same, using buffer, as long: a radix sort, one byte of the prefix at a
+// time from the last, faster than sorting by comparison at any number of
+// dependents that matters.
+func sortByPrefix(entries, buffer []uidEntry) {
+	from, to := entries, buffer
+	for shift := 0; shift < 64; shift += 8 {
+		var start [256]int
+		for _, e := range from {
+			start[byte(e.prefix>>shift)]++
+		}
+		if len(from) == 0 || start[byte(from[0].prefix>>shift)] == len(from) {
+			continue // Every prefix has this byte.
+		}
+		at := 0
+		for b, count := range start {
+			start[b] = at
+			at += count
+		}
+		for _, e := range from {
+			b := byte(e.prefix >> shift)
+			to[start[b]] = e
+			start[b]++
+		}
+		from, to = to, from
+	}
+	copy(entries, from)
 }
 
 func uidPrefix(uid string) uint64 {
@@ -621,7 +654,7 @@ func (pl *planner) withUID(uid string) []uidEntry {
 	}
 	// The entries of the UID, among those of the prefix.
 	for low := int(first); low < len(pl.byUID) && pl.byUID[low].prefix == prefix; low++ {
-		if pl.rs[pl.byUID[low].number].uid() != uid {
+		if pl.byUID[low].uid != uid {
 			continue
 		}
 		high := low + 1
@@ -675,6 +708,15 @@ func (pl *planner) carried() []bool {
 // one: the dependent's edges are sorted by target.
 func (pl *planner) edge(dependent, target int32) (int, bool) {
 	first, last := pl.edgesOf[dependent], pl.edgesOf[dependent+1]
+	if last-first <= 8 {
+		// Most dependents have a few edges: a scan is faster.
+		for i := first; i < last; i++ {
+			if pl.ends[i].target == target {
+				return int(i), true
+			}
+		}
+		return 0, false
+	}
 	i, ok := slices.BinarySearchFunc(pl.ends[first:last], target, func(e edgeEnds, t int32) int { return int(e.target - t) })
 	return int(first) + i, ok
 }

@@ -310,6 +310,29 @@ func TestMake(t *testing.T) {
 				Declared:  2,
 			},
 		},
+		"UIDsSharingAPrefix": {
+			reason: "Finalizers are sorted by the whole UID, not its first bytes, and two Objects that claim one UID get its finalizer declared once and both their edges protected by it.",
+			args: args{resources: []Resource{
+				with(object("shared"), carrying(objectref.Finalizer("uid-same-z"), objectref.Finalizer("uid-same-b"))),
+				with(object("d1", "shared"), func(r *Resource) { r.Observed.UID = "uid-same-z" }),
+				with(object("d2", "shared"), func(r *Resource) { r.Observed.UID = "uid-same-b" }),
+				with(object("d3", "shared"), func(r *Resource) { r.Observed.UID = "uid-same-a" }),
+				with(object("d4", "shared"), func(r *Resource) { r.Observed.UID = "uid-same-b" }),
+			}},
+			want: Plan{
+				Resources: 5,
+				Edges: []Edge{
+					{Dependent: "d1", Target: "shared", State: Protected},
+					{Dependent: "d2", Target: "shared", State: Protected},
+					{Dependent: "d3", Target: "shared", State: Declared},
+					{Dependent: "d4", Target: "shared", State: Protected},
+				},
+				Additions: map[string][]string{"shared": {
+					objectref.Finalizer("uid-same-a"), objectref.Finalizer("uid-same-b"), objectref.Finalizer("uid-same-z"),
+				}},
+				Declared: 4,
+			},
+		},
 		"ExplicitObject": {
 			reason: "An Object that depends on a resource by the input's word gets a dependsOn for it, and the resource declares its finalizer.",
 			args:   args{resources: []Resource{object("shared"), with(object("d1"), dependingOn("shared"))}},
