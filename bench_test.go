@@ -447,8 +447,8 @@ func BenchmarkInProcess(b *testing.B) {
 // dependent has three references to other composed resources (2,970 edges at
 // N=1,000), whole and in its three phases: reading the composed resources
 // from the request's structs, deciding (the graph work: edges, cycles,
-// finalizers, Usages, the report and the graph's view), and writing desired
-// state, results and the graph into the response.
+// finalizers, Usages and the report), and writing desired state, results and
+// the graph's view into the response.
 func BenchmarkGraph(b *testing.B) {
 	for _, n := range []int{1_000, 10_000} {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
