@@ -233,7 +233,7 @@ type Plan struct {
 // whatever order they come in (input already in name order is not copied).
 //
 // It numbers the resources in name order and works with those numbers,
-// hashing only object names and UIDs: a composition may have thousands of
+// hashing no string but object names: a composition may have thousands of
 // resources, and the plan runs on every reconcile.
 func Make(resources []Resource, o Options) Plan {
 	pl := newPlanner(resources, o)
