@@ -61,6 +61,7 @@ func Of(p protection.Plan, resources []protection.Resource, enforce bool) Graph 
 	for _, e := range p.Edges {
 		g.Edges = append(g.Edges, Edge{From: e.Dependent, To: e.Target, Origin: origin(e.Origin), Protection: protectionName(e.Protection), State: edgeState(e.State, enforce)})
 	}
+	composedNodes, composedEdges := len(g.Nodes), len(g.Edges)
 	external := map[string]bool{}
 	for _, e := range p.External {
 		name := strings.Join(slices.DeleteFunc([]string{e.Target.Kind, e.Target.Namespace, e.Target.Name}, func(s string) bool { return s == "" }), "/")
@@ -71,16 +72,37 @@ func Of(p protection.Plan, resources []protection.Resource, enforce bool) Graph 
 		state := edgeState(e.State, enforce)
 		g.Edges = append(g.Edges, Edge{From: e.Dependent, To: name, Origin: "reference", Protection: protectionName(e.Protection), State: state})
 	}
-	// Resources and the plan's edges usually come in name order already.
 	byName := func(a, b Node) int { return strings.Compare(a.Name, b.Name) }
-	if !slices.IsSortedFunc(g.Nodes, byName) {
-		slices.SortFunc(g.Nodes, byName)
-	}
 	byEnds := func(a, b Edge) int { return cmp.Or(strings.Compare(a.From, b.From), strings.Compare(a.To, b.To)) }
-	if !slices.IsSortedFunc(g.Edges, byEnds) {
-		slices.SortFunc(g.Edges, byEnds)
-	}
+	sortWithFewAfter(g.Nodes, composedNodes, byName)
+	sortWithFewAfter(g.Edges, composedEdges, byEnds)
 	return g
+}
+
+// sortWithFewAfter sorts s, whose first n elements usually come sorted
+// already (resources and the plan's edges are in name order) and the rest
+// are few (those of external objects): it sorts each part only if it must,
+// then merges the few in from the back, so that thousands of composed
+// resources are compared a few times each rather than sorted again. Equal
+// elements keep their order, those of the first part first.
+func sortWithFewAfter[T any](s []T, n int, compare func(a, b T) int) {
+	if !slices.IsSortedFunc(s[:n], compare) {
+		slices.SortStableFunc(s[:n], compare)
+	}
+	few := slices.Clone(s[n:])
+	slices.SortStableFunc(few, compare)
+	// Each element goes to the back of what is left, the larger first; of
+	// equal ones, those of the first part stay first.
+	i, j := n-1, len(few)-1
+	for back := len(s) - 1; j >= 0; back-- {
+		if i >= 0 && compare(s[i], few[j]) > 0 {
+			s[back] = s[i]
+			i--
+		} else {
+			s[back] = few[j]
+			j--
+		}
+	}
 }
 
 func scope(namespace string) string {

@@ -2,8 +2,10 @@ package view
 
 import (
 	"flag"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -89,5 +91,37 @@ func TestDrawings(t *testing.T) {
 				t.Errorf("%s: -want, +got (go test -update rewrites it):\n%s", file, diff)
 			}
 		})
+	}
+}
+
+// TestSortWithFewAfter checks the merge against a stable sort on random
+// slices: parts sorted or not, of any lengths, with equal keys, of which those
+// of the first part must stay first.
+func TestSortWithFewAfter(t *testing.T) {
+	type element struct{ key, part, index int }
+	byKey := func(a, b element) int { return a.key - b.key }
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		n, few := rng.IntN(20), rng.IntN(5)
+		var s []element
+		for i := range n + few {
+			part := 0
+			if i >= n {
+				part = 1
+			}
+			s = append(s, element{key: rng.IntN(10), part: part, index: i})
+		}
+		if rng.IntN(2) == 0 {
+			slices.SortStableFunc(s[:n], byKey)
+		}
+		want := slices.Clone(s)
+		slices.SortStableFunc(want[:n], byKey)
+		slices.SortStableFunc(want[n:], byKey)
+		slices.SortStableFunc(want, byKey)
+		got := slices.Clone(s)
+		sortWithFewAfter(got, n, byKey)
+		if !slices.Equal(got, want) {
+			t.Fatalf("sortWithFewAfter(%v, %d):\ngot  %v\nwant %v", s, n, got, want)
+		}
 	}
 }
