@@ -612,8 +612,9 @@ func (pl *planner) sortByUID() {
 
 // sortByPrefix sorts the entries by prefix, keeping the order of those with
 // the same, using buffer, as long: a radix sort, one byte of the prefix at a
-// time from the last, faster than sorting by comparison at any number of
-// dependents that matters.
+// time from the last. BenchmarkSortByPrefix measured it, against sorting by
+// comparison, at twice the time for 100 dependents (7 µs), 0.7 times for
+// 1,000 and a third for 10,000.
 func sortByPrefix(entries, buffer []uidEntry) {
 	from, to := entries, buffer
 	for shift := 0; shift < 64; shift += 8 {
