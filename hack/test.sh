@@ -12,7 +12,20 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
-step() { printf '\n=== %s\n' "$*"; }
+# Each step's time, summed up at the end however the run ends: the first run's figures.
+steps=()
+step() {
+  [ -n "${current:-}" ] && steps+=("$((SECONDS - started))s  $current")
+  current=$*; started=$SECONDS
+  printf '\n=== %s\n' "$*"
+}
+summary() {
+  local status=$?
+  [ -n "${current:-}" ] && steps+=("$((SECONDS - started))s  $current")
+  printf '\n=== time per step (total %ss, exit %s)\n' "$SECONDS" "$status"
+  printf '%s\n' "${steps[@]}" | cut -c1-100
+}
+trap summary EXIT
 
 step "gofmt"
 unformatted=$(git ls-files '*.go' | xargs gofmt -l)
@@ -31,6 +44,18 @@ if ! git diff --quiet -- package/input input/v1beta1; then
   git --no-pager diff --stat -- package/input input/v1beta1
   exit 1
 fi
+
+# Every tool the tiers run, built before any tier starts and one at a time: two cold builds at
+# once on two cores only slow each other down, and the e2e packages that run in parallel then
+# find them built. hack/tools.sh is safe to call concurrently all the same (test/toolcache).
+tools=(golangci-lint benchstat crank crossplane crossplane-core function-patch-and-transform
+  function-auto-ready etcd kube-apiserver kube-controller-manager provider-kubernetes)
+step "tools: ${tools[*]} (cold builds take 30-40 minutes on two cores, then seconds)"
+for tool in "${tools[@]}"; do
+  start=$SECONDS
+  hack/tools.sh "$tool" > /dev/null
+  echo "$tool: $((SECONDS - start))s"
+done
 
 step "golangci-lint"
 "$(hack/tools.sh golangci-lint)" run ./...

@@ -29,6 +29,10 @@ declare -A tools=(
   [provider-kubernetes]="provider-kubernetes|github.com/crossplane-contrib/provider-kubernetes/cmd/provider|"
 )
 
+# Safe to run concurrently (go test runs test packages in parallel, and each asks for its tools):
+# one build per tool at a time under a lock file of its own, so a second caller waits and then
+# takes the binary the first built; each build writes into a folder of its own and the binary
+# is moved into place whole, so nobody ever sees half of one.
 build() {
   local name=$1 spec=${tools[$1]:-}
   if [ -z "$spec" ]; then
@@ -40,16 +44,23 @@ build() {
   dir=$root/tools/$dir
   local pin
   pin=$( (cat "$dir/go.mod" "$dir/go.sum"; echo "$pkg $ldflags") | sha256sum | cut -c1-16)
-  if [ -x "$bin/$name" ] && [ "$(cat "$bin/$name.pin" 2>/dev/null)" = "$pin" ]; then
-    echo "$bin/$name"
-    return
+  local lock
+  exec {lock}> "$bin/$name.lock"
+  flock "$lock"
+  if ! [ -x "$bin/$name" ] || [ "$(cat "$bin/$name.pin" 2>/dev/null)" != "$pin" ]; then
+    local start=$SECONDS tmp
+    tmp=$(mktemp -d "$bin/.$name.XXXXXX")
+    echo "building $name from $pkg (cold builds take minutes)" >&2
+    if ! (cd "$dir" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$tmp/$name" "$pkg"); then
+      rm -rf "$tmp"
+      return 1
+    fi
+    mv -f "$tmp/$name" "$bin/$name"
+    rm -rf "$tmp"
+    echo "$pin" > "$bin/$name.pin"
+    echo "built $name in $((SECONDS - start))s" >&2
   fi
-  local start=$SECONDS
-  echo "building $name from $pkg (cold builds take minutes)" >&2
-  (cd "$dir" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$bin/$name.tmp" "$pkg")
-  mv "$bin/$name.tmp" "$bin/$name"
-  echo "$pin" > "$bin/$name.pin"
-  echo "built $name in $((SECONDS - start))s" >&2
+  exec {lock}>&-
   echo "$bin/$name"
 }
 

@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -53,12 +54,27 @@ var (
 // process from the working tree into the repository's git-ignored
 // .cache/test, where it stays between runs: go build rewrites it only when
 // the function changed.
+//
+// go test runs the test packages in parallel, and each builds the binary:
+// under a lock file, so that one build writes it while the others wait and
+// then find it current, and no package starts the binary while another is
+// writing it.
 func Function(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		root := Root(t)
 		dir := filepath.Join(root, ".cache", "test")
 		if err := os.MkdirAll(dir, 0o750); err != nil {
+			buildErr = err
+			return
+		}
+		lock, err := os.OpenFile(filepath.Join(dir, "function-dependencies.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			buildErr = err
+			return
+		}
+		defer lock.Close() // Closing the file releases the lock.
+		if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
 			buildErr = err
 			return
 		}
