@@ -460,7 +460,7 @@ func BenchmarkGraph(b *testing.B) {
 				b.Fatal(err)
 			}
 			xr := refOf(req.GetObserved().GetComposite().GetResource())
-			resources, invalid := composedResources(req, true)
+			resources, invalid, usages := composedResources(req, true)
 
 			b.Run("phase=all", func(b *testing.B) {
 				runOn(b, req)
@@ -478,12 +478,12 @@ func BenchmarkGraph(b *testing.B) {
 			b.Run("phase=decide", func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					decide(in, xr, resources, invalid)
+					decide(in, xr, resources, invalid, usages)
 				}
 				b.ReportMetric(edges, "edges")
 			})
 			b.Run("phase=write", func(b *testing.B) {
-				d := decide(in, xr, resources, invalid)
+				d := decide(in, xr, resources, invalid, usages)
 				undo := undoRun(b, f, req)
 				b.ReportAllocs()
 				for b.Loop() {

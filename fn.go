@@ -45,8 +45,9 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	xr := req.GetObserved().GetComposite().GetResource()
 	log := f.log.WithValues("xr-apiversion", text(xr, "apiVersion"), "xr-kind", text(xr, "kind"), "xr-name", text(xr, "metadata", "name"))
 
-	resources, invalid := composedResources(req, in.References == v1beta1.ReferencesInfer)
-	d := decide(in, refOf(xr), resources, invalid)
+	rsp.Requirements = requirements(req)
+	resources, invalid, usages := composedResources(req, in.References == v1beta1.ReferencesInfer)
+	d := decide(in, refOf(xr), resources, invalid, usages)
 	log.Debug("Planned dependencies", "resources", d.plan.Resources, "edges", len(d.plan.Edges), "external", len(d.plan.External),
 		"declared", d.plan.Declared, "held-back", len(d.plan.HeldBack), "usages", len(d.usages), "cycles", len(d.plan.Cycles))
 	d.writeTo(rsp, log)
@@ -72,9 +73,12 @@ type decision struct {
 // decide computes the dependency graph of the composed resources, in name
 // order as composedResources returns them, the finalizers and Usages that
 // protect its edges, and what to report. It reads only its arguments.
-func decide(in *v1beta1.Input, xr usage.Ref, resources []protection.Resource, invalid []report.InvalidReference) decision {
+// observedUsages are the Usages the function emitted that exist.
+func decide(in *v1beta1.Input, xr usage.Ref, resources []protection.Resource, invalid []report.InvalidReference, observedUsages map[string]bool) decision {
 	unmatched := dependOn(resources, in.Dependencies)
-	plan := protection.Make(resources, options(in))
+	o := options(in)
+	o.ObservedUsages = observedUsages
+	plan := protection.Make(resources, o)
 	usages, unusable := usage.Write(string(in.UsageAPI), xr, usageEdges(plan, resources))
 	for _, u := range unusable {
 		plan.Unprotect(u.Edge.Key)
@@ -167,6 +171,9 @@ func options(in *v1beta1.Input) protection.Options {
 		BreakCycles:  in.OnCycle == v1beta1.CycleWarning,
 		Usages:       map[v1beta1.UsagePolicy]protection.UsagePolicy{v1beta1.UsagesDisabled: protection.NoUsages, v1beta1.UsagesExternal: protection.ExternalUsages, v1beta1.UsagesAll: protection.AllUsages}[in.Usages],
 		WaitForReady: in.Creation == v1beta1.CreationWaitForReady,
+		// The references are read all the same, so that a dependency the
+		// input declares is not written twice.
+		IgnoreReferences: in.References == v1beta1.ReferencesIgnore,
 	}
 }
 

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -40,6 +43,13 @@ func TestDependencies(t *testing.T) {
 		absent  []string
 		// results are the results other than the summary.
 		results []*fnv1.Result
+		// summary, when set, is the summary's message.
+		summary string
+		// requirements are what the function asks Crossplane for: nothing
+		// on an ordinary reconcile.
+		requirements *fnv1.Requirements
+		// count, when set, is how many resources desired state holds.
+		count int
 	}
 	cases := map[string]struct {
 		reason string
@@ -58,6 +68,73 @@ func TestDependencies(t *testing.T) {
 				"dep-01": obj{apiVersion: clusterObject, name: "app-dep-01", references: `[{"dependsOn": {"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "name": "app-shared"}}]`}.resource(),
 				"shared": obj{apiVersion: clusterObject, name: "app-shared", finalizers: append([]string{"example.org/earlier-step"}, uidFinalizers(2)...)}.resource(),
 			}},
+		},
+		"OwnUsagesAreNotInTheGraph": {
+			reason: "The function's own observed Usage is not a composed resource of the graph: a pattern that matches every resource doesn't give it a Usage of its own, one more on every reconcile.",
+			req: withObserved(namespacedRequest(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "usages": "All", "dependencies": [{"resource": ".*", "dependsOn": ["config"]}]}`),
+				"usage-3-web-config", `{"apiVersion": "protection.crossplane.io/v1beta1", "kind": "Usage", "metadata": {"name": "`+usageName(namespacedXR, "usage-3-web-config")+`", "namespace": "team", "uid": "u3", "labels": {"dependencies.fn.crossplane.io/usage": "true"}}}`),
+			want: want{
+				count:   3,
+				desired: map[string]*fnv1.Resource{"usage-3-web-config": webConfigUsage},
+				summary: "2 composed resources, 1 references between them and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists",
+			},
+		},
+		"UsagesOfDashedNamesDiffer": {
+			reason: "The edges a → b-c and a-b → c get a Usage each: they once shared the name usage-a-b-c, and one silently replaced the other.",
+			req: func() *fnv1.RunFunctionRequest {
+				r := namespacedRequest(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "usages": "All", "dependencies": [{"resource": "a", "dependsOn": ["b-c"]}, {"resource": "a-b", "dependsOn": ["c"]}]}`)
+				r.Observed.Resources, r.Desired.Resources = map[string]*fnv1.Resource{}, map[string]*fnv1.Resource{}
+				for _, n := range []string{"a", "b-c", "a-b", "c"} {
+					r.Observed.Resources[n] = &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "` + n + `", "namespace": "team", "uid": "uid-` + n + `"}}`)}
+					r.Desired.Resources[n] = &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "` + n + `"}}`)}
+				}
+				return r
+			}(),
+			want: want{count: 6, absent: []string{"usage-a-b-c"}},
+		},
+		"IgnoredReferenceNotWrittenTwice": {
+			reason: "With references Ignore, a dependency the Object already references is not appended to its spec.references again.",
+			req:    issue371Request(1, nil, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "references": "Ignore", "dependencies": [{"resource": "dep-00", "dependsOn": ["shared"]}]}`, nil),
+			want: want{desired: map[string]*fnv1.Resource{
+				"dep-00": obj{apiVersion: clusterObject, name: "app-dep-00", references: dependsOn("app-shared")}.resource(),
+			}},
+		},
+		"SummaryCountsFinalizersNotEdges": {
+			reason: "Two Objects that claim one UID share one finalizer: the summary counts one, as one is written.",
+			req: issue371Request(2, nil, "", func(r *fnv1.RunFunctionRequest) {
+				r.Observed.Resources["dep-01"] = obj{apiVersion: clusterObject, name: "app-dep-01", uid: "uid-dep-00", references: dependsOn("app-shared")}.resource()
+			}),
+			want: want{
+				desired: map[string]*fnv1.Resource{"shared": obj{apiVersion: clusterObject, name: "app-shared", finalizers: append([]string{"example.org/earlier-step"}, uidFinalizers(1)...)}.resource()},
+				summary: "3 composed resources, 2 references between them and 0 to external objects; 1 reference finalizers declared, 0 pending until their Object exists",
+			},
+		},
+		"AskedForObjectsWhenAFinalizerNamesNone": {
+			reason: "Crossplane drops a dependent it is deleting from observed state: when a finalizer names an Object observed state lacks, the function asks for the composite's Objects rather than call the finalizer stale at once.",
+			req: issue371Request(1, []int{0, 1}, "", func(r *fnv1.RunFunctionRequest) {
+				delete(r.Desired.Resources, "dep-01")
+			}),
+			want: want{
+				requirements: compositeObjects,
+				results:      []*fnv1.Result{warning("StaleFinalizer", "reference finalizers name no Object that references the resource in this composition, so they are not declared: Crossplane drops those only it applied, and any the provider added stay until their Object, if it still exists, releases them or someone removes them (provider-kubernetes #28): shared "+refPrefix+"uid-dep-01")},
+			},
+		},
+		"DependentBeingDeletedIsNotStale": {
+			reason: "Given the composite's Objects, a dependent Crossplane is deleting is one: its finalizer is kept while the target carries it, and no StaleFinalizer is raised.",
+			req: issue371Request(1, []int{0, 1}, "", func(r *fnv1.RunFunctionRequest) {
+				delete(r.Desired.Resources, "dep-01")
+				r.RequiredResources = map[string]*fnv1.Resources{
+					"dependencies.fn.crossplane.io/objects-kubernetes.crossplane.io": {Items: []*fnv1.Resource{
+						{Resource: resource.MustStructJSON(`{"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "metadata": {"name": "app-dep-00", "uid": "uid-dep-00", "annotations": {"crossplane.io/composition-resource-name": "dep-00"}}, "spec": {"references": [{"dependsOn": {"name": "app-shared"}}]}}`)},
+						{Resource: resource.MustStructJSON(`{"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "metadata": {"name": "app-dep-01", "uid": "uid-dep-01", "deletionTimestamp": "2026-12-01T08:00:00Z", "finalizers": ["finalizer.managedresource.crossplane.io"], "annotations": {"crossplane.io/composition-resource-name": "dep-01"}}, "spec": {"references": [{"dependsOn": {"name": "app-shared"}}]}}`)},
+					}},
+				}
+			}),
+			want: want{
+				requirements: compositeObjects,
+				desired:      map[string]*fnv1.Resource{"shared": obj{apiVersion: clusterObject, name: "app-shared", finalizers: append([]string{"example.org/earlier-step"}, uidFinalizers(2)...)}.resource()},
+				absent:       []string{"dep-01"},
+			},
 		},
 		"UnmatchedPattern": {
 			reason: "A dependency that matches nothing is a warning, not an error.",
@@ -98,24 +175,13 @@ func TestDependencies(t *testing.T) {
 		"Usage": {
 			reason: "With usages All, an edge between resources that aren't Objects gets a namespaced Usage, ready.",
 			req:    namespacedRequest(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "usages": "All", "dependencies": [{"resource": "web", "dependsOn": ["config"]}]}`),
-			want: want{desired: map[string]*fnv1.Resource{
-				"usage-web-config": {Ready: fnv1.Ready_READY_TRUE, Resource: resource.MustStructJSON(`{
-					"apiVersion": "protection.crossplane.io/v1beta1", "kind": "Usage",
-					"metadata": {"name": "usage-web-config-` + usageSuffix(t, "usage-web-config") + `", "namespace": "team"},
-					"spec": {
-						"of": {"apiVersion": "v1", "kind": "ConfigMap", "resourceRef": {"name": "settings"}},
-						"by": {"apiVersion": "apps/v1", "kind": "Deployment", "resourceRef": {"name": "web"}},
-						"reason": "web depends on config (function-dependencies)",
-						"replayDeletion": true
-					}
-				}`)},
-			}},
+			want:   want{desired: map[string]*fnv1.Resource{"usage-3-web-config": webConfigUsage}},
 		},
 		"UsageImpossible": {
 			reason: "Crossplane v1's Usage can't protect namespaced resources: the function says so and emits none.",
 			req:    namespacedRequest(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "usages": "All", "usageAPI": "apiextensions.crossplane.io/v1beta1", "dependencies": [{"resource": "web", "dependsOn": ["config"]}]}`),
 			want: want{
-				absent: []string{"usage-web-config"},
+				absent: []string{"usage-3-web-config"},
 				results: []*fnv1.Result{
 					warning("UsageImpossible", "no Usage can protect these edges, so none is emitted: web → config (apiextensions.crossplane.io/v1beta1 Usages protect cluster-scoped resources only)"),
 				},
@@ -143,27 +209,70 @@ func TestDependencies(t *testing.T) {
 			for _, r := range rsp.GetResults() {
 				if r.GetReason() != "Summary" {
 					results = append(results, r)
+				} else if tc.want.summary != "" && r.GetMessage() != tc.want.summary {
+					t.Errorf("%s\nsummary: got %q, want %q", tc.reason, r.GetMessage(), tc.want.summary)
 				}
 			}
 			if diff := cmp.Diff(tc.want.results, results, protocmp.Transform()); diff != "" {
 				t.Errorf("%s\nresults: -want, +got:\n%s", tc.reason, diff)
 			}
+			if diff := cmp.Diff(tc.want.requirements, rsp.GetRequirements(), protocmp.Transform()); diff != "" {
+				t.Errorf("%s\nrequirements: -want, +got:\n%s", tc.reason, diff)
+			}
+			if n := len(rsp.GetDesired().GetResources()); tc.want.count != 0 && n != tc.want.count {
+				t.Errorf("%s\ndesired state holds %d resources, want %d", tc.reason, n, tc.want.count)
+			}
 		})
 	}
 }
 
-// usageSuffix is the hash the Usage of the namespaced request's composite
-// gets, read from a run rather than repeated here.
-func usageSuffix(t *testing.T, key string) string {
-	t.Helper()
-	f := &Function{log: logging.NewNopLogger()}
-	rsp, err := f.RunFunction(context.Background(), namespacedRequest(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "usages": "All", "dependencies": [{"resource": "web", "dependsOn": ["config"]}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := text(rsp.GetDesired().GetResources()[key].GetResource(), "metadata", "name")
-	return name[len(name)-8:]
+// namespacedXR is namespacedRequest's composite: apiVersion, kind,
+// namespace, name.
+var namespacedXR = [4]string{"example.org/v1", "App", "team", "shop"}
+
+// usageName is the rule for a Usage's metadata.name: its composition resource
+// name in lower case with every other character a dash, then a dash and eight
+// hex digits of the SHA-256 of the composite's apiVersion, kind, namespace,
+// name and that key, joined by slashes, so that two composites' Usages of one
+// edge never share a name.
+func usageName(xr [4]string, key string) string {
+	sum := sha256.Sum256([]byte(strings.Join(append(xr[:], key), "/")))
+	readable := strings.Map(func(c rune) rune {
+		if (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') {
+			return c
+		}
+		return '-'
+	}, strings.ToLower(key))
+	return strings.Trim(readable, "-") + "-" + hex.EncodeToString(sum[:4])
 }
+
+// webConfigUsage is the Usage of config by web in namespacedRequest.
+var webConfigUsage = &fnv1.Resource{Ready: fnv1.Ready_READY_TRUE, Resource: resource.MustStructJSON(`{
+	"apiVersion": "protection.crossplane.io/v1beta1", "kind": "Usage",
+	"metadata": {"name": "` + usageName(namespacedXR, "usage-3-web-config") + `", "namespace": "team", "labels": {"dependencies.fn.crossplane.io/usage": "true"}},
+	"spec": {
+		"of": {"apiVersion": "v1", "kind": "ConfigMap", "resourceRef": {"name": "settings"}},
+		"by": {"apiVersion": "apps/v1", "kind": "Deployment", "resourceRef": {"name": "web"}},
+		"reason": "web depends on config (function-dependencies)",
+		"replayDeletion": true
+	}
+}`)}
+
+// withObserved adds an observed composed resource to the request.
+func withObserved(r *fnv1.RunFunctionRequest, name, resourceJSON string) *fnv1.RunFunctionRequest {
+	r.Observed.Resources[name] = &fnv1.Resource{Resource: resource.MustStructJSON(resourceJSON)}
+	return r
+}
+
+// compositeObjects is what the function asks for when a finalizer on
+// issue371Request's resources names an Object observed state lacks: the
+// composite's cluster-scoped Objects.
+var compositeObjects = &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{
+	"dependencies.fn.crossplane.io/objects-kubernetes.crossplane.io": {
+		ApiVersion: "kubernetes.crossplane.io/v1alpha2", Kind: "Object",
+		Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{"crossplane.io/composite": "app"}}},
+	},
+}}
 
 func TestGraphContext(t *testing.T) {
 	f := &Function{log: logging.NewNopLogger()}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"slices"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -23,11 +24,26 @@ import (
 // than converting whole resources to maps: manifests are large, and only
 // metadata and the references matter here.
 //
-// With inferReferences false, Objects' spec.references are not read.
-func composedResources(req *fnv1.RunFunctionRequest, inferReferences bool) ([]protection.Resource, []report.InvalidReference) {
+// The Usages this function emitted, once observed, are not composed
+// resources of the graph: their names come back apart, as usages.
+//
+// With inferReferences false, problems in Objects' spec.references are not
+// reported: the references are read only so that a dependency the input
+// declares is not written twice.
+func composedResources(req *fnv1.RunFunctionRequest, inferReferences bool) (resources []protection.Resource, invalid []report.InvalidReference, usages map[string]bool) {
 	xrNamespace := text(req.GetObserved().GetComposite().GetResource(), "metadata", "namespace")
-	observed := req.GetObserved().GetResources()
 	desired := req.GetDesired().GetResources()
+	observed := withGoingObjects(req)
+	for name, ob := range observed {
+		if _, ok := desired[name]; !ok && text(value(ob.GetResource(), "metadata", "labels").GetStructValue(), usage.Label) == "true" {
+			if usages == nil {
+				usages = map[string]bool{}
+				observed = maps.Clone(observed)
+			}
+			usages[name] = true
+			delete(observed, name)
+		}
+	}
 
 	// In name order, which is the order of the plan; the request's maps
 	// have none.
@@ -41,13 +57,12 @@ func composedResources(req *fnv1.RunFunctionRequest, inferReferences bool) ([]pr
 		}
 	}
 	slices.Sort(names)
-	resources := make([]protection.Resource, len(names))
+	resources = make([]protection.Resource, len(names))
 	// One allocation for all states, and one for the finalizers of many,
 	// rather than one each.
 	desiredStates := make([]protection.Desired, len(desired))
 	observedStates := make([]protection.Observed, len(observed))
 	var finalizers []string
-	var invalid []report.InvalidReference
 	for i, name := range names {
 		r := &resources[i]
 		r.Name = name
@@ -89,16 +104,18 @@ func composedResources(req *fnv1.RunFunctionRequest, inferReferences bool) ([]pr
 			r.Identity.Name = "" // No reference can name a resource of an invalid apiVersion.
 		}
 		r.IsObject = objectref.IsObject(r.Identity.Group, r.Identity.Kind)
-		if !r.IsObject || !inferReferences {
+		if !r.IsObject {
 			continue
 		}
 		targets, errs := objectref.Parse(r.Identity.Group, value(s, "spec", "references"))
 		r.References = targets
 		for _, err := range errs {
-			invalid = append(invalid, report.InvalidReference{Resource: r.Name, Problem: err.Error()})
+			if inferReferences {
+				invalid = append(invalid, report.InvalidReference{Resource: r.Name, Problem: err.Error()})
+			}
 		}
 	}
-	return resources, invalid
+	return resources, invalid, usages
 }
 
 // readyCondition is true when the resource's Ready condition is True.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 )
 
 // A Resource is one composed resource, as observed and as desired.
@@ -90,6 +91,15 @@ type Options struct {
 	// WaitForReady holds back every resource that doesn't exist yet until
 	// its dependencies are ready.
 	WaitForReady bool
+
+	// IgnoreReferences makes no edge of the Objects' references; they are
+	// still read, so that a dependency the input declares is not written
+	// into spec.references a second time.
+	IgnoreReferences bool
+
+	// ObservedUsages are the composition resource names of the Usages this
+	// function emitted that exist: an edge whose Usage exists is protected.
+	ObservedUsages map[string]bool
 }
 
 // UsagePolicy says which edges a Usage protects.
@@ -215,7 +225,9 @@ type Plan struct {
 	Additions map[string][]string
 
 	// Declared counts the reference finalizers the desired resources declare
-	// for their dependents, whether earlier steps declared them already or not.
+	// for their dependents, whether earlier steps declared them already or
+	// not: finalizers, not edges, since two Objects that claim one UID share
+	// one.
 	Declared int
 
 	// References holds, for each desired Object, the references to write
@@ -272,7 +284,7 @@ func Make(resources []Resource, o Options) Plan {
 		case ByFinalizer:
 			e.State, declared[i] = decide(d, t, onTarget[i], breakCycle)
 		case ByUsage:
-			e.State = usageState(d, t, pl.find(e.Usage), breakCycle)
+			e.State = usageState(d, t, pl.o.ObservedUsages[e.Usage], breakCycle)
 		case Unprotected:
 			e.State = Exposed
 			if breakCycle {
@@ -283,7 +295,7 @@ func Make(resources []Resource, o Options) Plan {
 	for i := range p.External {
 		e := &p.External[i]
 		if e.Protection == ByUsage {
-			e.State = usageState(pl.find(e.Dependent), nil, pl.find(e.Usage), false)
+			e.State = usageState(pl.find(e.Dependent), nil, pl.o.ObservedUsages[e.Usage], false)
 		}
 	}
 	if o.WaitForReady {
@@ -478,7 +490,11 @@ func (pl *planner) addEdges(dependent int) {
 		pl.ends = append(pl.ends, edgeEnds{dependent: int32(dependent), target: t, byFinalizer: e.Protection == ByFinalizer})
 		return true
 	}
-	for _, ref := range d.References {
+	references := d.References
+	if pl.o.IgnoreReferences {
+		references = nil
+	}
+	for _, ref := range references {
 		matched := false
 		for t, ok := pl.named[ref.Name]; ok && t >= 0; t = pl.sameName[t] {
 			// The name matched already.
@@ -493,8 +509,7 @@ func (pl *planner) addEdges(dependent int) {
 		if id := identityOf(ref); !slices.ContainsFunc(p.External[firstExternal:], func(e External) bool { return identityOf(e.Target) == id }) {
 			e := External{Dependent: d.Name, Target: ref, Protection: Unprotected, State: Exposed}
 			if pl.o.Usages != NoUsages {
-				parts := slices.DeleteFunc([]string{ref.Kind, ref.Namespace, ref.Name}, func(s string) bool { return s == "" })
-				e.Protection, e.Usage = ByUsage, usageKey(d.Name, strings.ToLower(strings.Join(parts, "-")))
+				e.Protection, e.Usage = ByUsage, usage.ExternalKey(d.Name, ref.Group, ref.Kind, ref.Namespace, ref.Name)
 			}
 			p.External = append(p.External, e)
 		}
@@ -509,7 +524,7 @@ func (pl *planner) addEdges(dependent int) {
 		case d.IsObject:
 			e.Protection = ByFinalizer
 		case pl.o.Usages == AllUsages:
-			e.Protection, e.Usage = ByUsage, usageKey(d.Name, name)
+			e.Protection, e.Usage = ByUsage, usage.Key(d.Name, name)
 		}
 		if add(t, e) && d.IsObject {
 			pl.writeReference(d, &pl.rs[t])
@@ -559,6 +574,9 @@ func (pl *planner) writeReference(d, t *Resource) {
 	p := &pl.plan
 	if d.Desired == nil {
 		return
+	}
+	if slices.ContainsFunc(d.References, func(ref objectref.Target) bool { return identityOf(ref) == t.Identity }) {
+		return // An equal reference is there; with IgnoreReferences it makes no edge.
 	}
 	if t.Identity.Name == "" {
 		if d.Observed == nil {
@@ -792,7 +810,6 @@ func (pl *planner) declare(declared []bool) {
 		if len(wanted) == 0 {
 			continue
 		}
-		p.Declared += len(wanted)
 		// The finalizers earlier steps declared are left out.
 		has := contains(pl.rs[t].Desired.Finalizers)
 		first := len(finalizers)
@@ -800,6 +817,7 @@ func (pl *planner) declare(declared []bool) {
 			if i > 0 && pl.byUID[u].first == pl.byUID[wanted[i-1]].first {
 				continue // The same UID, so the same finalizer.
 			}
+			p.Declared++
 			if f := pl.finalizerOf(pl.byUID[u].number); !has(f) {
 				finalizers = append(finalizers, f)
 			}
@@ -840,22 +858,17 @@ func (r *Resource) uid() string {
 // usageState is the state of an edge a Usage protects: protected once the
 // Usage is observed, declared once both ends exist (t is nil for an external
 // dependency, which the function can't see), else pending.
-func usageState(d, t, usage *Resource, breakCycle bool) EdgeState {
+func usageState(d, t *Resource, observed, breakCycle bool) EdgeState {
 	switch {
 	case breakCycle:
 		return Cyclic
 	case d.Observed == nil || (t != nil && t.Observed == nil):
 		return Pending
-	case usage != nil && usage.Observed != nil:
+	case observed:
 		return Protected
 	default:
 		return Declared
 	}
-}
-
-// usageKey is the composition resource name of the Usage of an edge.
-func usageKey(dependent, dependency string) string {
-	return "usage-" + dependent + "-" + dependency
 }
 
 // decide returns the state of the edge from d to t, and whether t declares

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 )
 
 // object is a live cluster-scoped Object whose object name is its composition
@@ -330,7 +331,24 @@ func TestMake(t *testing.T) {
 				Additions: map[string][]string{"shared": {
 					objectref.Finalizer("uid-same-a"), objectref.Finalizer("uid-same-b"), objectref.Finalizer("uid-same-z"),
 				}},
-				Declared: 4,
+				Declared: 3,
+			},
+		},
+		"TwoObjectsClaimingOneUIDCountOneFinalizer": {
+			reason: "Declared counts finalizers, not edges: two Objects that claim one UID share one finalizer, declared and counted once.",
+			args: args{resources: []Resource{
+				object("shared"),
+				with(object("d1", "shared"), func(r *Resource) { r.Observed.UID = "uid-same" }),
+				with(object("d2", "shared"), func(r *Resource) { r.Observed.UID = "uid-same" }),
+			}},
+			want: Plan{
+				Resources: 3,
+				Edges: []Edge{
+					{Dependent: "d1", Target: "shared", State: Declared},
+					{Dependent: "d2", Target: "shared", State: Declared},
+				},
+				Additions: map[string][]string{"shared": {objectref.Finalizer("uid-same")}},
+				Declared:  1,
 			},
 		},
 		"ExplicitObject": {
@@ -353,6 +371,27 @@ func TestMake(t *testing.T) {
 				Additions: map[string][]string{"shared": {f("d1")}},
 				Declared:  1,
 			},
+		},
+		"IgnoredReferencesStillStopADuplicate": {
+			reason: "With references ignored, a dependency the Object already references makes an edge but no second reference.",
+			args: args{
+				resources: []Resource{object("shared"), with(object("d1", "shared"), dependingOn("shared"))},
+				o:         Options{IgnoreReferences: true},
+			},
+			want: Plan{
+				Resources: 2,
+				Edges:     []Edge{{Dependent: "d1", Target: "shared", Origin: FromInput, State: Declared}},
+				Additions: map[string][]string{"shared": {f("d1")}},
+				Declared:  1,
+			},
+		},
+		"IgnoredReferencesMakeNoEdge": {
+			reason: "With references ignored, a reference the input doesn't declare makes no edge.",
+			args: args{
+				resources: []Resource{object("shared"), object("d1", "shared")},
+				o:         Options{IgnoreReferences: true},
+			},
+			want: Plan{Resources: 2},
 		},
 		"ExplicitDependencyNotNamed": {
 			reason: "While the dependency has no name, an Object that doesn't exist yet is held back; an existing one is never held back.",
@@ -388,16 +427,33 @@ func TestMake(t *testing.T) {
 					with(plain("app"), dependingOn("db")),
 					with(plain("cache"), dependingOn("db")),
 					with(plain("new"), notObserved, dependingOn("db")),
-					{Name: "usage-cache-db", Identity: Identity{Kind: "Usage", Namespace: "team", Name: "u"}, Observed: &Observed{UID: "u"}},
+				},
+				o: Options{Usages: AllUsages, ObservedUsages: map[string]bool{usage.Key("cache", "db"): true}},
+			},
+			want: Plan{
+				Resources: 4,
+				Edges: []Edge{
+					{Dependent: "app", Target: "db", Origin: FromInput, Protection: ByUsage, Usage: usage.Key("app", "db"), State: Declared},
+					{Dependent: "cache", Target: "db", Origin: FromInput, Protection: ByUsage, Usage: usage.Key("cache", "db"), State: Protected},
+					{Dependent: "new", Target: "db", Origin: FromInput, Protection: ByUsage, Usage: usage.Key("new", "db"), State: Pending},
+				},
+			},
+		},
+		"UsagesOfDashedNamesDiffer": {
+			reason: "Each edge has a Usage of its own: a → b-c and a-b → c once shared one, and one Usage silently replaced the other.",
+			args: args{
+				resources: []Resource{
+					plain("b-c"), plain("c"),
+					with(plain("a"), dependingOn("b-c")),
+					with(plain("a-b"), dependingOn("c")),
 				},
 				o: Options{Usages: AllUsages},
 			},
 			want: Plan{
-				Resources: 5,
+				Resources: 4,
 				Edges: []Edge{
-					{Dependent: "app", Target: "db", Origin: FromInput, Protection: ByUsage, Usage: "usage-app-db", State: Declared},
-					{Dependent: "cache", Target: "db", Origin: FromInput, Protection: ByUsage, Usage: "usage-cache-db", State: Protected},
-					{Dependent: "new", Target: "db", Origin: FromInput, Protection: ByUsage, Usage: "usage-new-db", State: Pending},
+					{Dependent: "a", Target: "b-c", Origin: FromInput, Protection: ByUsage, Usage: usage.Key("a", "b-c"), State: Declared},
+					{Dependent: "a-b", Target: "c", Origin: FromInput, Protection: ByUsage, Usage: usage.Key("a-b", "c"), State: Declared},
 				},
 			},
 		},
@@ -412,7 +468,7 @@ func TestMake(t *testing.T) {
 				Edges:     []Edge{{Dependent: "d1", Target: "shared", State: Declared}},
 				External: []External{{
 					Dependent: "d1", Target: objectref.Target{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: "elsewhere", Index: 1, Via: "dependsOn"},
-					Protection: ByUsage, Usage: "usage-d1-object-elsewhere", State: Declared,
+					Protection: ByUsage, Usage: usage.ExternalKey("d1", objectref.ClusterGroup, objectref.Kind, "", "elsewhere"), State: Declared,
 				}},
 				Additions: map[string][]string{"shared": {f("d1")}},
 				Declared:  1,

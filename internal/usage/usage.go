@@ -19,6 +19,28 @@ const (
 	ApiextensionsAPI = "apiextensions.crossplane.io/v1beta1"
 )
 
+// Label marks the Usages this function emits, so that it can tell them from
+// the composition's own resources when it observes them: they are never part
+// of the graph, or a pattern such as ".*" would give each Usage a Usage of
+// its own, one more on every reconcile.
+const Label = "dependencies.fn.crossplane.io/usage"
+
+// Key is the composition resource name of the Usage of the edge from one
+// composed resource to another. The dependent's length comes first so that
+// no two edges share a key: a → b-c and a-b → c would otherwise both be
+// usage-a-b-c.
+func Key(dependent, dependency string) string {
+	return fmt.Sprintf("usage-%d-%s-%s", len(dependent), dependent, dependency)
+}
+
+// ExternalKey is the composition resource name of the Usage of the edge from
+// a composed resource to an object this composite doesn't compose. The "x"
+// after the length sets it apart from every Key; the object is named by kind,
+// group, namespace and name, none of which can hold a "/", and a kind no ".".
+func ExternalKey(dependent, group, kind, namespace, name string) string {
+	return fmt.Sprintf("usage-%dx-%s-%s.%s/%s/%s", len(dependent), dependent, strings.ToLower(kind), group, namespace, name)
+}
+
 // maxName is the longest name a Usage gets: a label's length, so that the
 // name is valid wherever Kubernetes puts it.
 const maxName = 63
@@ -67,7 +89,7 @@ func Write(api string, owner Ref, edges []Edge) (map[string]map[string]any, []Pr
 func write(api string, owner Ref, e Edge) (map[string]any, string) {
 	byScoped, ofScoped := e.By.Namespace != "", e.Of.Namespace != ""
 	kind := "Usage"
-	metadata := map[string]any{"name": name(owner, e.Key)}
+	metadata := map[string]any{"name": name(owner, e.Key), "labels": map[string]any{Label: "true"}}
 	of := ref(e.Of, false)
 	switch {
 	case api == ApiextensionsAPI && (byScoped || ofScoped):

@@ -18,6 +18,8 @@ func TestWrite(t *testing.T) {
 	edge := func(by, of Ref) Edge {
 		return Edge{Key: "usage-a-b", Dependent: "a", Dependency: "b", By: by, Of: of}
 	}
+	// The label tells the function its own Usages when it observes them.
+	labels := map[string]any{Label: "true"}
 	spec := func(of map[string]any, by Ref) map[string]any {
 		return map[string]any{"of": of, "by": ref(by, false), "reason": "a depends on b (function-dependencies)", "replayDeletion": true}
 	}
@@ -31,22 +33,22 @@ func TestWrite(t *testing.T) {
 		"SameNamespace": {
 			reason: "Two resources in one namespace get a namespaced Usage there, with references in its namespace.",
 			api:    ProtectionAPI, edge: edge(deploy, cm),
-			want: map[string]any{"apiVersion": ProtectionAPI, "kind": "Usage", "metadata": map[string]any{"name": name(xr, "usage-a-b"), "namespace": "team"}, "spec": spec(ref(cm, false), deploy)},
+			want: map[string]any{"apiVersion": ProtectionAPI, "kind": "Usage", "metadata": map[string]any{"name": name(xr, "usage-a-b"), "namespace": "team", "labels": labels}, "spec": spec(ref(cm, false), deploy)},
 		},
 		"OtherNamespace": {
 			reason: "A dependency in another namespace is named with its namespace, which a Usage with a by allows.",
 			api:    ProtectionAPI, edge: edge(deploy, other),
-			want: map[string]any{"apiVersion": ProtectionAPI, "kind": "Usage", "metadata": map[string]any{"name": name(xr, "usage-a-b"), "namespace": "team"}, "spec": spec(ref(other, true), deploy)},
+			want: map[string]any{"apiVersion": ProtectionAPI, "kind": "Usage", "metadata": map[string]any{"name": name(xr, "usage-a-b"), "namespace": "team", "labels": labels}, "spec": spec(ref(other, true), deploy)},
 		},
 		"ClusterScoped": {
 			reason: "Two cluster-scoped resources get a ClusterUsage.",
 			api:    ProtectionAPI, edge: edge(role, bucket),
-			want: map[string]any{"apiVersion": ProtectionAPI, "kind": "ClusterUsage", "metadata": map[string]any{"name": name(xr, "usage-a-b")}, "spec": spec(ref(bucket, false), role)},
+			want: map[string]any{"apiVersion": ProtectionAPI, "kind": "ClusterUsage", "metadata": map[string]any{"name": name(xr, "usage-a-b"), "labels": labels}, "spec": spec(ref(bucket, false), role)},
 		},
 		"CrossplaneV1": {
 			reason: "Crossplane v1's Usage is cluster-scoped.",
 			api:    ApiextensionsAPI, edge: edge(role, bucket),
-			want: map[string]any{"apiVersion": ApiextensionsAPI, "kind": "Usage", "metadata": map[string]any{"name": name(xr, "usage-a-b")}, "spec": spec(ref(bucket, false), role)},
+			want: map[string]any{"apiVersion": ApiextensionsAPI, "kind": "Usage", "metadata": map[string]any{"name": name(xr, "usage-a-b"), "labels": labels}, "spec": spec(ref(bucket, false), role)},
 		},
 		"NamespacedOfCluster": {
 			reason: "No Usage lets a namespaced resource use a cluster-scoped one: say so rather than emit one that protects nothing.",
@@ -101,5 +103,42 @@ func TestName(t *testing.T) {
 	}
 	if got := name(xr, "usage-Web_1-db"); !strings.HasPrefix(got, "usage-web-1-db-") || len(got) != len("usage-web-1-db-")+8 {
 		t.Errorf("name(...) = %q, want usage-web-1-db- and 8 hex digits", got)
+	}
+}
+
+// TestKeysAreUniquePerEdge proves that no two edges share a Usage's
+// composition resource name, whatever dashes their names hold: the edges
+// a → b-c and a-b → c once both got usage-a-b-c, and one Usage replaced the
+// other.
+func TestKeysAreUniquePerEdge(t *testing.T) {
+	keys := map[string]string{}
+	add := func(edge, key string) {
+		t.Helper()
+		if other, taken := keys[key]; taken {
+			t.Errorf("edges %s and %s share the key %q", other, edge, key)
+		}
+		keys[key] = edge
+	}
+	for _, e := range [][2]string{{"a", "b-c"}, {"a-b", "c"}, {"a-b-c", ""}, {"", "a-b-c"}, {"a", "b"}, {"1-a", "b"}, {"1", "a-b"}} {
+		add(e[0]+" → "+e[1], Key(e[0], e[1]))
+	}
+	for _, x := range [][5]string{
+		{"a", "", "Secret", "b", "c"}, {"a", "", "Secret", "b-c", ""}, {"a-b", "", "Secret", "", "c"},
+		{"a", "x.io", "Secret", "b", "c"}, {"a", "", "Secret.x", "io", "c"}, {"a", "", "Secret", "", "b-c"},
+	} {
+		add(x[0]+" → external "+strings.Join(x[1:], "/"), ExternalKey(x[0], x[1], x[2], x[3], x[4]))
+	}
+	// A composed dependency named like an external object's key part.
+	add("a → secret./b/c", Key("a", "secret./b/c"))
+}
+
+// TestKeysFollowTheirRule pins the keys by their rule, so that a change to
+// it, which renames every Usage a composite has, is a visible decision.
+func TestKeysFollowTheirRule(t *testing.T) {
+	if got, want := Key("app", "db"), "usage-3-app-db"; got != want {
+		t.Errorf("Key(app, db) = %q, want %q: usage-, the dependent's length, then both names", got, want)
+	}
+	if got, want := ExternalKey("app", "", "Secret", "vault", "token"), "usage-3x-app-secret./vault/token"; got != want {
+		t.Errorf("ExternalKey(...) = %q, want %q: usage-, the dependent's length and x, then kind.group/namespace/name", got, want)
 	}
 }
