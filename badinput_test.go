@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -190,6 +189,21 @@ func TestBadInput(t *testing.T) {
 			input:  inputJSON(`"dependencies": [{"resource": "bad", "dependsOn": ["shared", "*"]}]`),
 			want:   inputError("dependencies[0].dependsOn[1]: Invalid value: \"*\": error parsing regexp: missing argument to repetition operator: `*`"),
 		},
+		"InputWrongType": {
+			reason: "A value of the wrong type is named by its field path and JSON type, as references are.",
+			input:  inputJSON(`"mode": 1`),
+			want:   inputError(`mode: Invalid value: "number": must be a string`),
+		},
+		"InputDependsOnNotAList": {
+			reason: "A dependsOn that is a string rather than a list is named by its path, with what it must be.",
+			input:  inputJSON(`"dependencies": [{"resource": "bad", "dependsOn": "shared"}]`),
+			want:   inputError(`dependencies[0].dependsOn: Invalid value: "string": must be a list of composition resource names or patterns`),
+		},
+		"InputDependencyPatternNotAnchorable": {
+			reason: "A pattern that compiles alone but not anchored to match whole names is an error naming the field, not an unmatched-dependency warning.",
+			input:  inputJSON(`"dependencies": [{"resource": "bad", "dependsOn": ["\\Qshared"]}]`),
+			want:   inputError("dependencies[0].dependsOn[0]: Invalid value: \"\\\\Qshared\": cannot be anchored to match whole names: error parsing regexp: missing closing ): `^(?:\\Qshared)$`"),
+		},
 		"InputDependencyMatchesNothing": {
 			reason: "A dependency pattern that matches no composed resource is a warning naming the entry; the rest works.",
 			input:  inputJSON(`"dependencies": [{"resource": "nothing-matches", "dependsOn": ["shared"]}]`),
@@ -336,9 +350,44 @@ func TestBadInput(t *testing.T) {
 			checkBadInput(t, f, tc)
 		})
 	}
-	if len(cases) < 25 {
-		t.Errorf("the catalogue has %d cases; issue 7 asks for at least 25", len(cases))
-	}
+
+	// Two cases check what a single result can't: a finalizer declared
+	// once for two Objects with one UID, and a message in the same order on
+	// every call.
+	t.Run("DuplicateUID", func(t *testing.T) {
+		req := badInputRequest("", func(r *fnv1.RunFunctionRequest) {
+			r.Observed.Resources["dep-01"].Resource.Fields["metadata"].GetStructValue().Fields["uid"] = structpb.NewStringValue("uid-dep-00")
+		})
+		rsp, err := runCopy(f, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := jsonStrings(rsp.GetDesired().GetResources()["shared"].GetResource().AsMap(), "metadata", "finalizers")
+		if !slices.Equal(got, slices.Compact(slices.Clone(got))) || len(got) != 3 {
+			t.Errorf("shared declares %q, want each finalizer once: earlier-step, bad's and dep-00's", got)
+		}
+	})
+
+	t.Run("InvalidReferencesInNameOrder", func(t *testing.T) {
+		req := badInputRequest("", func(r *fnv1.RunFunctionRequest) {
+			for _, name := range []string{"a", "b", "c", "d"} {
+				r.Desired.Resources[name] = obj{apiVersion: clusterObject, name: name, references: `[{}]`}.resource()
+			}
+		})
+		want := warning("InvalidReference", "cannot read references: a: spec.references[0]: Required value: must set dependsOn or patchesFrom, "+
+			"b: spec.references[0]: Required value: must set dependsOn or patchesFrom, c: spec.references[0]: Required value: must set dependsOn or patchesFrom, "+
+			"d: spec.references[0]: Required value: must set dependsOn or patchesFrom")
+		for range 20 {
+			rsp, err := runCopy(f, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := slices.IndexFunc(rsp.GetResults(), func(r *fnv1.Result) bool { return r.GetReason() == "InvalidReference" })
+			if i < 0 || !proto.Equal(rsp.GetResults()[i], want) {
+				t.Fatalf("InvalidReference result: -want +got:\n%s", cmp.Diff(want, rsp.GetResults(), protocmp.Transform()))
+			}
+		}
+	})
 }
 
 func checkBadInput(t *testing.T, f *Function, tc badInput) {
@@ -377,85 +426,4 @@ func checkBadInput(t *testing.T, f *Function, tc badInput) {
 	if diff := cmp.Diff(want, rsp.GetDesired(), protocmp.Transform()); diff != "" {
 		t.Errorf("%s\ndesired state: -want +got:\n%s", tc.reason, diff)
 	}
-}
-
-// awaitingFixEnv runs the tests of behaviour that issue 7 found wrong and
-// that still awaits a fix: FD_AWAITING_FIX=1 go test -run AwaitingFix .
-const awaitingFixEnv = "FD_AWAITING_FIX"
-
-func skipAwaitingFix(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv(awaitingFixEnv) == "" {
-		t.Skipf("awaiting a fix in the function (%s=1 runs it): %s", awaitingFixEnv, why)
-	}
-}
-
-// TestBadInputAwaitingFix holds the bad input whose handling issue 7 found
-// wanting: each case says what the function does today and asserts what it
-// should do instead. They are skipped until the function is fixed; then they
-// move to TestBadInput.
-func TestBadInputAwaitingFix(t *testing.T) {
-	cases := map[string]struct {
-		badInput
-		today string
-	}{
-		"InputWrongType": {
-			today: `"invalid function input: json: cannot unmarshal number into Go struct field Input.mode of type v1beta1.Mode": Go's names, not the field's`,
-			badInput: badInput{
-				reason: "A value of the wrong type is named by its field path and JSON type, as references are.",
-				input:  inputJSON(`"mode": 1`),
-				want:   inputError(`mode: Invalid value: "number": must be a string`),
-			},
-		},
-		"InputDependsOnNotAList": {
-			today: `"invalid function input: json: cannot unmarshal string into Go struct field Dependency.dependencies.dependsOn of type []string"`,
-			badInput: badInput{
-				reason: "A dependsOn that is a string rather than a list is named by its path, with what it must be.",
-				input:  inputJSON(`"dependencies": [{"resource": "bad", "dependsOn": "shared"}]`),
-				want:   inputError(`dependencies[0].dependsOn: Invalid value: "string": must be a list of composition resource names or patterns`),
-			},
-		},
-	}
-	f := &Function{log: logging.NewNopLogger()}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			skipAwaitingFix(t, tc.today)
-			checkBadInput(t, f, tc.badInput)
-		})
-	}
-
-	t.Run("DuplicateUID", func(t *testing.T) {
-		req := badInputRequest("", func(r *fnv1.RunFunctionRequest) {
-			r.Observed.Resources["dep-01"].Resource.Fields["metadata"].GetStructValue().Fields["uid"] = structpb.NewStringValue("uid-dep-00")
-		})
-		rsp, err := runCopy(f, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := jsonStrings(rsp.GetDesired().GetResources()["shared"].GetResource().AsMap(), "metadata", "finalizers")
-		if !slices.Equal(got, slices.Compact(slices.Clone(got))) || len(got) != 3 {
-			t.Errorf("shared declares %q, want each finalizer once: earlier-step, bad's and dep-00's", got)
-		}
-	})
-
-	t.Run("InvalidReferencesInNameOrder", func(t *testing.T) {
-		req := badInputRequest("", func(r *fnv1.RunFunctionRequest) {
-			for _, name := range []string{"a", "b", "c", "d"} {
-				r.Desired.Resources[name] = obj{apiVersion: clusterObject, name: name, references: `[{}]`}.resource()
-			}
-		})
-		want := warning("InvalidReference", "cannot read references: a: spec.references[0]: Required value: must set dependsOn or patchesFrom, "+
-			"b: spec.references[0]: Required value: must set dependsOn or patchesFrom, c: spec.references[0]: Required value: must set dependsOn or patchesFrom, "+
-			"d: spec.references[0]: Required value: must set dependsOn or patchesFrom")
-		for range 20 {
-			rsp, err := runCopy(f, req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			i := slices.IndexFunc(rsp.GetResults(), func(r *fnv1.Result) bool { return r.GetReason() == "InvalidReference" })
-			if i < 0 || !proto.Equal(rsp.GetResults()[i], want) {
-				t.Fatalf("InvalidReference result: -want +got:\n%s", cmp.Diff(want, rsp.GetResults(), protocmp.Transform()))
-			}
-		}
-	})
 }

@@ -256,7 +256,7 @@ func TestRunFunction(t *testing.T) {
 			want: want{
 				results: []*fnv1.Result{{
 					Severity: fnv1.Severity_SEVERITY_FATAL,
-					Message:  `invalid function input: json: cannot unmarshal bool into Go struct field Input.onCycle of type v1beta1.CyclePolicy`,
+					Message:  `invalid function input: onCycle: Invalid value: "boolean": must be a string`,
 					Target:   fnv1.Target_TARGET_COMPOSITE.Enum(),
 				}},
 			},

@@ -5,8 +5,14 @@
 package v1beta1
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
 	"regexp"
 	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -241,10 +247,28 @@ func validPattern(path *field.Path, pattern string) field.ErrorList {
 	if pattern == "" {
 		return field.ErrorList{field.Required(path, "a composition resource name or an RE2 pattern")}
 	}
-	if _, err := regexp.Compile(pattern); err != nil {
+	if _, err := Pattern(pattern); err != nil {
 		return field.ErrorList{field.Invalid(path, pattern, err.Error())}
 	}
 	return nil
+}
+
+// Pattern compiles an entry of dependencies, a resource or a dependsOn, into
+// the regexp of the composition resource names it matches as a pattern: an
+// RE2 pattern anchored to match whole names. The entry must be a pattern by
+// itself, so that the anchor holds all of it: a)|(b is none, although
+// anchored it would compile; and it must still compile anchored: \Qa, which
+// quotes to the end, doesn't. Validate and the matching of entries to names
+// both use it, so that an entry that validates is the pattern that matches.
+func Pattern(entry string) (*regexp.Regexp, error) {
+	if _, err := regexp.Compile(entry); err != nil {
+		return nil, err
+	}
+	re, err := regexp.Compile(`^(?:` + entry + `)$`)
+	if err != nil {
+		return nil, fmt.Errorf("cannot be anchored to match whole names: %w", err)
+	}
+	return re, nil
 }
 
 // Decode reads an input from JSON strictly, applies the defaults and
@@ -255,6 +279,10 @@ func Decode(data []byte) (*Input, error) {
 	in := &Input{}
 	if len(data) > 0 {
 		strict, err := kjson.UnmarshalStrict(data, in)
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			return nil, wrongTypes(data, typeErr)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -267,4 +295,132 @@ func Decode(data []byte) (*Input, error) {
 		return nil, errs.ToAggregate()
 	}
 	return in, nil
+}
+
+// A shape is the JSON type a field's value must have, and what it must be,
+// in the words of the error when it has another type.
+type shape struct {
+	jsonType string
+	must     string
+	// items is an array's.
+	items *shape
+	// fields are an object's; those it doesn't have are left to the
+	// decoder.
+	fields map[string]shape
+}
+
+var (
+	aString = shape{jsonType: "string", must: "a string"}
+	anEntry = shape{jsonType: "string", must: "a composition resource name or pattern"}
+	// inputShape is the shape of every field of the Input.
+	inputShape = shape{jsonType: "object", must: "an object", fields: map[string]shape{
+		"apiVersion": aString,
+		"kind":       aString,
+		"metadata":   {jsonType: "object", must: "an object"},
+		"mode":       aString,
+		"onCycle":    aString,
+		"dependencies": {jsonType: "array", must: "a list of dependencies, each with resource and dependsOn", items: &shape{
+			jsonType: "object", must: "an object with resource and dependsOn", fields: map[string]shape{
+				"resource":  anEntry,
+				"dependsOn": {jsonType: "array", must: "a list of composition resource names or patterns", items: &anEntry},
+			},
+		}},
+		"references": aString,
+		"usages":     aString,
+		"usageAPI":   aString,
+		"creation":   aString,
+	}}
+)
+
+// check returns an error for the value, and for each value inside it, whose
+// JSON type is not the shape's. null is as good as a field left out.
+func (s shape) check(path *field.Path, v any) field.ErrorList {
+	if v == nil {
+		return nil
+	}
+	if t := jsonType(v); t != s.jsonType {
+		return field.ErrorList{field.TypeInvalid(path, t, "must be "+s.must)}
+	}
+	var errs field.ErrorList
+	switch v := v.(type) {
+	case []any:
+		for i, item := range v {
+			errs = append(errs, s.items.check(path.Index(i), item)...)
+		}
+	case map[string]any:
+		for _, name := range slices.Sorted(maps.Keys(s.fields)) {
+			errs = append(errs, s.fields[name].check(path.Child(name), v[name])...)
+		}
+	}
+	return errs
+}
+
+// wrongTypes names every value of the input whose type is wrong, by its path
+// and JSON type. The decoder names only the first, by a path without indexes
+// and in Go's words; its error is the answer only for what inputShape leaves
+// to it, the fields inside metadata.
+func wrongTypes(data []byte, typeErr *json.UnmarshalTypeError) error {
+	var v any
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(data, &v); err != nil {
+		return err
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return fmt.Errorf("the input must be an object, not %s", withArticle(jsonType(v)))
+	}
+	if errs := inputShape.check(nil, v); len(errs) > 0 {
+		return errs.ToAggregate()
+	}
+	path := strings.Split(typeErr.Field, ".")
+	got, _, _ := strings.Cut(typeErr.Value, " ")
+	if got == "bool" {
+		got = "boolean"
+	}
+	return field.TypeInvalid(field.NewPath(path[0], path[1:]...), got, "must be "+goJSONType(typeErr.Type))
+}
+
+// jsonType names the JSON type of a decoded value, in JSON's words.
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	default:
+		return "number"
+	}
+}
+
+// goJSONType says what JSON a Go type decodes from.
+func goJSONType(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	default:
+		return "an object"
+	}
+}
+
+func withArticle(jsonType string) string {
+	if strings.IndexByte("aeiou", jsonType[0]) >= 0 {
+		return "an " + jsonType
+	}
+	return "a " + jsonType
 }

@@ -3,15 +3,16 @@
 package explicit
 
 import (
-	"regexp"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
 )
 
 // A Rule says that the resources Resource names depend on those DependsOn
 // names. Each is a composition resource name or an RE2 pattern that must
-// match a whole name.
+// match a whole name, as v1beta1.Pattern compiles it.
 type Rule struct {
 	Resource  string
 	DependsOn []string
@@ -27,7 +28,8 @@ type Unmatched struct {
 
 // Resolve returns, for each dependent, the resources it depends on, sorted
 // and without repeats or itself, and the entries that match nothing. Rules
-// must have been validated: a pattern that doesn't compile matches nothing.
+// must have been validated (v1beta1.Input's Validate compiles every entry with
+// v1beta1.Pattern): a pattern that doesn't compile matches nothing.
 func Resolve(rules []Rule, names []string) (map[string][]string, []Unmatched) {
 	sorted := slices.Sorted(slices.Values(names))
 	dependsOn := map[string][]string{}
@@ -62,12 +64,12 @@ func Resolve(rules []Rule, names []string) (map[string][]string, []Unmatched) {
 }
 
 // matching returns the names the entry matches: the name itself when it is
-// one, else every name the anchored pattern matches.
+// one, else every name it matches as a pattern.
 func matching(entry string, names []string) []string {
 	if _, found := slices.BinarySearch(names, entry); found {
 		return []string{entry}
 	}
-	re, err := regexp.Compile(`^(?:` + entry + `)$`)
+	re, err := v1beta1.Pattern(entry)
 	if err != nil {
 		return nil
 	}

@@ -39,6 +39,11 @@ func TestResolve(t *testing.T) {
 			},
 			want: map[string][]string{"app-web": {"app-api"}},
 		},
+		"QuotedPattern": {
+			reason: `A pattern is compiled as v1beta1.Pattern compiles it: \Qapp.\E.* quotes its dot, so it matches app.db and not appXdb.`,
+			rules:  []Rule{{Resource: `\Qapp.\E.*`, DependsOn: []string{"namespace"}}},
+			want:   map[string][]string{"app.db": {"namespace"}},
+		},
 		"UnmatchedDependent": {
 			reason:        "A dependent that matches nothing is reported too.",
 			rules:         []Rule{{Resource: "gone", DependsOn: []string{"config"}}},

@@ -1,0 +1,272 @@
+package v1beta1
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// decodeError is the message Decode fails with; "" when it decodes.
+func decodeError(data string) string {
+	if _, err := Decode([]byte(data)); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+func TestDecodeRejectsPatternsThatCannotMatchWholeNames(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		input  string
+		want   string
+	}{
+		"UnterminatedQuoteInResource": {
+			reason: `\Qshared compiles alone, but anchored the quote swallows the closing ")$": it could never match, so it is an error naming the field, not an "unmatched dependency" warning.`,
+			input:  `{"dependencies": [{"resource": "\\Qshared", "dependsOn": ["db"]}]}`,
+			want:   "dependencies[0].resource: Invalid value: \"\\\\Qshared\": cannot be anchored to match whole names: error parsing regexp: missing closing ): `^(?:\\Qshared)$`",
+		},
+		"UnterminatedQuoteInDependsOn": {
+			reason: "A dependsOn entry that cannot be anchored is named with its index.",
+			input:  `{"dependencies": [{"resource": "app", "dependsOn": ["db", "\\Qshared"]}]}`,
+			want:   "dependencies[0].dependsOn[1]: Invalid value: \"\\\\Qshared\": cannot be anchored to match whole names: error parsing regexp: missing closing ): `^(?:\\Qshared)$`",
+		},
+		"TerminatedQuote": {
+			reason: `A quote closed with \E is a whole pattern, and valid.`,
+			input:  `{"dependencies": [{"resource": "\\Qapp.db\\E", "dependsOn": ["\\Qdb\\E.*"]}]}`,
+		},
+		"UnbalancedGroupsThatWouldCompileAnchored": {
+			reason: `a)|(b is no pattern, although anchored as ^(?:a)|(b)$ it would compile, and match names that only start with a.`,
+			input:  `{"dependencies": [{"resource": "a)|(b", "dependsOn": ["db"]}]}`,
+			want:   "dependencies[0].resource: Invalid value: \"a)|(b\": error parsing regexp: unexpected ): `a)|(b`",
+		},
+		"TrailingBackslash": {
+			reason: `The parser's reason is the entry's own, not the anchored form's: a\ ends in a backslash, although anchored it would lack a ")".`,
+			input:  `{"dependencies": [{"resource": "app", "dependsOn": ["a\\"]}]}`,
+			want:   "dependencies[0].dependsOn[0]: Invalid value: \"a\\\\\": error parsing regexp: trailing backslash at end of expression: ``",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, decodeError(tc.input)); diff != "" {
+				t.Errorf("%s\nDecode(%s): -want error, +got:\n%s", tc.reason, tc.input, diff)
+			}
+		})
+	}
+}
+
+func TestPatternMatchesWholeNames(t *testing.T) {
+	names := []string{"app", "app-db", "db", "xapp", "app.db", "appXdb"}
+	cases := map[string]struct {
+		reason string
+		entry  string
+		want   []string
+	}{
+		"Name": {
+			reason: "A name matches itself only, not the names that contain it.",
+			entry:  "app",
+			want:   []string{"app"},
+		},
+		"Alternation": {
+			reason: "The anchor holds the whole alternation: app|db doesn't match names that start with app or end with db.",
+			entry:  "app|db",
+			want:   []string{"app", "db"},
+		},
+		"Quote": {
+			reason: `\Q…\E quotes: the dot is a dot.`,
+			entry:  `\Qapp.db\E`,
+			want:   []string{"app.db"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			re, err := Pattern(tc.entry)
+			if err != nil {
+				t.Fatalf("%s\nPattern(%q): %v", tc.reason, tc.entry, err)
+			}
+			var got []string
+			for _, n := range names {
+				if re.MatchString(n) {
+					got = append(got, n)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nPattern(%q) matches: -want, +got:\n%s", tc.reason, tc.entry, diff)
+			}
+		})
+	}
+}
+
+func TestDecodeNamesValuesOfTheWrongType(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		input  string
+		want   string
+	}{
+		"APIVersion": {
+			reason: "A number where a string goes is named by its path and JSON type.",
+			input:  `{"apiVersion": 1}`,
+			want:   `apiVersion: Invalid value: "number": must be a string`,
+		},
+		"Kind": {
+			reason: "A list where a string goes is an array, in JSON's words.",
+			input:  `{"kind": ["Input"]}`,
+			want:   `kind: Invalid value: "array": must be a string`,
+		},
+		"Metadata": {
+			reason: "Metadata that is a string is named.",
+			input:  `{"metadata": "order"}`,
+			want:   `metadata: Invalid value: "string": must be an object`,
+		},
+		"MetadataName": {
+			reason: "A field inside metadata is named with its path.",
+			input:  `{"metadata": {"name": 7}}`,
+			want:   `metadata.name: Invalid value: "number": must be a string`,
+		},
+		"MetadataLabels": {
+			reason: "Labels that are a list are named.",
+			input:  `{"metadata": {"labels": ["a"]}}`,
+			want:   `metadata.labels: Invalid value: "array": must be an object`,
+		},
+		"MetadataGeneration": {
+			reason: "A fraction where an integer goes is named, with its JSON type.",
+			input:  `{"metadata": {"generation": 1.5}}`,
+			want:   `metadata.generation: Invalid value: "number": must be an integer`,
+		},
+		"Mode": {
+			reason: "A number where a mode goes is named.",
+			input:  `{"mode": 1}`,
+			want:   `mode: Invalid value: "number": must be a string`,
+		},
+		"OnCycle": {
+			reason: "A boolean is a boolean, in JSON's words, not Go's bool.",
+			input:  `{"onCycle": true}`,
+			want:   `onCycle: Invalid value: "boolean": must be a string`,
+		},
+		"References": {
+			reason: "An object where a string goes is named.",
+			input:  `{"references": {"Infer": true}}`,
+			want:   `references: Invalid value: "object": must be a string`,
+		},
+		"Usages": {
+			reason: "A boolean where a string goes is named.",
+			input:  `{"usages": false}`,
+			want:   `usages: Invalid value: "boolean": must be a string`,
+		},
+		"UsageAPI": {
+			reason: "A number where a string goes is named.",
+			input:  `{"usageAPI": 1}`,
+			want:   `usageAPI: Invalid value: "number": must be a string`,
+		},
+		"Creation": {
+			reason: "A list where a string goes is named.",
+			input:  `{"creation": []}`,
+			want:   `creation: Invalid value: "array": must be a string`,
+		},
+		"Dependencies": {
+			reason: "Dependencies that are one object rather than a list are named.",
+			input:  `{"dependencies": {"resource": "app", "dependsOn": ["db"]}}`,
+			want:   `dependencies: Invalid value: "object": must be a list of dependencies, each with resource and dependsOn`,
+		},
+		"Dependency": {
+			reason: "A dependency that is a string is named with its index.",
+			input:  `{"dependencies": [{"resource": "app", "dependsOn": ["db"]}, "app"]}`,
+			want:   `dependencies[1]: Invalid value: "string": must be an object with resource and dependsOn`,
+		},
+		"Resource": {
+			reason: "A resource that is a list is named with its dependency's index.",
+			input:  `{"dependencies": [{"resource": ["app"], "dependsOn": ["db"]}]}`,
+			want:   `dependencies[0].resource: Invalid value: "array": must be a composition resource name or pattern`,
+		},
+		"DependsOn": {
+			reason: "A dependsOn that is a string rather than a list is named with what it must be.",
+			input:  `{"dependencies": [{"resource": "app", "dependsOn": "db"}]}`,
+			want:   `dependencies[0].dependsOn: Invalid value: "string": must be a list of composition resource names or patterns`,
+		},
+		"DependsOnEntry": {
+			reason: "An entry of dependsOn that is a number is named with both indexes.",
+			input:  `{"dependencies": [{"resource": "app", "dependsOn": ["db"]}, {"resource": "web", "dependsOn": ["db", 7]}]}`,
+			want:   `dependencies[1].dependsOn[1]: Invalid value: "number": must be a composition resource name or pattern`,
+		},
+		"Several": {
+			reason: "Every value of the wrong type is named, not only the first the decoder meets.",
+			input:  `{"mode": 1, "onCycle": true, "dependencies": [{"resource": 1, "dependsOn": "db"}]}`,
+			want: `[dependencies[0].dependsOn: Invalid value: "string": must be a list of composition resource names or patterns, ` +
+				`dependencies[0].resource: Invalid value: "number": must be a composition resource name or pattern, ` +
+				`mode: Invalid value: "number": must be a string, onCycle: Invalid value: "boolean": must be a string]`,
+		},
+		"Null": {
+			reason: "null is no value of the wrong type: it is as good as leaving the field out.",
+			input:  `{"mode": null, "metadata": null, "dependencies": null}`,
+		},
+		"NotAnObject": {
+			reason: "An input that is not an object says what it must be.",
+			input:  `["mode", "Report"]`,
+			want:   `the input must be an object, not an array`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, decodeError(tc.input)); diff != "" {
+				t.Errorf("%s\nDecode(%s): -want error, +got:\n%s", tc.reason, tc.input, diff)
+			}
+		})
+	}
+}
+
+// TestDecodeNamesEveryFieldOfTheWrongType gives each field of the Input and
+// of its dependencies, found from the Go types rather than listed, a value of
+// the wrong type, and checks that the error names that field's path: a field
+// added later is named too, or this fails.
+func TestDecodeNamesEveryFieldOfTheWrongType(t *testing.T) {
+	// wrong is a JSON value of another type than typ decodes from.
+	wrong := func(typ reflect.Type) string {
+		if typ.Kind() == reflect.String {
+			return "true"
+		}
+		return `"wrong"`
+	}
+	inlined := func(f reflect.StructField) bool {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		return f.Anonymous && name == ""
+	}
+	// fields returns each JSON field of a struct, with its Go type; the
+	// fields of embedded structs are the struct's own, as in JSON.
+	fields := func(typ reflect.Type) []reflect.StructField {
+		var out []reflect.StructField
+		for _, f := range reflect.VisibleFields(typ) {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			switch {
+			case inlined(f):
+				continue
+			case len(f.Index) > 1 && !inlined(typ.Field(f.Index[0])):
+				continue
+			}
+			f.Name = name
+			out = append(out, f)
+		}
+		return out
+	}
+	// cases maps a field's path to an input that gives it, and only it, a
+	// value of the wrong type.
+	cases := map[string]string{}
+	for _, f := range fields(reflect.TypeFor[Input]()) {
+		cases[f.Name] = `{"` + f.Name + `": ` + wrong(f.Type) + `}`
+	}
+	for _, f := range fields(reflect.TypeFor[Dependency]()) {
+		cases["dependencies[0]."+f.Name] = `{"dependencies": [{"` + f.Name + `": ` + wrong(f.Type) + `}]}`
+		if f.Type.Kind() == reflect.Slice {
+			cases["dependencies[0]."+f.Name+"[0]"] = `{"dependencies": [{"` + f.Name + `": [` + wrong(f.Type.Elem()) + `]}]}`
+		}
+	}
+	cases["dependencies[0]"] = `{"dependencies": [` + wrong(reflect.TypeFor[Dependency]()) + `]}`
+	for path, input := range cases {
+		t.Run(path, func(t *testing.T) {
+			got := decodeError(input)
+			if !strings.HasPrefix(got, path+": Invalid value: ") {
+				t.Errorf("Decode(%s): %q, want an error naming %s", input, got, path)
+			}
+		})
+	}
+}
