@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 	"github.com/crossplane-contrib/function-dependencies/test/harness"
 )
 
@@ -37,12 +37,14 @@ import (
 // FuzzRunFunction runs the function on requests decoded from arbitrary
 // protobuf bytes, seeded with the examples and the unit tests' requests, and
 // checks what must hold for any request: no panic and no error; the same
-// answer twice; no change on its own output; with the default features, no
-// desired resource dropped or added and nothing changed but
+// answer twice; no desired resource dropped or added and nothing changed but
 // metadata.finalizers, by appending reference finalizers that aren't the
-// Object's own, aren't there yet and aren't new on a deleting resource;
-// Report mode, a fatal result and an input the function can't read leave
-// desired state as it was.
+// Object's own, aren't there yet and aren't new on a deleting resource; with
+// the features that do so by design, only the function's own Usages added,
+// only resources that don't exist yet held back, and an Object's
+// spec.references only appended to; with the default features, no change on
+// its own output; Report mode, a fatal result and an input the function can't
+// read leave desired state as it was.
 func FuzzRunFunction(f *testing.F) {
 	for _, req := range seedRequests(f) {
 		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(req)
@@ -117,7 +119,9 @@ func checkAnyRequest(fn *Function, req *fnv1.RunFunctionRequest) []string {
 			problem("%d conditions, want DeletionOrdered alone", n)
 		}
 	}
-	// The features that add, drop or rewrite desired resources by design.
+	// The features that add, hold back or rewrite desired resources by design
+	// may do only that: add the function's own Usages, hold back resources
+	// that don't exist yet, and append to an Object's spec.references.
 	byDesign := false
 	for k, v := range in {
 		switch k {
@@ -125,22 +129,35 @@ func checkAnyRequest(fn *Function, req *fnv1.RunFunctionRequest) []string {
 			byDesign = byDesign || v != nil
 		}
 	}
-	if byDesign {
-		return problems
-	}
 	if !proto.Equal(rsp.GetDesired().GetComposite(), req.GetDesired().GetComposite()) {
 		problem("the desired composite changed")
 	}
-	if !slices.Equal(slices.Sorted(maps.Keys(req.GetDesired().GetResources())), slices.Sorted(maps.Keys(rsp.GetDesired().GetResources()))) {
-		problem("desired resources were dropped or added")
+	observed := req.GetObserved().GetResources()
+	for name := range req.GetDesired().GetResources() {
+		if _, kept := rsp.GetDesired().GetResources()[name]; !kept && (!byDesign || observed[name] != nil) {
+			problem("desired %q was dropped: only a resource that doesn't exist yet may be held back, and only by the input's features", name)
+		}
+	}
+	for name, r := range rsp.GetDesired().GetResources() {
+		if _, ok := req.GetDesired().GetResources()[name]; !ok && (!byDesign || harness.String(r.GetResource().AsMap(), "metadata", "labels", usage.Label) != "true") {
+			problem("desired %q was added, and is not the function's own Usage", name)
+		}
 	}
 	for name, before := range req.GetDesired().GetResources() {
 		after := rsp.GetDesired().GetResources()[name]
 		if after == nil || proto.Equal(before, after) {
 			continue
 		}
+		if byDesign {
+			had := listOf(before.GetResource(), "spec", "references")
+			now := listOf(after.GetResource(), "spec", "references")
+			if len(now) < len(had) || !slices.EqualFunc(had, now[:len(had)], func(a, b *structpb.Value) bool { return proto.Equal(a, b) }) {
+				problem("desired %q: the request's spec.references aren't kept in order", name)
+			}
+			before, after = withoutReferences(before), withoutReferences(after)
+		}
 		if !proto.Equal(withoutFinalizers(before), withoutFinalizers(after)) {
-			problem("desired %q changed beyond metadata.finalizers", name)
+			problem("desired %q changed beyond metadata.finalizers and spec.references", name)
 		}
 		// Metadata or finalizers that are neither absent nor of their type
 		// are left as they are: replacing them would lose what they hold.
@@ -181,12 +198,30 @@ func checkAnyRequest(fn *Function, req *fnv1.RunFunctionRequest) []string {
 			seen[a] = true
 		}
 	}
+	if byDesign {
+		// Its own output holds its Usages under their names, and lacks what
+		// it held back: a run on it is not the next reconcile.
+		return problems
+	}
 	own := proto.Clone(req).(*fnv1.RunFunctionRequest)
 	own.Desired = proto.Clone(rsp.GetDesired()).(*fnv1.State)
 	if second, err := runCopy(fn, own); err != nil || !proto.Equal(rsp.GetDesired(), second.GetDesired()) {
 		problem("RunFunction on its own output changed desired state (error %v)", err)
 	}
 	return problems
+}
+
+// withoutReferences is a copy of the resource without spec.references, and
+// without the spec the function had to create to hold them.
+func withoutReferences(r *fnv1.Resource) *fnv1.Resource {
+	c := proto.Clone(r).(*fnv1.Resource)
+	if spec := c.GetResource().GetFields()["spec"].GetStructValue(); spec != nil {
+		delete(spec.Fields, "references")
+		if len(spec.GetFields()) == 0 {
+			delete(c.Resource.Fields, "spec")
+		}
+	}
+	return c
 }
 
 // seedRequests are the examples' requests, the unit tests' and a few random
