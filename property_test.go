@@ -24,12 +24,14 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/crossplane-contrib/function-dependencies/test/harness"
+	"github.com/crossplane-contrib/function-dependencies/test/oracle"
 )
 
 // The property test runs the function on random requests and checks every
-// answer against the README's rules, worked out again here from the request
-// alone: this file uses none of the function's own packages. The suite runs a
-// fixed number of requests from a fixed seed; longer runs take flags:
+// answer against the README's rules, as test/oracle works them out from the
+// request alone: this file uses none of the function's own packages. The
+// suite runs a fixed number of requests from a fixed seed; longer runs take
+// flags:
 //
 //	go test -run TestProperties -fd.property.n=100000 -fd.property.seed=7 .
 //
@@ -48,8 +50,8 @@ var (
 // live dependent's finalizer declared outside cycles; the same answer whatever
 // the map order, and no change on the function's own output; Report mode and
 // fatal cycles leave desired state as it was; every cycle reported with its
-// exact path. It also checks the whole expected desired state, the condition
-// and the results against the rules.
+// exact path. It also checks the whole expected desired state, the condition,
+// the results and what the function asks Crossplane for against the rules.
 func TestProperties(t *testing.T) {
 	f := &Function{log: logging.NewNopLogger()}
 	start := time.Now()
@@ -84,28 +86,29 @@ func TestProperties(t *testing.T) {
 type propertyStats struct {
 	requests, resources, edges, declaredAdded int
 	cyclesFatal, cyclesWarned, report         int
-	states                                    [stateCount]int
+	states                                    map[oracle.EdgeState]int
 	external, stale, invalid, bothSet         int
-	namespacedXR, duplicateIdentity           int
+	namespacedXR, duplicateIdentity, asks     int
 }
 
 func (s propertyStats) String() string {
 	return fmt.Sprintf("%d resources, %d edges (pending %d, cyclic %d, releasing %d, target removed %d, target deleting %d, protected %d, declared %d), "+
 		"%d finalizers added, %d fatal and %d warned cycles, %d in Report mode, %d with external references, %d with stale finalizers, "+
-		"%d with invalid references, %d setting both dependsOn and patchesFrom, %d namespaced composites, %d with duplicate identities",
-		s.resources, s.edges, s.states[statePending], s.states[stateCyclic], s.states[stateReleasing], s.states[stateRemoved], s.states[stateDeleting],
-		s.states[stateProtected], s.states[stateDeclared], s.declaredAdded, s.cyclesFatal, s.cyclesWarned, s.report, s.external, s.stale,
-		s.invalid, s.bothSet, s.namespacedXR, s.duplicateIdentity)
+		"%d with invalid references, %d setting both dependsOn and patchesFrom, %d namespaced composites, %d with duplicate identities, %d asking for Objects",
+		s.resources, s.edges, s.states[oracle.Pending], s.states[oracle.Cyclic], s.states[oracle.Releasing], s.states[oracle.TargetRemoved],
+		s.states[oracle.TargetDeleting], s.states[oracle.Protected], s.states[oracle.Declared], s.declaredAdded, s.cyclesFatal, s.cyclesWarned,
+		s.report, s.external, s.stale, s.invalid, s.bothSet, s.namespacedXR, s.duplicateIdentity, s.asks)
 }
 
 func (s propertyStats) reached() map[string]int {
 	return map[string]int{
-		"a pending edge": s.states[statePending], "a cyclic edge": s.states[stateCyclic], "a releasing edge": s.states[stateReleasing],
-		"an edge to a removed resource": s.states[stateRemoved], "an edge to a deleting resource": s.states[stateDeleting],
-		"a protected edge": s.states[stateProtected], "a declared edge": s.states[stateDeclared], "an added finalizer": s.declaredAdded,
+		"a pending edge": s.states[oracle.Pending], "a cyclic edge": s.states[oracle.Cyclic], "a releasing edge": s.states[oracle.Releasing],
+		"an edge to a removed resource": s.states[oracle.TargetRemoved], "an edge to a deleting resource": s.states[oracle.TargetDeleting],
+		"a protected edge": s.states[oracle.Protected], "a declared edge": s.states[oracle.Declared], "an added finalizer": s.declaredAdded,
 		"a fatal cycle": s.cyclesFatal, "a warned cycle": s.cyclesWarned, "Report mode": s.report, "an external reference": s.external,
 		"a stale finalizer": s.stale, "an invalid reference": s.invalid, "a reference setting both dependsOn and patchesFrom": s.bothSet,
 		"a namespaced composite": s.namespacedXR, "two resources with one identity": s.duplicateIdentity,
+		"a request that asks for Objects": s.asks,
 	}
 }
 
@@ -171,20 +174,23 @@ func checkRequest(f *Function, req *fnv1.RunFunctionRequest, stats *propertyStat
 	return problems
 }
 
-func (s *propertyStats) add(e expectation, req *fnv1.RunFunctionRequest) {
-	s.requests++
-	s.resources += e.resources
-	s.edges += len(e.edges)
-	for _, ed := range e.edges {
-		s.states[ed.state]++
+func (s *propertyStats) add(e *oracle.Plan, req *fnv1.RunFunctionRequest) {
+	if s.states == nil {
+		s.states = map[oracle.EdgeState]int{}
 	}
-	if e.writes() {
-		for _, a := range e.added {
+	s.requests++
+	s.resources += len(e.Nodes)
+	s.edges += len(e.Edges)
+	for _, ed := range e.Edges {
+		s.states[ed.State]++
+	}
+	if e.Writes() {
+		for _, a := range e.Missing {
 			s.declaredAdded += len(a)
 		}
 	}
-	if len(e.cycles) > 0 {
-		if e.cyclesFatal {
+	if len(e.Cycles) > 0 {
+		if e.CyclesFatal() {
 			s.cyclesFatal++
 		} else {
 			s.cyclesWarned++
@@ -195,13 +201,20 @@ func (s *propertyStats) add(e expectation, req *fnv1.RunFunctionRequest) {
 			*n++
 		}
 	}
-	count(!e.enforce, &s.report)
-	count(e.external > 0, &s.external)
-	count(e.stale > 0, &s.stale)
-	count(e.invalid > 0, &s.invalid)
-	count(e.bothSet, &s.bothSet)
+	identities := map[oracle.Identity]int{}
+	for _, n := range e.Nodes {
+		if n.Identity.Name != "" {
+			identities[n.Identity]++
+		}
+	}
+	count(!e.Enforce(), &s.report)
+	count(len(e.External) > 0, &s.external)
+	count(len(e.Stale) > 0, &s.stale)
+	count(len(e.Problems) > 0, &s.invalid)
+	count(slices.ContainsFunc(e.Problems, func(p oracle.Problem) bool { return p.Both }), &s.bothSet)
 	count(harness.String(req.GetObserved().GetComposite().GetResource().AsMap(), "metadata", "namespace") != "", &s.namespacedXR)
-	count(e.duplicateIdentity, &s.duplicateIdentity)
+	count(slices.ContainsFunc(slices.Collect(maps.Values(identities)), func(n int) bool { return n > 1 }), &s.duplicateIdentity)
+	count(e.AsksForObjects(), &s.asks)
 }
 
 // checkPassThrough checks what the function must hand on untouched: the
@@ -228,8 +241,8 @@ func checkPassThrough(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespons
 	if !proto.Equal(rsp.GetDesired().GetComposite(), req.GetDesired().GetComposite()) {
 		problem("the desired composite changed")
 	}
-	if rsp.GetRequirements() != nil || rsp.GetOutput() != nil {
-		problem("the response asks for requirements or has output")
+	if rsp.GetOutput() != nil {
+		problem("the response has output")
 	}
 	reqNames := slices.Sorted(maps.Keys(req.GetDesired().GetResources()))
 	rspNames := slices.Sorted(maps.Keys(rsp.GetDesired().GetResources()))
@@ -296,35 +309,39 @@ func added(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, name str
 
 // checkInvariants checks the invariants issue 7 lists, each on its own so
 // that a failure names the one it breaks.
-func checkInvariants(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, e expectation) []string {
+func checkInvariants(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, e *oracle.Plan) []string {
 	var problems []string
 	problem := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-	fatalCycle := e.cyclesFatal && len(e.cycles) > 0
-	if !e.enforce || fatalCycle {
+	fatalCycle := e.CyclesFatal() && len(e.Cycles) > 0
+	if !e.Enforce() || fatalCycle {
 		if !proto.Equal(req.GetDesired(), rsp.GetDesired()) {
 			problem("desired state changed in Report mode or with a fatal cycle: -request +response:\n%s",
 				cmp.Diff(req.GetDesired(), rsp.GetDesired(), protocmp.Transform()))
 		}
 	}
+	problems = append(problems, checkRequirements(req, rsp, e)...)
 	for _, name := range slices.Sorted(maps.Keys(rsp.GetDesired().GetResources())) {
 		adds := added(req, rsp, name)
-		n := e.nodes[name]
-		had := stringSet(n.desiredFinalizers)
+		n := e.Nodes[name]
+		var had []string
+		if n != nil {
+			had = n.DesiredFinalizers
+		}
 		for i, a := range adds {
 			switch {
 			case a == objectFinalizerName:
 				problem("desired %q declares %s", name, objectFinalizerName)
 			case !strings.HasPrefix(a, refFinalizerPrefix):
 				problem("desired %q declares %q, which is no reference finalizer", name, a)
-			case had[a] || slices.Contains(adds[:i], a):
+			case slices.Contains(had, a) || slices.Contains(adds[:i], a):
 				problem("desired %q declares %q twice", name, a)
 			}
-			if n != nil && n.observed && n.deleting && !n.observedFinalizers[a] {
+			if n != nil && n.Observed && n.Deleting && !n.Carries(a) {
 				problem("desired %q is being deleted and lacks %q, which is declared anyway: the API server rejects it", name, a)
 			}
-			for _, d := range e.nodes {
-				if d.uid != "" && refFinalizerPrefix+d.uid == a && (d.deleting || !d.desired) && n != nil && !n.observedFinalizers[a] {
-					problem("desired %q declares %q again after the provider removed it: %q is being deleted or removed", name, a, d.name)
+			for _, d := range e.Nodes {
+				if d.Finalizer() == a && (d.Deleting || !d.Desired) && n != nil && !n.Carries(a) {
+					problem("desired %q declares %q again after the provider removed it: %q is being deleted or removed", name, a, d.Name)
 				}
 			}
 		}
@@ -332,32 +349,31 @@ func checkInvariants(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse
 	// Every live dependent's finalizer on every referenced composed object
 	// outside a cycle, unless the object is being deleted without it or is
 	// no longer desired.
-	if e.enforce && !fatalCycle {
-		for _, ed := range e.edges {
-			d, t := e.nodes[ed.dependent], e.nodes[ed.target]
-			live := d.uid != "" && d.desired && !d.deleting
-			if !live || !t.desired || e.sameCycle(ed.dependent, ed.target) {
+	if e.Enforce() && !fatalCycle {
+		for _, ed := range e.Edges {
+			d, t := e.Nodes[ed.Dependent], e.Nodes[ed.Target]
+			if ed.Protection != oracle.ByFinalizer || !d.Live() || !t.Desired || e.SameCycle(ed.Dependent, ed.Target) {
 				continue
 			}
-			fin := refFinalizerPrefix + d.uid
-			if t.deleting && !t.observedFinalizers[fin] {
+			fin := d.Finalizer()
+			if t.Deleting && !t.Carries(fin) {
 				continue
 			}
-			if !slices.ContainsFunc(listOf(rsp.GetDesired().GetResources()[ed.target].GetResource(), "metadata", "finalizers"),
+			if !slices.ContainsFunc(listOf(rsp.GetDesired().GetResources()[ed.Target].GetResource(), "metadata", "finalizers"),
 				func(v *structpb.Value) bool { return v.GetStringValue() == fin }) {
-				problem("desired %q lacks the finalizer %q of its live dependent %q", ed.target, fin, ed.dependent)
+				problem("desired %q lacks the finalizer %q of its live dependent %q", ed.Target, fin, ed.Dependent)
 			}
 		}
 	}
 	// Every cycle, with its exact path.
-	if len(e.cycles) > 0 {
-		paths := joinList(cyclePathStrings(e.cycles))
+	if len(e.Cycles) > 0 {
+		paths := oracle.List(e.CyclePaths())
 		c := findCondition(rsp)
 		if c == nil || c.GetReason() != "Cycle" || c.GetMessage() != "references form a cycle: "+paths {
 			problem("condition %v, want reason Cycle with message %q", c, "references form a cycle: "+paths)
 		}
 		want := "cannot order deletion: references form a cycle: " + paths
-		if !e.cyclesFatal {
+		if !e.CyclesFatal() {
 			want = "references form a cycle, so no finalizer is declared on its edges: " + paths
 		}
 		if !slices.ContainsFunc(rsp.GetResults(), func(r *fnv1.Result) bool { return r.GetMessage() == want }) {
@@ -367,36 +383,79 @@ func checkInvariants(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse
 	return problems
 }
 
-// checkExpected compares the whole answer with the expectation: every
-// desired resource's added finalizers, the condition, and which results are
+// checkRequirements checks what the function asks Crossplane for: the
+// composite's Objects, one selector per Object API group the composition
+// uses, by the label Crossplane puts on composed resources, when a reference
+// finalizer names an Object observed state lacks (one Crossplane may be
+// deleting); else nothing.
+func checkRequirements(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, e *oracle.Plan) []string {
+	selectors := rsp.GetRequirements().GetResources()
+	switch {
+	case !e.AsksForObjects() && rsp.GetRequirements() != nil:
+		return []string{fmt.Sprintf("the response asks for %v, but every reference finalizer names an observed resource", rsp.GetRequirements())}
+	case !e.AsksForObjects():
+		return nil
+	case len(selectors) != len(e.ObjectGroups):
+		return []string{fmt.Sprintf("the response asks for %v, want the composite's Objects of the groups %q, since reference finalizers name the unseen UIDs %q",
+			rsp.GetRequirements(), e.ObjectGroups, e.Unseen)}
+	}
+	var problems []string
+	xr := harness.String(req.GetObserved().GetComposite().GetResource().AsMap(), "metadata", "name")
+	var groups []string
+	for _, key := range slices.Sorted(maps.Keys(selectors)) {
+		sel := selectors[key]
+		g, _ := oracle.GroupOf(sel.GetApiVersion())
+		groups = append(groups, g)
+		if sel.GetKind() != oracle.ObjectKind || sel.GetMatchLabels().GetLabels()["crossplane.io/composite"] != xr {
+			problems = append(problems, fmt.Sprintf("requirement %q is %v, want the Objects labelled crossplane.io/composite=%s", key, sel, xr))
+		}
+	}
+	if slices.Sort(groups); !slices.Equal(groups, e.ObjectGroups) {
+		problems = append(problems, fmt.Sprintf("the requirements ask for the groups %q, want %q", groups, e.ObjectGroups))
+	}
+	return problems
+}
+
+// checkExpected compares the whole answer with the oracle's: every desired
+// resource's added finalizers, the condition, and which results are
 // reported.
-func checkExpected(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, e expectation) []string {
+func checkExpected(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, e *oracle.Plan) []string {
 	var problems []string
 	problem := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-	changes := e.writes()
+	changes := e.Writes()
 	for _, name := range slices.Sorted(maps.Keys(req.GetDesired().GetResources())) {
 		var want []string
 		if changes {
-			want = e.added[name]
+			want = e.Missing[name]
 		}
 		if got := added(req, rsp, name); !slices.Equal(got, want) {
 			problem("desired %q: added finalizers %q, want %q", name, got, want)
 		}
 	}
 
-	problems = append(problems, e.checkGraph(rsp)...)
+	problems = append(problems, checkGraph(e, rsp)...)
 
 	c := findCondition(rsp)
 	if c == nil {
 		return append(problems, "no DeletionOrdered condition")
 	}
-	wantStatus, wantReason, prefix, items := e.condition()
-	if c.GetStatus() != wantStatus || c.GetReason() != wantReason {
-		problem("condition %s %s, want %s %s (message %q)", c.GetStatus(), c.GetReason(), wantStatus, wantReason, c.GetMessage())
-	} else if msg := c.GetMessage(); !strings.HasPrefix(msg, prefix) {
+	want := e.Condition
+	wantStatus := fnv1.Status_STATUS_CONDITION_FALSE
+	if want.Status {
+		wantStatus = fnv1.Status_STATUS_CONDITION_TRUE
+	}
+	// The message names the edges in any order; one that names none is
+	// exact.
+	prefix := want.Prefix()
+	switch msg := c.GetMessage(); {
+	case c.GetStatus() != wantStatus || c.GetReason() != want.Reason:
+		problem("condition %s %s, want %s %s (message %q)", c.GetStatus(), c.GetReason(), wantStatus, want.Reason, msg)
+	case want.Edges == nil && msg != prefix:
+		problem("condition message %q, want %q", msg, prefix)
+	case !strings.HasPrefix(msg, prefix):
 		problem("condition message %q, want it to start with %q", msg, prefix)
-	} else if items != nil {
-		if p := checkListed(strings.TrimPrefix(msg, prefix), items); p != "" {
+	case want.Edges != nil:
+		if p := checkListed(strings.TrimPrefix(msg, prefix), want.Edges); p != "" {
 			problem("condition message %q: %s", msg, p)
 		}
 	}
@@ -404,18 +463,15 @@ func checkExpected(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, 
 		problem("condition target %s, want the composite", c.GetTarget())
 	}
 
+	severities := map[string]fnv1.Severity{oracle.Normal: fnv1.Severity_SEVERITY_NORMAL, oracle.Warning: fnv1.Severity_SEVERITY_WARNING, oracle.Fatal: fnv1.Severity_SEVERITY_FATAL}
 	type key struct {
 		severity fnv1.Severity
 		reason   string
 	}
-	want := map[key]bool{{fnv1.Severity_SEVERITY_NORMAL, "Summary"}: true}
-	want[key{fnv1.Severity_SEVERITY_FATAL, "Cycle"}] = len(e.cycles) > 0 && e.cyclesFatal
-	want[key{fnv1.Severity_SEVERITY_WARNING, "Cycle"}] = len(e.cycles) > 0 && !e.cyclesFatal
-	want[key{fnv1.Severity_SEVERITY_WARNING, "ExternalReference"}] = e.external > 0
-	want[key{fnv1.Severity_SEVERITY_WARNING, "StaleFinalizer"}] = e.stale > 0
-	want[key{fnv1.Severity_SEVERITY_WARNING, "InvalidReference"}] = e.invalid > 0
-	want[key{fnv1.Severity_SEVERITY_WARNING, "ReferencedResourceRemoved"}] = e.count(stateRemoved) > 0
-	want[key{fnv1.Severity_SEVERITY_WARNING, "ReferencedResourceDeleting"}] = e.count(stateDeleting) > 0
+	wantResults := map[key]bool{}
+	for _, r := range e.Results() {
+		wantResults[key{severities[r.Severity], r.Reason}] = true
+	}
 	got := map[key]bool{}
 	for _, r := range rsp.GetResults() {
 		k := key{r.GetSeverity(), r.GetReason()}
@@ -423,18 +479,18 @@ func checkExpected(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, 
 			problem("two results %v", k)
 		}
 		got[k] = true
-		if !want[k] {
+		if !wantResults[k] {
 			problem("unexpected result %s %s: %s", r.GetSeverity(), r.GetReason(), r.GetMessage())
 		}
 		if r.GetTarget() != fnv1.Target_TARGET_COMPOSITE {
 			problem("result %s targets %s, want the composite", r.GetReason(), r.GetTarget())
 		}
 		if k.reason == "Summary" {
-			problems = append(problems, e.checkSummary(r.GetMessage())...)
+			problems = append(problems, checkSummary(e, r.GetMessage())...)
 		}
 	}
-	for k, w := range want {
-		if w && !got[k] {
+	for k := range wantResults {
+		if !got[k] {
 			problem("no result %s %s", k.severity, k.reason)
 		}
 	}
@@ -444,7 +500,7 @@ func checkExpected(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, 
 // checkGraph checks the graph the function writes to the context: a node
 // for every composed resource, and exactly the edges between composed
 // resources that the rules find.
-func (e expectation) checkGraph(rsp *fnv1.RunFunctionResponse) []string {
+func checkGraph(e *oracle.Plan, rsp *fnv1.RunFunctionResponse) []string {
 	g, ok := rsp.GetContext().GetFields()[GraphContextKey].AsInterface().(map[string]any)
 	if !ok {
 		return []string{fmt.Sprintf("the context has no graph under %q", GraphContextKey)}
@@ -455,7 +511,7 @@ func (e expectation) checkGraph(rsp *fnv1.RunFunctionResponse) []string {
 	for _, n := range nodes {
 		names[harness.String(asObject(n), "name")] = true
 	}
-	for name := range e.nodes {
+	for _, name := range e.Names {
 		if !names[name] {
 			problems = append(problems, fmt.Sprintf("the graph has no node %q", name))
 		}
@@ -464,14 +520,15 @@ func (e expectation) checkGraph(rsp *fnv1.RunFunctionResponse) []string {
 	edges, _ := g["edges"].([]any)
 	for _, ed := range edges {
 		from, to := harness.String(asObject(ed), "from"), harness.String(asObject(ed), "to")
-		if e.nodes[to] != nil {
+		if e.Nodes[to] != nil {
 			got = append(got, from+" → "+to)
 		}
 	}
-	for _, ed := range e.edges {
-		want = append(want, ed.dependent+" → "+ed.target)
+	for _, ed := range e.Edges {
+		want = append(want, ed.String())
 	}
 	slices.Sort(got)
+	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		problems = append(problems, fmt.Sprintf("the graph's edges between composed resources are %q, want %q", got, want))
 	}
@@ -498,29 +555,30 @@ func findCondition(rsp *fnv1.RunFunctionResponse) *fnv1.Condition {
 
 var summaryCounts = []struct {
 	re    *regexp.Regexp
-	count func(e expectation) int
+	count func(s oracle.Summary) int
 }{
-	{regexp.MustCompile(`(\d+) composed resources`), func(e expectation) int { return e.resources }},
-	{regexp.MustCompile(`(\d+) references between them`), func(e expectation) int { return len(e.edges) }},
-	{regexp.MustCompile(`(\d+) to external objects`), func(e expectation) int { return e.external }},
-	{regexp.MustCompile(`(\d+) reference finalizers`), func(e expectation) int { return e.declared }},
-	{regexp.MustCompile(`(\d+) pending until their Object exists`), func(e expectation) int { return e.count(statePending) }},
+	{regexp.MustCompile(`(\d+) composed resources`), func(s oracle.Summary) int { return s.Resources }},
+	{regexp.MustCompile(`(\d+) references between them`), func(s oracle.Summary) int { return s.References }},
+	{regexp.MustCompile(`(\d+) to external objects`), func(s oracle.Summary) int { return s.External }},
+	{regexp.MustCompile(`(\d+) reference finalizers`), func(s oracle.Summary) int { return s.Declared }},
+	{regexp.MustCompile(`(\d+) pending until their Object exists`), func(s oracle.Summary) int { return s.Pending }},
 }
 
-func (e expectation) checkSummary(msg string) []string {
+func checkSummary(e *oracle.Plan, msg string) []string {
 	var problems []string
+	sum := e.Summary()
 	for _, c := range summaryCounts {
 		m := c.re.FindStringSubmatch(msg)
 		if m == nil {
 			problems = append(problems, fmt.Sprintf("summary %q doesn't match %s", msg, c.re))
 			continue
 		}
-		if n, _ := strconv.Atoi(m[1]); n != c.count(e) {
-			problems = append(problems, fmt.Sprintf("summary %q: %q, want %d", msg, m[0], c.count(e)))
+		if n, _ := strconv.Atoi(m[1]); n != c.count(sum) {
+			problems = append(problems, fmt.Sprintf("summary %q: %q, want %d", msg, m[0], c.count(sum)))
 		}
 	}
-	if report := strings.Contains(msg, "Report mode: desired state left unchanged"); report == e.enforce {
-		problems = append(problems, fmt.Sprintf("summary %q: says Report mode %t, want %t", msg, report, !e.enforce))
+	if report := strings.Contains(msg, "Report mode: desired state left unchanged"); report == e.Enforce() {
+		problems = append(problems, fmt.Sprintf("summary %q: says Report mode %t, want %t", msg, report, !e.Enforce()))
 	}
 	return problems
 }
@@ -550,431 +608,20 @@ func checkListed(listed string, want []string) string {
 	return ""
 }
 
-// joinList joins items as messages do: all of them up to ten, else the
-// first ten and a count.
-func joinList(items []string) string {
-	if len(items) <= 10 {
-		return strings.Join(items, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(items[:10], ", "), len(items)-10)
-}
-
-func cyclePathStrings(cycles [][]string) []string {
-	out := make([]string, len(cycles))
-	for i, c := range cycles {
-		out[i] = strings.Join(c, " → ")
-	}
-	return out
-}
-
-// The oracle: the README's rules, applied to the request read as plain JSON.
-
+// The README's rules are test/oracle's; these are the names the other tests
+// of this package use for its constants.
 const (
-	refFinalizerPrefix  = "kubernetes.crossplane.io/referred-by-object-"
-	objectFinalizerName = "finalizer.managedresource.crossplane.io"
+	refFinalizerPrefix  = oracle.FinalizerPrefix
+	objectFinalizerName = oracle.ObjectFinalizer
 )
 
-// The state of an edge, as the README's rules decide it.
-type edgeState int
-
-const (
-	statePending   edgeState = iota // the dependent has no UID yet
-	stateCyclic                     // on a cycle, with onCycle Warning
-	stateReleasing                  // the dependent is being deleted or removed
-	stateRemoved                    // the target is no longer desired
-	stateDeleting                   // the target is being deleted without the finalizer
-	stateProtected                  // the target carries the finalizer
-	stateDeclared                   // the finalizer is declared, not yet carried
-	stateCount
-)
-
-type refIdentity struct{ group, kind, namespace, name string }
-
-type refNode struct {
-	name               string
-	desired, observed  bool
-	id                 refIdentity
-	uid                string
-	deleting           bool
-	observedFinalizers map[string]bool
-	desiredFinalizers  []string
+// expectFor works out, from the request alone, what the README's rules say
+// the function answers.
+func expectFor(req *fnv1.RunFunctionRequest) *oracle.Plan {
+	return oracle.Expect(oracle.FromRequest(req))
 }
 
-type refEdge struct {
-	dependent, target string
-	state             edgeState
-	finalizer         string
-}
-
-type expectation struct {
-	enforce, cyclesFatal bool
-	nodes                map[string]*refNode
-	resources            int
-	edges                []refEdge // sorted by dependent, then target
-	external, invalid    int
-	bothSet              bool
-	stale                int
-	cycles               [][]string
-	component            map[string]int // a cyclic node's cycle, by index
-	declared             int
-	// added holds, for every desired resource, the finalizers the rules
-	// add after the request's: the missing ones, sorted.
-	added             map[string][]string
-	duplicateIdentity bool
-}
-
-// writes tells whether the function writes desired state: in Enforce mode,
-// unless a fatal cycle fails the step.
-func (e expectation) writes() bool {
-	return e.enforce && (!e.cyclesFatal || len(e.cycles) == 0)
-}
-
-func (e expectation) count(s edgeState) int {
-	n := 0
-	for _, ed := range e.edges {
-		if ed.state == s {
-			n++
-		}
-	}
-	return n
-}
-
-func (e expectation) sameCycle(a, b string) bool {
-	ca, okA := e.component[a]
-	cb, okB := e.component[b]
-	return okA && okB && ca == cb
-}
-
-// condition returns the condition the rules give: status, reason, the
-// message's start, and the edges the message must list (nil when it lists
-// none).
-func (e expectation) condition() (fnv1.Status, string, string, []string) {
-	if len(e.cycles) > 0 {
-		return fnv1.Status_STATUS_CONDITION_FALSE, "Cycle", "references form a cycle: " + joinList(cyclePathStrings(e.cycles)), nil
-	}
-	var unprotected, pending []string
-	for _, ed := range e.edges {
-		item := ed.dependent + " → " + ed.target
-		switch {
-		case ed.state == stateRemoved || ed.state == stateDeleting || (ed.state == stateDeclared && !e.enforce):
-			unprotected = append(unprotected, item)
-		case ed.state == stateDeclared || ed.state == statePending:
-			pending = append(pending, item)
-		}
-	}
-	if len(unprotected) > 0 {
-		return fnv1.Status_STATUS_CONDITION_FALSE, "UnprotectedEdges", "referenced resources lack their dependents' finalizers: ", unprotected
-	}
-	if len(pending) > 0 {
-		return fnv1.Status_STATUS_CONDITION_FALSE, "FinalizersPending", "finalizers are declared but not yet applied, or wait for their Object to exist: ", pending
-	}
-	return fnv1.Status_STATUS_CONDITION_TRUE, "Protected", fmt.Sprintf("every live reference between composed resources is protected by a finalizer (%d)", e.count(stateProtected)), nil
-}
-
-// expect works out, from the request alone, what the README's rules say the
-// function answers.
-func expectFor(req *fnv1.RunFunctionRequest) expectation {
-	in := req.GetInput().AsMap()
-	e := expectation{
-		enforce:     harness.String(in, "mode") != "Report",
-		cyclesFatal: harness.String(in, "onCycle") != "Warning",
-		nodes:       map[string]*refNode{},
-		component:   map[string]int{},
-		added:       map[string][]string{},
-	}
-	xrNamespace := harness.String(req.GetObserved().GetComposite().GetResource().AsMap(), "metadata", "namespace")
-	desired, observed := req.GetDesired().GetResources(), req.GetObserved().GetResources()
-	sources := map[string]map[string]any{}
-	for _, name := range slices.Sorted(maps.Keys(mapsUnion(desired, observed))) {
-		n := &refNode{name: name, observedFinalizers: map[string]bool{}}
-		var o, src map[string]any
-		if r, ok := observed[name]; ok {
-			n.observed = true
-			o = r.GetResource().AsMap()
-			n.uid = harness.String(o, "metadata", "uid")
-			n.deleting = harness.String(o, "metadata", "deletionTimestamp") != ""
-			for _, fin := range jsonStrings(o, "metadata", "finalizers") {
-				n.observedFinalizers[fin] = true
-			}
-			src = o
-		}
-		if r, ok := desired[name]; ok {
-			n.desired = true
-			src = r.GetResource().AsMap()
-			n.desiredFinalizers = jsonStrings(src, "metadata", "finalizers")
-		}
-		group, ok := groupOf(harness.String(src, "apiVersion"))
-		n.id = refIdentity{
-			group:     group,
-			kind:      harness.String(src, "kind"),
-			namespace: firstNonEmpty(harness.String(o, "metadata", "namespace"), harness.String(src, "metadata", "namespace"), xrNamespace),
-			name:      firstNonEmpty(harness.String(o, "metadata", "name"), harness.String(src, "metadata", "name")),
-		}
-		if !ok || n.id.kind == "" {
-			n.id.name = "" // Matches no reference.
-		}
-		e.nodes[name] = n
-		sources[name] = src
-	}
-	e.resources = len(e.nodes)
-	names := slices.Sorted(maps.Keys(e.nodes))
-	byID := map[refIdentity][]string{}
-	for _, name := range names {
-		if id := e.nodes[name].id; id.name != "" {
-			byID[id] = append(byID[id], name)
-			e.duplicateIdentity = e.duplicateIdentity || len(byID[id]) > 1
-		}
-	}
-
-	// The edges: every reference of every Object, to every composed
-	// resource of its identity; a reference that matches none is external.
-	for _, name := range names {
-		n := e.nodes[name]
-		if n.id.kind != "Object" || (n.id.group != "kubernetes.crossplane.io" && n.id.group != "kubernetes.m.crossplane.io") {
-			continue
-		}
-		refs := harness.Lookup(sources[name], "spec", "references")
-		if refs == nil {
-			continue
-		}
-		list, ok := refs.([]any)
-		if !ok {
-			e.invalid++
-			continue
-		}
-		targets := map[string]bool{}
-		external := map[refIdentity]bool{}
-		for _, r := range list {
-			id, ok, both := readReference(n.id.group, r)
-			if both {
-				e.invalid++
-				e.bothSet = true
-			}
-			if !ok {
-				e.invalid++
-				continue
-			}
-			if len(byID[id]) == 0 {
-				if !external[id] {
-					external[id] = true
-					e.external++
-				}
-				continue
-			}
-			for _, t := range byID[id] {
-				targets[t] = true
-			}
-		}
-		for _, t := range slices.Sorted(maps.Keys(targets)) {
-			e.edges = append(e.edges, refEdge{dependent: name, target: t})
-		}
-	}
-	e.findCycles()
-
-	// The finalizers, edge by edge.
-	declare := map[string]map[string]bool{}
-	for i := range e.edges {
-		ed := &e.edges[i]
-		d, t := e.nodes[ed.dependent], e.nodes[ed.target]
-		if d.uid != "" {
-			ed.finalizer = refFinalizerPrefix + d.uid
-		}
-		carried := t.observedFinalizers[ed.finalizer]
-		var declared bool
-		switch {
-		case !e.cyclesFatal && e.sameCycle(ed.dependent, ed.target):
-			ed.state = stateCyclic
-		case d.uid == "":
-			ed.state = statePending
-		case !d.desired || d.deleting:
-			ed.state, declared = stateReleasing, t.desired && carried
-		case !t.desired:
-			ed.state = stateRemoved
-		case carried:
-			ed.state, declared = stateProtected, true
-		case t.deleting:
-			ed.state = stateDeleting
-		default:
-			ed.state, declared = stateDeclared, true
-		}
-		if declared {
-			if declare[ed.target] == nil {
-				declare[ed.target] = map[string]bool{}
-			}
-			declare[ed.target][ed.finalizer] = true
-		}
-	}
-	for name, set := range declare {
-		e.declared += len(set)
-		had := stringSet(e.nodes[name].desiredFinalizers)
-		var missing []string
-		for fin := range set {
-			if !had[fin] {
-				missing = append(missing, fin)
-			}
-		}
-		slices.Sort(missing)
-		if len(missing) > 0 {
-			e.added[name] = missing
-		}
-	}
-
-	// Stale finalizers: reference finalizers naming no Object (with a UID)
-	// that references the resource.
-	referencing := map[string]map[string]bool{}
-	for _, ed := range e.edges {
-		if uid := e.nodes[ed.dependent].uid; uid != "" {
-			if referencing[ed.target] == nil {
-				referencing[ed.target] = map[string]bool{}
-			}
-			referencing[ed.target][uid] = true
-		}
-	}
-	for _, name := range names {
-		for fin := range e.nodes[name].observedFinalizers {
-			if uid, ok := strings.CutPrefix(fin, refFinalizerPrefix); ok && !referencing[name][uid] {
-				e.stale++
-			}
-		}
-	}
-	return e
-}
-
-// readReference reads one spec.references entry the way provider-kubernetes
-// resolves it: patchesFrom if set, else dependsOn; apiVersion defaults to the
-// Object's group's v1alpha1, kind to Object, namespace to nothing. It returns
-// the target, whether it is valid, and whether it sets both.
-func readReference(group string, r any) (refIdentity, bool, bool) {
-	m, ok := r.(map[string]any)
-	if !ok {
-		return refIdentity{}, false, false
-	}
-	target, both := m["patchesFrom"], m["dependsOn"] != nil && m["patchesFrom"] != nil
-	if target == nil {
-		target = m["dependsOn"]
-	}
-	t, ok := target.(map[string]any)
-	if !ok {
-		return refIdentity{}, false, both
-	}
-	fields := map[string]string{"apiVersion": group + "/v1alpha1", "kind": "Object", "namespace": "", "name": ""}
-	for k := range fields {
-		switch v := t[k].(type) {
-		case nil:
-		case string:
-			if v != "" {
-				fields[k] = v
-			}
-		default:
-			return refIdentity{}, false, both
-		}
-	}
-	g, ok := groupOf(fields["apiVersion"])
-	if !ok || fields["name"] == "" {
-		return refIdentity{}, false, both
-	}
-	return refIdentity{group: g, kind: fields["kind"], namespace: fields["namespace"], name: fields["name"]}, true, both
-}
-
-// groupOf returns the API group of an apiVersion: group/version, or a
-// version alone for the core group.
-func groupOf(apiVersion string) (string, bool) {
-	switch strings.Count(apiVersion, "/") {
-	case 0:
-		return "", true
-	case 1:
-		g, _, _ := strings.Cut(apiVersion, "/")
-		return g, true
-	default:
-		return "", false
-	}
-}
-
-// findCycles finds every group of nodes that reach each other through edges
-// and, for each, the path the README promises: from the group's smallest
-// name, the shortest way back to it, the smallest by name among equally
-// short ones. It works from reachability, unlike the function's Tarjan and
-// breadth-first search.
-func (e *expectation) findCycles() {
-	out := map[string][]string{}
-	for _, ed := range e.edges {
-		out[ed.dependent] = append(out[ed.dependent], ed.target)
-	}
-	for k := range out {
-		slices.Sort(out[k])
-		out[k] = slices.Compact(out[k])
-	}
-	// distances from every node, breadth first.
-	dist := map[string]map[string]int{}
-	nodes := map[string]bool{}
-	for _, ed := range e.edges {
-		nodes[ed.dependent], nodes[ed.target] = true, true
-	}
-	for a := range nodes {
-		// d[w] is the fewest edges, at least one, from a to w.
-		d := map[string]int{}
-		frontier := []string{a}
-		for step := 1; len(frontier) > 0; step++ {
-			var next []string
-			for _, v := range frontier {
-				for _, w := range out[v] {
-					if _, ok := d[w]; !ok {
-						d[w] = step
-						next = append(next, w)
-					}
-				}
-			}
-			frontier = next
-		}
-		dist[a] = d
-	}
-	reaches := func(a, b string) bool { _, ok := dist[a][b]; return ok }
-	done := map[string]bool{}
-	var groups [][]string
-	for _, a := range slices.Sorted(maps.Keys(nodes)) {
-		if done[a] || !reaches(a, a) {
-			continue
-		}
-		var group []string
-		for b := range nodes {
-			if a == b || (reaches(a, b) && reaches(b, a)) {
-				group = append(group, b)
-				done[b] = true
-			}
-		}
-		slices.Sort(group)
-		groups = append(groups, group)
-	}
-	for i, group := range groups {
-		start := group[0]
-		for _, m := range group {
-			e.component[m] = i
-		}
-		// toStart[v]: the fewest edges from v back to start.
-		toStart := map[string]int{start: 0}
-		for v := range nodes {
-			if v != start && reaches(v, start) {
-				toStart[v] = dist[v][start]
-			}
-		}
-		path := []string{start}
-		remaining, cur := dist[start][start], start
-		for remaining > 0 {
-			next := ""
-			for _, w := range out[cur] {
-				if d, ok := toStart[w]; ok && d == remaining-1 && (w != start || remaining == 1) {
-					next = w
-					break
-				}
-			}
-			path = append(path, next)
-			cur, remaining = next, remaining-1
-		}
-		e.cycles = append(e.cycles, path)
-	}
-}
-
-// JSON helpers for the oracle.
+// JSON helpers.
 
 func jsonStrings(m map[string]any, path ...string) []string {
 	list, _ := harness.Lookup(m, path...).([]any)
@@ -987,14 +634,6 @@ func jsonStrings(m map[string]any, path ...string) []string {
 	return out
 }
 
-func stringSet(items []string) map[string]bool {
-	set := make(map[string]bool, len(items))
-	for _, s := range items {
-		set[s] = true
-	}
-	return set
-}
-
 func firstNonEmpty(values ...string) string {
 	for _, v := range values {
 		if v != "" {
@@ -1002,17 +641,6 @@ func firstNonEmpty(values ...string) string {
 		}
 	}
 	return ""
-}
-
-func mapsUnion[V any](a, b map[string]V) map[string]bool {
-	u := map[string]bool{}
-	for k := range a {
-		u[k] = true
-	}
-	for k := range b {
-		u[k] = true
-	}
-	return u
 }
 
 // The generator.
@@ -1091,7 +719,7 @@ func (m *genMember) isObject() bool {
 }
 
 func (m *genMember) group() string {
-	g, _ := groupOf(m.apiVersion)
+	g, _ := oracle.GroupOf(m.apiVersion)
 	return g
 }
 

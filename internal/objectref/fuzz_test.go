@@ -3,20 +3,25 @@ package objectref
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crossplane-contrib/function-dependencies/test/oracle"
 )
 
 // FuzzParse parses arbitrary JSON as an Object's spec.references and checks
-// it against the provider's rules, written again here: an entry is followed
-// through patchesFrom when set, else dependsOn; the target must be an object
-// whose apiVersion, kind, namespace and name are strings or absent, with a
-// name and at most one slash in apiVersion; apiVersion defaults to the
-// Object's group's v1alpha1 and kind to Object. Every valid entry gives
-// exactly that target, with its field; every invalid one an error on its
-// field; nothing else is returned, and the answer is the same twice.
+// it against the provider's rules as test/oracle reads them (ReadReference):
+// an entry is followed through patchesFrom when set, else dependsOn; the
+// target must be an object whose apiVersion, kind, namespace and name are
+// strings or absent, with a name and at most one slash in apiVersion;
+// apiVersion defaults to the Object's group's v1alpha1 and kind to Object.
+// Every valid entry gives exactly that target, with its field; every invalid
+// one an error on its field; an entry that sets both an error too; nothing
+// else is returned, and the answer is the same twice.
 //
 //	go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 10m ./internal/objectref
 func FuzzParse(f *testing.F) {
@@ -56,7 +61,7 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("Parse(%s): error %q on field %q, want one on spec.references", data, e.Error(), e.Field)
 			}
 		}
-		list, isList := references.([]any)
+		_, isList := references.([]any)
 		switch {
 		case references == nil:
 			if len(targets)+len(errs) > 0 {
@@ -69,21 +74,24 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		var want []Target
-		for i, r := range list {
-			path := fmt.Sprintf("spec.references[%d]", i)
-			target, ok := expectedTarget(group, i, r)
-			if ok {
-				want = append(want, target)
-				continue
+		valid, problems := oracle.ReadReferences(group, references)
+		// Every entry the rules find invalid, or setting both, has an error
+		// on its field; no other entry has one.
+		flagged := map[string]bool{}
+		for _, p := range problems {
+			flagged[p.Field] = true
+			if !slices.ContainsFunc(errs, func(e *field.Error) bool { return e.Field == p.Field || strings.HasPrefix(e.Field, p.Field+".") }) {
+				t.Fatalf("Parse(%s): no error for %s (sets both: %t); errors %v", data, p.Field, p.Both, errs)
 			}
-			found := false
-			for _, e := range errs {
-				found = found || e.Field == path || strings.HasPrefix(e.Field, path+".")
+		}
+		for _, e := range errs {
+			if entry, _, _ := strings.Cut(e.Field, "]"); !flagged[entry+"]"] {
+				t.Fatalf("Parse(%s): error %q on an entry the rules find valid", data, e.Error())
 			}
-			if !found {
-				t.Fatalf("Parse(%s): no error for the invalid %s; errors %v", data, path, errs)
-			}
+		}
+		want := make([]Target, len(valid))
+		for i, v := range valid {
+			want[i] = Target{Group: v.Group, Kind: v.Kind, Namespace: v.Namespace, Name: v.Name, Index: v.Index, Via: v.Via}
 		}
 		if len(targets) != len(want) {
 			t.Fatalf("Parse(%s) = %+v, want %+v", data, targets, want)
@@ -96,44 +104,4 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
-}
-
-// expectedTarget is the target of one entry by the provider's rules.
-func expectedTarget(group string, index int, r any) (Target, bool) {
-	m, ok := r.(map[string]any)
-	if !ok {
-		return Target{}, false
-	}
-	field, target := "patchesFrom", m["patchesFrom"]
-	if target == nil {
-		field, target = "dependsOn", m["dependsOn"]
-	}
-	t, ok := target.(map[string]any)
-	if !ok {
-		return Target{}, false
-	}
-	values := map[string]string{"apiVersion": group + "/v1alpha1", "kind": "Object"}
-	for _, k := range []string{"apiVersion", "kind", "namespace", "name"} {
-		switch v := t[k].(type) {
-		case nil:
-		case string:
-			if v != "" {
-				values[k] = v
-			}
-		default:
-			return Target{}, false
-		}
-	}
-	g, _, _ := strings.Cut(values["apiVersion"], "/")
-	switch strings.Count(values["apiVersion"], "/") {
-	case 0:
-		g = ""
-	case 1:
-	default:
-		return Target{}, false
-	}
-	if values["name"] == "" {
-		return Target{}, false
-	}
-	return Target{Group: g, Kind: values["kind"], Namespace: values["namespace"], Name: values["name"], Index: index, Via: field}, true
 }

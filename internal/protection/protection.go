@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 	"github.com/crossplane-contrib/function-dependencies/internal/usage"
@@ -575,8 +577,14 @@ func (pl *planner) writeReference(d, t *Resource) {
 	if d.Desired == nil {
 		return
 	}
-	if slices.ContainsFunc(d.References, func(ref objectref.Target) bool { return identityOf(ref) == t.Identity }) {
-		return // An equal reference is there; with IgnoreReferences it makes no edge.
+	// An equal reference is there already (with IgnoreReferences it makes no
+	// edge), or another version of the same object is written.
+	if slices.ContainsFunc(d.References, func(ref objectref.Target) bool { return identityOf(ref) == t.Identity }) ||
+		slices.ContainsFunc(p.References[d.Name], func(r Reference) bool {
+			gv, _ := schema.ParseGroupVersion(r.APIVersion)
+			return Identity{Group: gv.Group, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name} == t.Identity
+		}) {
+		return
 	}
 	if t.Identity.Name == "" {
 		if d.Observed == nil {

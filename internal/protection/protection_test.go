@@ -385,6 +385,24 @@ func TestMake(t *testing.T) {
 				Declared:  1,
 			},
 		},
+		"OneReferenceForTwoVersionsOfAnObject": {
+			reason: "Two composed resources for one object, in two versions, get one dependsOn: the provider finds the object whatever the version.",
+			args: args{resources: []Resource{
+				with(object("shared-a"), func(r *Resource) { r.Identity.Name = "shared" }),
+				with(object("shared-b"), func(r *Resource) { r.Identity.Name = "shared"; r.APIVersion = "kubernetes.crossplane.io/v1alpha1" }),
+				with(object("d1"), dependingOn("shared-a", "shared-b")),
+			}},
+			want: Plan{
+				Resources: 3,
+				Edges: []Edge{
+					{Dependent: "d1", Target: "shared-a", Origin: FromInput, State: Declared},
+					{Dependent: "d1", Target: "shared-b", Origin: FromInput, State: Declared},
+				},
+				Additions:  map[string][]string{"shared-a": {f("d1")}, "shared-b": {f("d1")}},
+				Declared:   2,
+				References: map[string][]Reference{"d1": {{APIVersion: "kubernetes.crossplane.io/v1alpha2", Kind: "Object", Name: "shared"}}},
+			},
+		},
 		"IgnoredReferencesMakeNoEdge": {
 			reason: "With references ignored, a reference the input doesn't declare makes no edge.",
 			args: args{

@@ -35,8 +35,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
 	"github.com/crossplane-contrib/function-dependencies/test/harness"
 )
 
@@ -61,13 +59,8 @@ const (
 
 // What provider-kubernetes and the function define.
 const (
-	clusterObjectGroup    = "kubernetes.crossplane.io"
-	namespacedObjectGroup = "kubernetes.m.crossplane.io"
-	objectKind            = "Object"
-	defaultObjectVersion  = "v1alpha1" // With the Object's group, the CRD's default reference apiVersion.
-	referenceFinalizer    = "kubernetes.crossplane.io/referred-by-object-"
-	objectFinalizer       = "finalizer.managedresource.crossplane.io"
-	conditionType         = "DeletionOrdered"
+	objectFinalizer = "finalizer.managedresource.crossplane.io"
+	conditionType   = "DeletionOrdered"
 )
 
 // A cli is one generation of the Crossplane CLI.
@@ -715,11 +708,6 @@ func finalizers(d doc) []string {
 		}
 	}
 	return fs
-}
-
-func groupOf(d doc) string {
-	gv, _ := schema.ParseGroupVersion(harness.String(d, "apiVersion"))
-	return gv.Group
 }
 
 func toAny(ss []string) []any {

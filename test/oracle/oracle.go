@@ -1,0 +1,1334 @@
+// Package oracle works out what function-dependencies must answer to one
+// request, from the rules its README states and from nothing of the
+// function's own: it reads the request as plain Go values (resources as
+// decoded JSON, the input's fields as strings) and imports none of the
+// function's packages. Every test tier checks the function against it: the
+// unit tests' property test, the end-to-end render tests, the reference
+// parser's fuzz test and the reconcile-loop tier. A rule is written here
+// once; a tier that needs it asks the oracle.
+//
+// # One reconcile
+//
+// The entry point is [Expect]. Give it one reconcile's request-like state, or
+// build that from a request with [FromRequest]:
+//
+//	p := oracle.Expect(oracle.State{
+//		Observed: observed, // composed resources by composition resource name
+//		Desired:  desired,  // what the steps before the function desire
+//		XR:       xr,       // the observed composite
+//		Input:    oracle.Input{Usages: "All", Dependencies: deps},
+//	})
+//	p.Finalizers["shared"] // the metadata.finalizers the answer's desired "shared" must carry
+//	p.Condition.Status     // whether DeletionOrdered must be True
+//	p.Condition.Reason     // and its reason
+//
+// [Plan.Finalizers] holds, for every desired resource the answer keeps, its
+// metadata.finalizers exactly as the function must leave them: the earlier
+// steps' own, in their order, then the missing reference finalizers, sorted
+// (none added in Report mode or when a cycle fails the step). A fixed point
+// of a reconcile loop is reached when those are applied and the condition is
+// True; [Plan.Declare] is the set of reference finalizers each resource must
+// declare whatever the mode, for checks of the fixed point.
+//
+// # What it does not model
+//
+// An input the function rejects (the oracle assumes a valid one), a desired
+// resource whose metadata or finalizers aren't of their type (the function
+// warns InvalidResource and leaves it), the exact wording of results other
+// than the condition, and the composition resource names and metadata.name of
+// the Usages the function emits. The oracle finds an edge's observed Usage by
+// what it says (its ends), not by the key the README gives it, so that a tier
+// can check that each edge gets a name of its own and keeps it (see
+// [Usage.ObservedAs]) without the oracle restating how the name is made.
+package oracle
+
+import (
+	"fmt"
+	"maps"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+)
+
+// What provider-kubernetes and Crossplane define, and the function's input
+// means.
+const (
+	// FinalizerPrefix starts the finalizer provider-kubernetes puts on each
+	// object an Object references; the Object's UID follows.
+	FinalizerPrefix = "kubernetes.crossplane.io/referred-by-object-"
+	// ObjectFinalizer is the Object's own finalizer, never declared: the
+	// provider skips its reference finalizers when it finds it declared.
+	ObjectFinalizer = "finalizer.managedresource.crossplane.io"
+
+	// ClusterObjectGroup and NamespacedObjectGroup are the API groups of
+	// provider-kubernetes's cluster-scoped and namespaced Objects.
+	ClusterObjectGroup    = "kubernetes.crossplane.io"
+	NamespacedObjectGroup = "kubernetes.m.crossplane.io"
+	// ObjectKind is the kind of an Object in both groups, and the default
+	// kind of a reference.
+	ObjectKind = "Object"
+	// DefaultReferenceVersion is, after the Object's own group, the CRD's
+	// default apiVersion of a reference.
+	DefaultReferenceVersion = "v1alpha1"
+
+	// ProtectionAPI is Crossplane v2's Usage API, the default; ApiextensionsAPI
+	// is Crossplane v1's.
+	ProtectionAPI    = "protection.crossplane.io/v1beta1"
+	ApiextensionsAPI = "apiextensions.crossplane.io/v1beta1"
+
+	// UsageLabel, set to "true", marks the Usages the function emits. The
+	// function can tell its own Usages from the composition's resources only
+	// by what it wrote into them, and the oracle must tell them the same way:
+	// they are never part of the user's graph.
+	UsageLabel = "dependencies.fn.crossplane.io/usage"
+
+	// maxListed is how many items a message names before it counts the rest.
+	maxListed = 10
+)
+
+// Input is the function's input, each field as the YAML says it; "" is the
+// default.
+type Input struct {
+	Mode, OnCycle, References, Usages, UsageAPI, Creation string
+	Dependencies                                          []Dependency
+}
+
+// A Dependency is one entry of the input's dependencies: composition resource
+// names or anchored RE2 patterns.
+type Dependency struct {
+	Resource  string
+	DependsOn []string
+}
+
+// withDefaults is the input with every field the README's defaults give an
+// empty one.
+func (in Input) withDefaults() Input {
+	def := func(s *string, d string) {
+		if *s == "" {
+			*s = d
+		}
+	}
+	def(&in.Mode, "Enforce")
+	def(&in.OnCycle, "Fatal")
+	def(&in.References, "Infer")
+	def(&in.Usages, "Disabled")
+	def(&in.UsageAPI, ProtectionAPI)
+	def(&in.Creation, "Immediate")
+	return in
+}
+
+// ReadInput reads the input as decoded JSON (nil for a step without input).
+// Fields of another type than the input's are left at their default: the
+// oracle models valid inputs only.
+func ReadInput(m map[string]any) Input {
+	in := Input{
+		Mode: str(m, "mode"), OnCycle: str(m, "onCycle"), References: str(m, "references"),
+		Usages: str(m, "usages"), UsageAPI: str(m, "usageAPI"), Creation: str(m, "creation"),
+	}
+	deps, _ := m["dependencies"].([]any)
+	for _, d := range deps {
+		dm, _ := d.(map[string]any)
+		in.Dependencies = append(in.Dependencies, Dependency{Resource: str(dm, "resource"), DependsOn: strs(dm, "dependsOn")})
+	}
+	return in
+}
+
+// State is what one call of the function sees: the composed resources
+// observed and desired by the steps before it, by composition resource name,
+// as decoded JSON; which of the desired ones an earlier step said are ready;
+// the observed composite; the input; and the required resources Crossplane
+// answered the function's requirements with.
+type State struct {
+	Observed     map[string]map[string]any
+	Desired      map[string]map[string]any
+	DesiredReady map[string]bool
+	XR           map[string]any
+	Input        Input
+	// Required are the composite's Objects the function asked for. Crossplane
+	// drops a composed resource from observed state in the reconcile that
+	// deletes it; a required one whose composition resource name observed
+	// state lacks is read as observed, so that a dependent being deleted is
+	// one, not a stale finalizer.
+	Required []map[string]any
+}
+
+// CompositionResourceName is the annotation that ties a resource to its
+// composition resource name.
+const CompositionResourceName = "crossplane.io/composition-resource-name"
+
+// FromRequest reads a request into a State.
+func FromRequest(req *fnv1.RunFunctionRequest) State {
+	s := State{
+		Observed:     map[string]map[string]any{},
+		Desired:      map[string]map[string]any{},
+		DesiredReady: map[string]bool{},
+		XR:           req.GetObserved().GetComposite().GetResource().AsMap(),
+		Input:        ReadInput(req.GetInput().AsMap()),
+	}
+	for name, r := range req.GetObserved().GetResources() {
+		s.Observed[name] = r.GetResource().AsMap()
+	}
+	for name, r := range req.GetDesired().GetResources() {
+		s.Desired[name] = r.GetResource().AsMap()
+		s.DesiredReady[name] = r.GetReady() == fnv1.Ready_READY_TRUE
+	}
+	for _, key := range slices.Sorted(maps.Keys(req.GetRequiredResources())) {
+		for _, item := range req.GetRequiredResources()[key].GetItems() {
+			s.Required = append(s.Required, item.GetResource().AsMap())
+		}
+	}
+	return s
+}
+
+// Identity is how provider-kubernetes finds a referenced object: API group
+// and kind (any version), namespace and name. A composed resource whose name
+// is empty (not named yet, or of an invalid apiVersion) matches no reference.
+type Identity struct{ Group, Kind, Namespace, Name string }
+
+// Describe names an object as kubectl does, and as the function's messages
+// do: kind.group, then namespace/name.
+func (id Identity) Describe() string {
+	kind := id.Kind
+	if id.Group != "" {
+		kind += "." + id.Group
+	}
+	if id.Namespace != "" {
+		return kind + " " + id.Namespace + "/" + id.Name
+	}
+	return kind + " " + id.Name
+}
+
+// A Node is one composed resource of the graph.
+type Node struct {
+	Name              string // composition resource name
+	Desired, Observed bool
+	// APIVersion, Identity and Object are read from desired state when the
+	// resource is desired (the composition's current intent), else from
+	// observed; the name and namespace from observed state first, as
+	// Crossplane keeps them.
+	APIVersion string
+	Identity   Identity
+	// Object is true for a provider-kubernetes Object, whose references make
+	// edges.
+	Object bool
+	// References are the Object's valid references, read from the same state
+	// as its identity. With references: Ignore they make no edge, but an
+	// explicit dependency equal to one is not written again.
+	References []Target
+	// UID, Deleting, ObservedFinalizers: observed state's.
+	UID                string
+	Deleting           bool
+	ObservedFinalizers []string
+	// DesiredFinalizers are those the earlier steps declared, in their order.
+	DesiredFinalizers []string
+	// Ready: observed, and Ready=True or an earlier step said ready: True.
+	Ready bool
+}
+
+// Finalizer is the reference finalizer provider-kubernetes puts on what the
+// Object references: "" while it has no UID.
+func (n *Node) Finalizer() string {
+	if n.UID == "" {
+		return ""
+	}
+	return FinalizerPrefix + n.UID
+}
+
+// Live is true for a dependent that exists, is not being deleted and is
+// still desired: its finalizer must be on what it references.
+func (n *Node) Live() bool { return n.UID != "" && n.Desired && !n.Deleting }
+
+// Carries tells whether the observed resource carries the finalizer.
+func (n *Node) Carries(finalizer string) bool {
+	return finalizer != "" && slices.Contains(n.ObservedFinalizers, finalizer)
+}
+
+// A Target is what one spec.references entry names, as provider-kubernetes
+// resolves it.
+type Target struct {
+	Identity
+	// APIVersion is as written, or the CRD's default.
+	APIVersion string
+	// Index is the entry's place in spec.references, and Via the field that
+	// names the target: patchesFrom or dependsOn.
+	Index int
+	Via   string
+}
+
+// Field is where the reference is: spec.references[0].dependsOn, say.
+func (t Target) Field() string { return fmt.Sprintf("spec.references[%d].%s", t.Index, t.Via) }
+
+// A Problem is a spec.references entry, or the whole list, that can't be
+// read, or sets both dependsOn and patchesFrom (Both: it is followed through
+// patchesFrom all the same).
+type Problem struct {
+	Resource string
+	Field    string // spec.references or spec.references[i]
+	Both     bool
+}
+
+// ReadReferences reads an Object's spec.references (nil when it has none) of
+// an Object of the API group: the valid targets, in order, and the problems.
+func ReadReferences(objectGroup string, references any) ([]Target, []Problem) {
+	if references == nil {
+		return nil, nil
+	}
+	list, ok := references.([]any)
+	if !ok {
+		return nil, []Problem{{Field: "spec.references"}}
+	}
+	var targets []Target
+	var problems []Problem
+	for i, r := range list {
+		t, ok, both := ReadReference(objectGroup, i, r)
+		field := fmt.Sprintf("spec.references[%d]", i)
+		if both {
+			problems = append(problems, Problem{Field: field, Both: true})
+		}
+		if !ok {
+			problems = append(problems, Problem{Field: field})
+			continue
+		}
+		targets = append(targets, t)
+	}
+	return targets, problems
+}
+
+// ReadReference reads the spec.references entry at index of an Object of the
+// API group the way provider-kubernetes resolves it: through patchesFrom if
+// set, else dependsOn; the target must be an object whose apiVersion, kind,
+// namespace and name are strings or absent, with a name; apiVersion defaults
+// to the Object's group's v1alpha1 and kind to Object, as the CRD does (earlier
+// steps' output has not been through the API server); the namespace is not
+// defaulted, as the provider doesn't. It returns the target, whether the entry
+// is valid, and whether it sets both dependsOn and patchesFrom.
+func ReadReference(objectGroup string, index int, entry any) (Target, bool, bool) {
+	m, ok := entry.(map[string]any)
+	if !ok {
+		return Target{}, false, false
+	}
+	both := m["dependsOn"] != nil && m["patchesFrom"] != nil
+	via, target := "patchesFrom", m["patchesFrom"]
+	if target == nil {
+		via, target = "dependsOn", m["dependsOn"]
+	}
+	tm, ok := target.(map[string]any)
+	if !ok {
+		return Target{}, false, both
+	}
+	fields := map[string]string{"apiVersion": objectGroup + "/" + DefaultReferenceVersion, "kind": ObjectKind, "namespace": "", "name": ""}
+	for k := range fields {
+		switch v := tm[k].(type) {
+		case nil:
+		case string:
+			if v != "" {
+				fields[k] = v
+			}
+		default:
+			return Target{}, false, both
+		}
+	}
+	group, ok := GroupOf(fields["apiVersion"])
+	if !ok || fields["name"] == "" {
+		return Target{}, false, both
+	}
+	return Target{
+		Identity:   Identity{Group: group, Kind: fields["kind"], Namespace: fields["namespace"], Name: fields["name"]},
+		APIVersion: fields["apiVersion"], Index: index, Via: via,
+	}, true, both
+}
+
+// GroupOf is the API group of an apiVersion (group/version, or a version
+// alone for the core group), and whether it is one.
+func GroupOf(apiVersion string) (string, bool) {
+	switch strings.Count(apiVersion, "/") {
+	case 0:
+		return "", true
+	case 1:
+		g, _, _ := strings.Cut(apiVersion, "/")
+		return g, true
+	default:
+		return "", false
+	}
+}
+
+// IsObject tells whether a resource of the apiVersion and kind is a
+// provider-kubernetes Object, of either group and any version.
+func IsObject(apiVersion, kind string) bool {
+	g, _ := GroupOf(apiVersion)
+	return kind == ObjectKind && (g == ClusterObjectGroup || g == NamespacedObjectGroup)
+}
+
+// Protection says what keeps an edge's dependency from being deleted first.
+type Protection int
+
+// The protections.
+const (
+	// ByFinalizer: the dependency declares the dependent Object's reference
+	// finalizer.
+	ByFinalizer Protection = iota
+	// ByUsage: a Usage of the dependency by the dependent.
+	ByUsage
+	// Unprotected: nothing can, or the input didn't ask for a Usage.
+	Unprotected
+)
+
+// EdgeState is how, and whether, an edge is protected.
+type EdgeState int
+
+// The states of an edge, as the README's finalizer rules and Usages decide
+// them.
+const (
+	// Protected: the observed dependency carries the dependent's finalizer
+	// (declared), or the edge's Usage is observed.
+	Protected EdgeState = iota
+	// Declared: the finalizer is declared, or the Usage emitted, but not
+	// observed yet.
+	Declared
+	// Pending: the dependent doesn't exist yet (no UID), or for a Usage one
+	// of the ends doesn't.
+	Pending
+	// Releasing: the dependent is being deleted or no longer desired; its
+	// finalizer is declared only while the observed dependency still carries
+	// it.
+	Releasing
+	// TargetRemoved: a live dependent references a resource the composition
+	// no longer desires.
+	TargetRemoved
+	// TargetDeleting: the dependency is being deleted without the live
+	// dependent's finalizer, which the API server no longer lets anyone add.
+	TargetDeleting
+	// Cyclic: the edge is inside a cycle and onCycle is Warning: nothing is
+	// declared on it, so that teardown can't deadlock.
+	Cyclic
+	// Exposed: nothing protects the edge.
+	Exposed
+)
+
+// States are all the edge states, in order.
+var States = []EdgeState{Protected, Declared, Pending, Releasing, TargetRemoved, TargetDeleting, Cyclic, Exposed}
+
+// String names the state as the property test's statistics do.
+func (s EdgeState) String() string {
+	return [...]string{"protected", "declared", "pending", "releasing", "target removed", "target deleting", "cyclic", "exposed"}[s]
+}
+
+// An Edge is a dependency of one composed resource on another.
+type Edge struct {
+	Dependent, Target string
+	// Explicit is true for an edge only the input's dependencies make.
+	Explicit   bool
+	Protection Protection
+	State      EdgeState
+	// Finalizer is the dependent's reference finalizer, "" while it has no
+	// UID; Declared is true when the target must declare it.
+	Finalizer string
+	Declared  bool
+}
+
+// String names the edge as the function's messages do: dependent → target.
+func (e Edge) String() string { return e.Dependent + " → " + e.Target }
+
+// An External edge is a reference to an object no composed resource is; one
+// per dependent and object.
+type External struct {
+	Dependent  string
+	Target     Target
+	Protection Protection
+	State      EdgeState
+}
+
+// A Stale finalizer is a reference finalizer on an observed resource that
+// names no Object referencing the resource in this composition.
+type Stale struct{ Resource, Finalizer string }
+
+// A Reference is a dependsOn the function writes into a desired Object's
+// spec.references for a dependency the input declares.
+type Reference struct{ APIVersion, Kind, Namespace, Name string }
+
+// DependsOn is the reference as spec.references holds it.
+func (r Reference) DependsOn() map[string]any {
+	ref := map[string]any{"apiVersion": r.APIVersion, "kind": r.Kind, "name": r.Name}
+	if r.Namespace != "" {
+		ref["namespace"] = r.Namespace
+	}
+	return map[string]any{"dependsOn": ref}
+}
+
+// A Hold is why a desired resource that doesn't exist yet is left out of
+// desired state.
+type Hold struct {
+	// Unnamed are the dependencies an Object must reference that have no
+	// name yet.
+	Unnamed []string
+	// NotReady are, with creation: WaitForReady, the dependencies that are
+	// not observed and ready.
+	NotReady []string
+}
+
+// String is the reason, as the HeldBack result gives it.
+func (h Hold) String() string {
+	if len(h.Unnamed) > 0 {
+		return fmt.Sprintf("waits for %s to be named, to reference it", strings.Join(h.Unnamed, ", "))
+	}
+	return fmt.Sprintf("waits for %s to be ready", strings.Join(h.NotReady, ", "))
+}
+
+// A Ref names one end of a Usage.
+type Ref struct{ APIVersion, Kind, Namespace, Name string }
+
+// A Usage is the Usage an edge needs: of the dependency, by the dependent.
+type Usage struct {
+	Dependent string
+	// Target is the dependency's composition resource name, "" for an
+	// object outside the composition; Dependency names it for the reason.
+	Target, Dependency string
+	// Of and By are the ends.
+	Of, By Ref
+	// APIVersion, Kind and Namespace are the Usage's own.
+	APIVersion, Kind, Namespace string
+	// Impossible says why no Usage of the API can express the edge; such an
+	// edge is warned about (UsageImpossible) and left unprotected.
+	Impossible string
+	// ObservedAs is the composition resource name of the observed Usage the
+	// function emitted for this edge, "" while there is none: the function
+	// must keep emitting it under that name.
+	ObservedAs string
+}
+
+// Manifest is the Usage as the function emits it, without metadata.name and
+// labels, which are the function's to choose.
+func (u Usage) Manifest() map[string]any {
+	md := map[string]any{}
+	if u.Namespace != "" {
+		md["namespace"] = u.Namespace
+	}
+	return map[string]any{
+		"apiVersion": u.APIVersion,
+		"kind":       u.Kind,
+		"metadata":   md,
+		"spec": map[string]any{
+			"of":             u.ofRef(),
+			"by":             map[string]any{"apiVersion": u.By.APIVersion, "kind": u.By.Kind, "resourceRef": map[string]any{"name": u.By.Name}},
+			"reason":         fmt.Sprintf("%s depends on %s (function-dependencies)", u.Dependent, u.Dependency),
+			"replayDeletion": true,
+		},
+	}
+}
+
+// ofRef is the used object's reference: a namespaced Usage's references are
+// in its own namespace unless they say otherwise, which only `of` may.
+func (u Usage) ofRef() map[string]any {
+	ref := map[string]any{"name": u.Of.Name}
+	if u.Namespace != "" && u.Of.Namespace != u.Namespace {
+		ref["namespace"] = u.Of.Namespace
+	}
+	return map[string]any{"apiVersion": u.Of.APIVersion, "kind": u.Of.Kind, "resourceRef": ref}
+}
+
+// An Unmatched entry of the input's dependencies matches no composed
+// resource: a warning.
+type Unmatched struct{ Field, Entry string }
+
+// A Result is one result the step must report, by severity and reason.
+type Result struct{ Severity, Reason string }
+
+// The severities of results.
+const (
+	Normal  = "Normal"
+	Warning = "Warning"
+	Fatal   = "Fatal"
+)
+
+// Summary holds the counts of the Normal Summary result.
+type Summary struct {
+	// Resources are the composed resources of the graph; References the
+	// edges between them; External the references to objects outside.
+	Resources, References, External int
+	// Declared counts finalizers, not edges: two Objects that claim one UID
+	// share one.
+	Declared int
+	// Pending counts the edges whose dependent (or, for a Usage, an end)
+	// doesn't exist yet.
+	Pending int
+}
+
+// Condition is the composite's DeletionOrdered condition.
+type Condition struct {
+	Status bool
+	// Reason is Protected, FinalizersPending, UnprotectedEdges or Cycle.
+	Reason string
+	// Edges are the edges the message names, state after state in edge order:
+	// removed, deleting, exposed and (Report mode) declared ones for
+	// UnprotectedEdges; (Enforce mode) declared, then pending ones for
+	// FinalizersPending.
+	Edges []string
+	// Cycles are the cycles' paths, for Cycle.
+	Cycles []string
+	// Protected counts the protected edges, for Protected.
+	Protected int
+}
+
+// Prefix is the message up to the list of edges it names: the whole message
+// for Cycle and Protected.
+func (c Condition) Prefix() string {
+	switch c.Reason {
+	case "Cycle":
+		return "references form a cycle: " + List(c.Cycles)
+	case "UnprotectedEdges":
+		return "referenced resources lack their dependents' finalizers: "
+	case "FinalizersPending":
+		return "finalizers are declared but not yet applied, or wait for their Object to exist: "
+	default:
+		return fmt.Sprintf("every live reference between composed resources is protected by a finalizer (%d)", c.Protected)
+	}
+}
+
+// Message is the condition's message.
+func (c Condition) Message() string {
+	if c.Edges == nil {
+		return c.Prefix()
+	}
+	return c.Prefix() + List(c.Edges)
+}
+
+// List joins items as the function's messages do: all of them up to ten,
+// else the first ten and how many more.
+func List(items []string) string {
+	if len(items) <= maxListed {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:maxListed], ", "), len(items)-maxListed)
+}
+
+// A Plan is what the function must answer to one request.
+type Plan struct {
+	// Input is the request's, with the defaults applied.
+	Input Input
+	// Nodes are the graph's composed resources, by composition resource
+	// name; Names are their names, sorted.
+	Nodes map[string]*Node
+	Names []string
+	// Own are the observed Usages the function emitted, by composition
+	// resource name: never part of the graph.
+	Own map[string]map[string]any
+
+	// Edges are sorted by dependent, then target.
+	Edges    []Edge
+	External []External
+	Problems []Problem
+	Stale    []Stale
+	// Cycles are paths such as [a b a]: one per group of resources that
+	// reach each other, from its smallest name, the shortest way back to it,
+	// the smallest by name among equally short ones; in the order of their
+	// smallest names.
+	Cycles    [][]string
+	cycleOf   map[string]int
+	Unmatched []Unmatched
+	// Unseen are the UIDs that reference finalizers on observed resources
+	// name and no observed resource has, read from observed state alone.
+	// ObjectGroups are the API groups of the Objects the composition uses,
+	// sorted. See AsksForObjects.
+	Unseen, ObjectGroups []string
+
+	// Declare holds, for each desired resource that must declare some, every
+	// reference finalizer it must declare, sorted, whether earlier steps
+	// declared it or not, and whatever the mode.
+	Declare map[string][]string
+	// Missing holds those of Declare the earlier steps didn't declare,
+	// sorted: what the function adds in Enforce mode.
+	Missing map[string][]string
+	// Finalizers holds, for every desired resource the answer keeps, the
+	// metadata.finalizers it must carry (nil for none).
+	Finalizers map[string][]string
+	// References holds the dependsOn references to append to each desired
+	// Object that is not held back, in the order of its edges; written only
+	// when the plan writes.
+	References map[string][]Reference
+	// HeldBack holds the desired resources that must not be created yet;
+	// left out of desired state only when the plan writes.
+	HeldBack map[string]Hold
+	// Usages are the Usages the edges need now that both ends exist (written
+	// only when the plan writes); Impossible those no Usage can express.
+	Usages, Impossible []Usage
+
+	Condition Condition
+}
+
+// Enforce is false in Report mode.
+func (p *Plan) Enforce() bool { return p.Input.Mode != "Report" }
+
+// CyclesFatal is true when a cycle fails the step.
+func (p *Plan) CyclesFatal() bool { return p.Input.OnCycle != "Warning" }
+
+// Writes tells whether the function changes desired state: in Enforce mode,
+// unless a cycle fails the step.
+func (p *Plan) Writes() bool { return p.Enforce() && !(p.CyclesFatal() && len(p.Cycles) > 0) }
+
+// AsksForObjects tells whether the function must ask Crossplane for the
+// composite's Objects, one selector per group of ObjectGroups: when a
+// reference finalizer names an Object observed state lacks, which may be a
+// dependent Crossplane is deleting. It asks from observed state alone, so
+// that the call that answers it asks the same.
+func (p *Plan) AsksForObjects() bool { return len(p.Unseen) > 0 && len(p.ObjectGroups) > 0 }
+
+// SameCycle tells whether both resources are in one cycle.
+func (p *Plan) SameCycle(a, b string) bool {
+	ca, okA := p.cycleOf[a]
+	cb, okB := p.cycleOf[b]
+	return okA && okB && ca == cb
+}
+
+// Count counts the edges between composed resources in the state.
+func (p *Plan) Count(s EdgeState) int {
+	n := 0
+	for _, e := range p.Edges {
+		if e.State == s {
+			n++
+		}
+	}
+	return n
+}
+
+// Summary is the Summary result's counts.
+func (p *Plan) Summary() Summary {
+	declared := 0
+	for _, fs := range p.Declare {
+		declared += len(fs)
+	}
+	return Summary{Resources: len(p.Nodes), References: len(p.Edges), External: len(p.External), Declared: declared, Pending: p.Count(Pending)}
+}
+
+// CyclePaths are the cycles as messages name them: a → b → a.
+func (p *Plan) CyclePaths() []string {
+	out := make([]string, len(p.Cycles))
+	for i, c := range p.Cycles {
+		out[i] = strings.Join(c, " → ")
+	}
+	return out
+}
+
+// Results are the results the step must report, each once, sorted by
+// severity and reason.
+func (p *Plan) Results() []Result {
+	rs := []Result{{Normal, "Summary"}}
+	add := func(cond bool, severity, reason string) {
+		if cond {
+			rs = append(rs, Result{severity, reason})
+		}
+	}
+	add(len(p.Cycles) > 0 && p.CyclesFatal(), Fatal, "Cycle")
+	add(len(p.Cycles) > 0 && !p.CyclesFatal(), Warning, "Cycle")
+	add(slices.ContainsFunc(p.External, func(e External) bool { return e.Protection == Unprotected }), Warning, "ExternalReference")
+	add(len(p.Stale) > 0, Warning, "StaleFinalizer")
+	add(len(p.Problems) > 0, Warning, "InvalidReference")
+	add(p.Count(TargetRemoved) > 0, Warning, "ReferencedResourceRemoved")
+	add(p.Count(TargetDeleting) > 0, Warning, "ReferencedResourceDeleting")
+	add(len(p.HeldBack) > 0, Normal, "HeldBack")
+	add(len(p.Unmatched) > 0, Warning, "UnmatchedDependency")
+	add(len(p.Impossible) > 0, Warning, "UsageImpossible")
+	slices.SortFunc(rs, func(a, b Result) int { return strings.Compare(a.Severity+"/"+a.Reason, b.Severity+"/"+b.Reason) })
+	return rs
+}
+
+// Expect works out, from the README's rules, what the function must answer
+// to one call.
+func Expect(s State) *Plan {
+	p := &Plan{
+		Input: s.Input.withDefaults(), Nodes: map[string]*Node{}, Own: map[string]map[string]any{}, cycleOf: map[string]int{},
+		Declare: map[string][]string{}, Missing: map[string][]string{}, Finalizers: map[string][]string{},
+		References: map[string][]Reference{}, HeldBack: map[string]Hold{},
+	}
+	p.readNodes(s)
+	p.addEdges()
+	p.findCycles()
+	p.decide()
+	p.decideUsages()
+	p.findStale()
+	if p.Input.Creation == "WaitForReady" {
+		p.holdUntilReady()
+	}
+	p.condition()
+	p.writeFinalizers()
+	return p
+}
+
+// readNodes reads the graph's nodes: every composed resource observed or
+// desired but the function's own Usages.
+func (p *Plan) readNodes(s State) {
+	xrNamespace := str(s.XR, "metadata", "namespace")
+	p.readAsks(s)
+	observed := maps.Clone(s.Observed)
+	if observed == nil {
+		observed = map[string]map[string]any{}
+	}
+	for _, r := range s.Required {
+		if name := str(r, "metadata", "annotations", CompositionResourceName); name != "" && observed[name] == nil {
+			observed[name] = r
+		}
+	}
+	s.Observed = observed
+	for name, o := range s.Observed {
+		// Only what no earlier step desires can be the function's: a
+		// resource an earlier step desires is the composition's.
+		if _, desired := s.Desired[name]; !desired && str(o, "metadata", "labels", UsageLabel) == "true" {
+			p.Own[name] = o
+		}
+	}
+	for name := range s.Desired {
+		p.Names = append(p.Names, name)
+	}
+	for name := range s.Observed {
+		if _, desired := s.Desired[name]; !desired && p.Own[name] == nil {
+			p.Names = append(p.Names, name)
+		}
+	}
+	slices.Sort(p.Names)
+	for _, name := range p.Names {
+		n := &Node{Name: name}
+		o, observed := s.Observed[name]
+		d, desired := s.Desired[name]
+		src := o
+		if desired {
+			src = d
+		}
+		n.Desired, n.Observed = desired, observed
+		if observed {
+			n.UID = str(o, "metadata", "uid")
+			n.Deleting = str(o, "metadata", "deletionTimestamp") != ""
+			n.ObservedFinalizers = strs(o, "metadata", "finalizers")
+			n.Ready = readyCondition(o) || s.DesiredReady[name]
+		}
+		if desired {
+			n.DesiredFinalizers = strs(d, "metadata", "finalizers")
+		}
+		n.APIVersion = str(src, "apiVersion")
+		group, ok := GroupOf(n.APIVersion)
+		// A namespaced composite's resources get its namespace when desired
+		// state omits it, as Crossplane does.
+		n.Identity = Identity{
+			Group:     group,
+			Kind:      str(src, "kind"),
+			Namespace: firstOf(str(o, "metadata", "namespace"), str(d, "metadata", "namespace"), xrNamespace),
+			Name:      firstOf(str(o, "metadata", "name"), str(d, "metadata", "name")),
+		}
+		if !ok || n.Identity.Kind == "" {
+			n.Identity.Name = "" // No reference can name it.
+		}
+		n.Object = IsObject(n.APIVersion, n.Identity.Kind)
+		if n.Object {
+			refs, problems := ReadReferences(group, lookup(src, "spec", "references"))
+			n.References = refs
+			if p.Input.References != "Ignore" {
+				for _, pr := range problems {
+					pr.Resource = name
+					p.Problems = append(p.Problems, pr)
+				}
+			}
+		}
+		p.Nodes[name] = n
+	}
+}
+
+// readAsks finds, in the request's observed and desired state alone, what
+// decides whether the function asks for the composite's Objects.
+func (p *Plan) readAsks(s State) {
+	uids := map[string]bool{}
+	for _, o := range s.Observed {
+		uids[str(o, "metadata", "uid")] = true
+	}
+	for _, o := range s.Observed {
+		for _, f := range strs(o, "metadata", "finalizers") {
+			if uid, ok := strings.CutPrefix(f, FinalizerPrefix); ok && !uids[uid] && !slices.Contains(p.Unseen, uid) {
+				p.Unseen = append(p.Unseen, uid)
+			}
+		}
+	}
+	slices.Sort(p.Unseen)
+	for _, state := range []map[string]map[string]any{s.Desired, s.Observed} {
+		for _, r := range state {
+			if g, _ := GroupOf(str(r, "apiVersion")); IsObject(str(r, "apiVersion"), str(r, "kind")) && !slices.Contains(p.ObjectGroups, g) {
+				p.ObjectGroups = append(p.ObjectGroups, g)
+			}
+		}
+	}
+	slices.Sort(p.ObjectGroups)
+}
+
+// addEdges makes the edges: every reference of every Object to every composed
+// resource of its identity (a reference that matches none is external), then
+// every pair the input's dependencies name that no reference makes.
+func (p *Plan) addEdges() {
+	byIdentity := map[Identity][]string{}
+	for _, name := range p.Names {
+		if id := p.Nodes[name].Identity; id.Name != "" {
+			byIdentity[id] = append(byIdentity[id], name)
+		}
+	}
+	explicit := p.resolveDependencies()
+	for _, name := range p.Names {
+		n := p.Nodes[name]
+		targets := map[string]*Edge{}
+		if n.Object && p.Input.References != "Ignore" {
+			external := map[Identity]bool{}
+			for _, ref := range n.References {
+				matches := byIdentity[ref.Identity]
+				for _, t := range matches {
+					if targets[t] == nil {
+						targets[t] = &Edge{Dependent: name, Target: t, Protection: ByFinalizer}
+					}
+				}
+				if len(matches) == 0 && !external[ref.Identity] {
+					external[ref.Identity] = true
+					e := External{Dependent: name, Target: ref, Protection: Unprotected, State: Exposed}
+					if p.Input.Usages != "Disabled" {
+						e.Protection = ByUsage
+					}
+					p.External = append(p.External, e)
+				}
+			}
+		}
+		var written []Identity
+		for _, t := range explicit[name] {
+			if targets[t] != nil {
+				continue // A reference makes the edge already.
+			}
+			e := &Edge{Dependent: name, Target: t, Explicit: true, Protection: Unprotected}
+			switch {
+			case n.Object:
+				e.Protection = ByFinalizer
+			case p.Input.Usages == "All":
+				e.Protection = ByUsage
+			}
+			targets[t] = e
+			if !n.Object || !n.Desired {
+				continue
+			}
+			// The Object gets a dependsOn to the dependency, unless an
+			// equal reference is there; one without a name can't be
+			// referenced yet, so an Object that doesn't exist waits.
+			tn := p.Nodes[t]
+			id := tn.Identity
+			switch {
+			case id.Name == "":
+				if !n.Observed {
+					h := p.HeldBack[name]
+					h.Unnamed = append(h.Unnamed, t)
+					p.HeldBack[name] = h
+				}
+			case slices.ContainsFunc(n.References, func(r Target) bool { return r.Identity == id }) || slices.Contains(written, id):
+			default:
+				written = append(written, id)
+				p.References[name] = append(p.References[name], Reference{APIVersion: tn.APIVersion, Kind: id.Kind, Namespace: id.Namespace, Name: id.Name})
+			}
+		}
+		for _, t := range slices.Sorted(maps.Keys(targets)) {
+			p.Edges = append(p.Edges, *targets[t])
+		}
+	}
+	for name := range p.HeldBack {
+		delete(p.References, name) // Written when it is released.
+	}
+}
+
+// resolveDependencies returns, for each dependent, the resources the input
+// says it depends on, sorted, without itself. An entry that is a composition
+// resource name means that name; else it is an RE2 pattern that must match a
+// whole name. The function's own Usages are no names: a pattern such as ".*"
+// must not give each Usage a Usage of its own.
+func (p *Plan) resolveDependencies() map[string][]string {
+	match := func(field, entry string) []string {
+		if _, ok := p.Nodes[entry]; ok {
+			return []string{entry}
+		}
+		var out []string
+		if re, err := regexp.Compile(`^(?:` + entry + `)$`); err == nil {
+			out = slices.DeleteFunc(slices.Clone(p.Names), func(n string) bool { return !re.MatchString(n) })
+		}
+		if len(out) == 0 {
+			p.Unmatched = append(p.Unmatched, Unmatched{Field: field, Entry: entry})
+		}
+		return out
+	}
+	out := map[string][]string{}
+	for i, d := range p.Input.Dependencies {
+		dependents := match(fmt.Sprintf("dependencies[%d].resource", i), d.Resource)
+		var targets []string
+		for j, entry := range d.DependsOn {
+			targets = append(targets, match(fmt.Sprintf("dependencies[%d].dependsOn[%d]", i, j), entry)...)
+		}
+		for _, dependent := range dependents {
+			for _, t := range targets {
+				if t != dependent && !slices.Contains(out[dependent], t) {
+					out[dependent] = append(out[dependent], t)
+				}
+			}
+		}
+	}
+	for _, ts := range out {
+		slices.Sort(ts)
+	}
+	return out
+}
+
+// decide decides the state of every edge a finalizer protects, and what each
+// target declares, by the README's finalizer rules for an edge from Object D
+// to composed resource R.
+func (p *Plan) decide() {
+	declare := map[string]map[string]bool{}
+	for i := range p.Edges {
+		e := &p.Edges[i]
+		d, t := p.Nodes[e.Dependent], p.Nodes[e.Target]
+		e.Finalizer = d.Finalizer()
+		cyclic := !p.CyclesFatal() && p.SameCycle(e.Dependent, e.Target)
+		switch {
+		case e.Protection == ByUsage:
+			continue // decideUsages.
+		case e.Protection == Unprotected:
+			e.State = Exposed
+			if cyclic {
+				e.State = Cyclic
+			}
+			continue
+		case cyclic:
+			e.State = Cyclic
+		case d.UID == "":
+			// Nothing to declare yet.
+			e.State = Pending
+		case !d.Desired || d.Deleting:
+			// The provider removes F(D) once D is gone, and declaring it
+			// again would keep R forever.
+			e.State, e.Declared = Releasing, t.Desired && t.Carries(e.Finalizer)
+		case !t.Desired:
+			// Reported, not resurrected.
+			e.State = TargetRemoved
+		case t.Carries(e.Finalizer):
+			e.State, e.Declared = Protected, true
+		case t.Deleting:
+			// The API server rejects new finalizers on it.
+			e.State = TargetDeleting
+		default:
+			e.State, e.Declared = Declared, true
+		}
+		if e.Declared {
+			if declare[e.Target] == nil {
+				declare[e.Target] = map[string]bool{}
+			}
+			declare[e.Target][e.Finalizer] = true
+		}
+	}
+	for name, set := range declare {
+		all := slices.Sorted(maps.Keys(set))
+		p.Declare[name] = all
+		earlier := p.Nodes[name].DesiredFinalizers
+		if missing := slices.DeleteFunc(slices.Clone(all), func(f string) bool { return slices.Contains(earlier, f) }); len(missing) > 0 {
+			p.Missing[name] = missing
+		}
+	}
+}
+
+// findStale finds the reference finalizers on observed resources that name
+// no Object referencing the resource: edges a finalizer protects, of
+// dependents with a UID.
+func (p *Plan) findStale() {
+	referencing := map[string]map[string]bool{}
+	for _, e := range p.Edges {
+		if e.Protection == ByFinalizer && e.Finalizer != "" {
+			if referencing[e.Target] == nil {
+				referencing[e.Target] = map[string]bool{}
+			}
+			referencing[e.Target][e.Finalizer] = true
+		}
+	}
+	for _, name := range p.Names {
+		for _, f := range p.Nodes[name].ObservedFinalizers {
+			if strings.HasPrefix(f, FinalizerPrefix) && !referencing[name][f] {
+				p.Stale = append(p.Stale, Stale{Resource: name, Finalizer: f})
+			}
+		}
+	}
+}
+
+// holdUntilReady holds back every desired resource that doesn't exist yet
+// while one of its dependencies isn't observed and ready, all in the same
+// pass, so that a fan-out is released at once. Edges inside a cycle broken by
+// onCycle: Warning don't hold: nothing in the cycle could ever be created.
+func (p *Plan) holdUntilReady() {
+	for _, e := range p.Edges {
+		d, t := p.Nodes[e.Dependent], p.Nodes[e.Target]
+		if !d.Desired || d.Observed || e.State == Cyclic || (t.Observed && t.Ready) {
+			continue
+		}
+		h := p.HeldBack[d.Name]
+		if len(h.Unnamed) > 0 {
+			continue // Held back for that already.
+		}
+		h.NotReady = append(h.NotReady, t.Name)
+		p.HeldBack[d.Name] = h
+	}
+	for name := range p.HeldBack {
+		delete(p.References, name)
+	}
+}
+
+// decideUsages decides the state of every edge a Usage protects, and the
+// Usages: one once both ends exist, protecting once observed. An edge no
+// Usage can express is left unprotected.
+func (p *Plan) decideUsages() {
+	for i := range p.Edges {
+		e := &p.Edges[i]
+		if e.Protection != ByUsage {
+			continue
+		}
+		d, t := p.Nodes[e.Dependent], p.Nodes[e.Target]
+		u := p.usage(d, refOf(t), t.Name, t.Name)
+		e.State, e.Protection = p.usageState(&u, !p.CyclesFatal() && p.SameCycle(e.Dependent, e.Target), d.Observed && t.Observed)
+	}
+	for i := range p.External {
+		e := &p.External[i]
+		if e.Protection != ByUsage {
+			continue
+		}
+		d := p.Nodes[e.Dependent]
+		of := Ref{APIVersion: e.Target.APIVersion, Kind: e.Target.Kind, Namespace: e.Target.Namespace, Name: e.Target.Name}
+		u := p.usage(d, of, "", e.Target.Describe())
+		e.State, e.Protection = p.usageState(&u, false, d.Observed)
+	}
+}
+
+func (p *Plan) usageState(u *Usage, cyclic, exist bool) (EdgeState, Protection) {
+	switch {
+	case cyclic:
+		return Cyclic, ByUsage
+	case !exist:
+		return Pending, ByUsage
+	case u.Impossible != "":
+		p.Impossible = append(p.Impossible, *u)
+		return Exposed, Unprotected
+	}
+	p.Usages = append(p.Usages, *u)
+	if u.ObservedAs != "" {
+		return Protected, ByUsage
+	}
+	return Declared, ByUsage
+}
+
+func refOf(n *Node) Ref {
+	return Ref{APIVersion: n.APIVersion, Kind: n.Identity.Kind, Namespace: n.Identity.Namespace, Name: n.Identity.Name}
+}
+
+// usage is the Usage of of by the dependent: two namespaced ends get a
+// namespaced Usage in the dependent's namespace, two cluster-scoped ends a
+// ClusterUsage (or Crossplane v1's Usage); no Usage can express a namespaced
+// end and a cluster-scoped one, nor Crossplane v1's a namespaced end.
+func (p *Plan) usage(d *Node, of Ref, target, dependency string) Usage {
+	by := refOf(d)
+	u := Usage{Dependent: d.Name, Target: target, Dependency: dependency, Of: of, By: by, APIVersion: p.Input.UsageAPI, Kind: "Usage"}
+	byScoped, ofScoped := by.Namespace != "", of.Namespace != ""
+	switch {
+	case p.Input.UsageAPI == ApiextensionsAPI && (byScoped || ofScoped):
+		u.Impossible = "Crossplane v1's Usages protect cluster-scoped resources only"
+	case p.Input.UsageAPI == ApiextensionsAPI:
+	case byScoped && ofScoped:
+		u.Namespace = by.Namespace
+	case !byScoped && !ofScoped:
+		u.Kind = "ClusterUsage"
+	case byScoped:
+		u.Impossible = "a namespaced dependent can't use a cluster-scoped dependency"
+	default:
+		u.Impossible = "a cluster-scoped dependent can't use a namespaced dependency"
+	}
+	if u.Impossible == "" {
+		u.ObservedAs = p.observedUsage(u)
+	}
+	return u
+}
+
+// observedUsage finds the function's observed Usage of the edge by what it
+// says, not by its name, whose form is the function's to choose.
+func (p *Plan) observedUsage(u Usage) string {
+	want := u.Manifest()
+	for _, name := range slices.Sorted(maps.Keys(p.Own)) {
+		o := p.Own[name]
+		if str(o, "apiVersion") == u.APIVersion && str(o, "kind") == u.Kind && str(o, "metadata", "namespace") == u.Namespace &&
+			reflect.DeepEqual(lookup(o, "spec", "of"), lookup(want, "spec", "of")) && reflect.DeepEqual(lookup(o, "spec", "by"), lookup(want, "spec", "by")) {
+			return name
+		}
+	}
+	return ""
+}
+
+// condition is the DeletionOrdered condition: False for the worst problem, a
+// cycle, then edges nothing protects, then edges whose protection is on its
+// way; else True.
+func (p *Plan) condition() {
+	if len(p.Cycles) > 0 {
+		p.Condition = Condition{Reason: "Cycle", Cycles: p.CyclePaths()}
+		return
+	}
+	list := func(states ...EdgeState) []string {
+		var out []string
+		for _, s := range states {
+			for _, e := range p.Edges {
+				if e.State == s {
+					out = append(out, e.String())
+				}
+			}
+		}
+		return out
+	}
+	unprotected := []EdgeState{TargetRemoved, TargetDeleting, Exposed}
+	pending := []EdgeState{Pending}
+	if p.Enforce() {
+		pending = append([]EdgeState{Declared}, pending...)
+	} else {
+		// Report mode declares nothing: a missing finalizer stays missing.
+		unprotected = append(unprotected, Declared)
+	}
+	if edges := list(unprotected...); len(edges) > 0 {
+		p.Condition = Condition{Reason: "UnprotectedEdges", Edges: edges}
+		return
+	}
+	if edges := list(pending...); len(edges) > 0 {
+		p.Condition = Condition{Reason: "FinalizersPending", Edges: edges}
+		return
+	}
+	p.Condition = Condition{Status: true, Reason: "Protected", Protected: p.Count(Protected)}
+}
+
+// writeFinalizers works out every kept desired resource's metadata.finalizers:
+// the earlier steps' in their order, then, when the plan writes, the missing
+// reference finalizers, sorted.
+func (p *Plan) writeFinalizers() {
+	for _, name := range p.Names {
+		n := p.Nodes[name]
+		if !n.Desired {
+			continue
+		}
+		if _, held := p.HeldBack[name]; held && p.Writes() {
+			continue
+		}
+		fs := slices.Clone(n.DesiredFinalizers)
+		if p.Writes() {
+			fs = append(fs, p.Missing[name]...)
+		}
+		p.Finalizers[name] = fs
+	}
+}
+
+// findCycles finds every group of nodes that reach each other through edges
+// and, for each, the path the README promises. It works from reachability,
+// breadth first from every node: slow, and plainly right.
+func (p *Plan) findCycles() {
+	out := map[string][]string{}
+	for _, e := range p.Edges {
+		out[e.Dependent] = append(out[e.Dependent], e.Target) // Sorted: edges are.
+	}
+	// dist[a][w] is the fewest edges, at least one, from a to w.
+	dist := map[string]map[string]int{}
+	for _, a := range p.Names {
+		d := map[string]int{}
+		frontier := []string{a}
+		for step := 1; len(frontier) > 0; step++ {
+			var next []string
+			for _, v := range frontier {
+				for _, w := range out[v] {
+					if _, ok := d[w]; !ok {
+						d[w] = step
+						next = append(next, w)
+					}
+				}
+			}
+			frontier = next
+		}
+		dist[a] = d
+	}
+	reaches := func(a, b string) bool { _, ok := dist[a][b]; return ok }
+	for _, a := range p.Names {
+		if _, done := p.cycleOf[a]; done || !reaches(a, a) {
+			continue
+		}
+		i := len(p.Cycles)
+		for _, b := range p.Names {
+			if a == b || (reaches(a, b) && reaches(b, a)) {
+				p.cycleOf[b] = i
+			}
+		}
+		// a is the group's smallest name: names are sorted. From it, take
+		// the smallest next node from which home is still the fewest edges
+		// away; home itself is 0 away.
+		home := func(w string) (int, bool) {
+			if w == a {
+				return 0, true
+			}
+			d, ok := dist[w][a]
+			return d, ok
+		}
+		path := []string{a}
+		cur := a
+		for remaining := dist[a][a]; remaining > 0; remaining-- {
+			for _, w := range out[cur] {
+				if back, ok := home(w); ok && back == remaining-1 {
+					cur = w
+					break
+				}
+			}
+			path = append(path, cur)
+		}
+		p.Cycles = append(p.Cycles, path)
+	}
+}
+
+// readyCondition is true when the resource's Ready condition is True.
+func readyCondition(r map[string]any) bool {
+	conditions, _ := lookup(r, "status", "conditions").([]any)
+	for _, c := range conditions {
+		if cm, _ := c.(map[string]any); str(cm, "type") == "Ready" {
+			return str(cm, "status") == "True"
+		}
+	}
+	return false
+}
+
+// lookup returns the value at the path of fields, or nil.
+func lookup(m map[string]any, path ...string) any {
+	var v any = m
+	for _, k := range path {
+		mm, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = mm[k]
+	}
+	return v
+}
+
+// str returns the string at the path, or "".
+func str(m map[string]any, path ...string) string {
+	s, _ := lookup(m, path...).(string)
+	return s
+}
+
+// strs returns the strings of the list at the path.
+func strs(m map[string]any, path ...string) []string {
+	list, _ := lookup(m, path...).([]any)
+	var out []string
+	for _, v := range list {
+		if s, ok := v.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func firstOf(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,711 @@
+package oracle
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// A res is a composed resource as decoded JSON, built up by its methods.
+type res map[string]any
+
+func resource(apiVersion, kind, name string) res {
+	r := res{"apiVersion": apiVersion, "kind": kind, "metadata": map[string]any{}}
+	if name != "" {
+		r.md()["name"] = name
+	}
+	return r
+}
+
+func object(name string) res     { return resource(ClusterObjectGroup+"/v1alpha2", ObjectKind, name) }
+func nsObject(name string) res   { return resource(NamespacedObjectGroup+"/v1alpha1", ObjectKind, name) }
+func (r res) md() map[string]any { return r["metadata"].(map[string]any) }
+
+// team is the namespace of the namespaced composites.
+const team = "team"
+
+func (r res) inTeam() res { r.md()["namespace"] = team; return r }
+func (r res) uid(uid string) res {
+	r.md()["uid"] = uid
+	return r
+}
+
+func (r res) fin(fs ...string) res {
+	list := []any{}
+	for _, f := range fs {
+		list = append(list, f)
+	}
+	r.md()["finalizers"] = list
+	return r
+}
+func (r res) deleting() res { r.md()["deletionTimestamp"] = "2026-11-30T00:00:00Z"; return r }
+func (r res) ready() res {
+	r["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+	return r
+}
+
+func (r res) refs(refs ...any) res {
+	r["spec"] = map[string]any{"references": refs}
+	return r
+}
+
+// dependsOn is a reference entry: name, then key-value pairs of the target.
+func dependsOn(name string, kv ...string) map[string]any { return entry("dependsOn", name, kv...) }
+
+func entry(via, name string, kv ...string) map[string]any {
+	t := map[string]any{"name": name}
+	for i := 0; i+1 < len(kv); i += 2 {
+		t[kv[i]] = kv[i+1]
+	}
+	return map[string]any{via: t}
+}
+
+func f(uid string) string { return FinalizerPrefix + uid }
+
+// state builds a State: desired and observed by name, a cluster-scoped XR.
+func state(in Input, desired, observed map[string]res) State {
+	s := State{Desired: map[string]map[string]any{}, Observed: map[string]map[string]any{}, XR: map[string]any{"metadata": map[string]any{"name": "app"}}, Input: in}
+	for k, v := range desired {
+		s.Desired[k] = v
+	}
+	for k, v := range observed {
+		s.Observed[k] = v
+	}
+	return s
+}
+
+func namespaced(s State) State {
+	s.XR = map[string]any{"metadata": map[string]any{"name": "app", "namespace": team}}
+	return s
+}
+
+// want holds what a case checks; nil fields are not checked.
+type want struct {
+	edges      []string // "a → b: declared"
+	external   []string // "a → Secret ns/name: exposed"
+	finalizers map[string][]string
+	condition  string // "False FinalizersPending: message"
+	stale      []string
+	problems   []string
+	references map[string][]Reference
+	heldBack   map[string]string
+	usages     []map[string]any // manifests
+	observedAs []string
+	impossible []string
+	summary    *Summary
+	results    []Result
+	writes     *bool
+	asks       []string // the unseen UIDs, when the function must ask for Objects
+}
+
+func edges(p *Plan) []string {
+	out := []string{}
+	for _, e := range p.Edges {
+		s := fmt.Sprintf("%s: %s", e, e.State)
+		if e.Explicit {
+			s += " (explicit)"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestExpect(t *testing.T) {
+	no := false
+	cases := map[string]struct {
+		reason string
+		state  State
+		want   want
+	}{
+		"ReferenceDefaultsToTheObjectsGroup": {
+			reason: "A dependsOn without apiVersion and kind names an Object of the referencing Object's own group, in any version.",
+			state: state(Input{}, map[string]res{
+				"dep":        object("dep").refs(dependsOn("shared")),
+				"nsdep":      nsObject("nsdep").inTeam().refs(dependsOn("shared", "namespace", "team")),
+				"shared":     object("shared"),
+				"shared-nsd": nsObject("shared").inTeam(),
+			}, nil),
+			want: want{edges: []string{"dep → shared: pending", "nsdep → shared-nsd: pending"}},
+		},
+		"NoNamespaceIsDefaulted": {
+			reason: "A reference without namespace names a cluster-scoped object, as the provider reads it: in a namespaced composite it matches nothing composed.",
+			state: namespaced(state(Input{}, map[string]res{
+				"dep":    nsObject("dep").refs(dependsOn("shared")),
+				"shared": nsObject("shared"),
+			}, nil)),
+			want: want{edges: []string{}, external: []string{"dep → Object.kubernetes.m.crossplane.io shared: exposed"}, results: []Result{{Normal, "Summary"}, {Warning, "ExternalReference"}}},
+		},
+		"AnyVersionMatches": {
+			reason: "A reference matches by group, kind, namespace and name: v1alpha2 finds an Object served as v1alpha1.",
+			state: state(Input{}, map[string]res{
+				"dep":    object("dep").refs(dependsOn("shared", "apiVersion", ClusterObjectGroup+"/v1alpha1")),
+				"shared": object("shared"),
+			}, nil),
+			want: want{edges: []string{"dep → shared: pending"}},
+		},
+		"PatchesFromWinsOverDependsOn": {
+			reason: "A reference that sets both is followed through patchesFrom, as provider-kubernetes does, and reported.",
+			state: state(Input{}, map[string]res{
+				"dep": object("dep").refs(map[string]any{"dependsOn": map[string]any{"name": "a"}, "patchesFrom": map[string]any{"name": "b", "fieldPath": "x"}}),
+				"a":   object("a"),
+				"b":   object("b"),
+			}, nil),
+			want: want{edges: []string{"dep → b: pending"}, problems: []string{"dep spec.references[0] both"}},
+		},
+		"BadReferenceSkippedOthersKept": {
+			reason: "A malformed reference is reported and skipped; everything else still works.",
+			state: state(Input{}, map[string]res{
+				"dep":    object("dep").refs("a string", dependsOn(""), dependsOn("x", "apiVersion", "a/b/c"), dependsOn("shared")),
+				"shared": object("shared"),
+			}, nil),
+			want: want{
+				edges:    []string{"dep → shared: pending"},
+				problems: []string{"dep spec.references[0]", "dep spec.references[1]", "dep spec.references[2]"},
+				results:  []Result{{Normal, "Summary"}, {Warning, "InvalidReference"}},
+			},
+		},
+		"ObservedNameFirstElseDesired": {
+			reason: "A composed resource is found by its observed name when it has one, else by its desired metadata.name.",
+			state: state(Input{}, map[string]res{
+				"dep":     object("dep").refs(dependsOn("gen-x"), dependsOn("named")),
+				"x":       object(""),
+				"renamed": object("named"),
+			}, map[string]res{
+				"x":       object("gen-x").uid("u-x"),
+				"renamed": object("old-name").uid("u-r"),
+			}),
+			want: want{edges: []string{"dep → x: pending"}, external: []string{"dep → Object.kubernetes.crossplane.io named: exposed"}},
+		},
+		"NamespacedCompositeGivesItsNamespace": {
+			reason: "A namespaced composite's resources get its namespace when desired state omits it, as Crossplane does.",
+			state: namespaced(state(Input{}, map[string]res{
+				"dep": nsObject("dep").refs(dependsOn("cm", "apiVersion", "v1", "kind", "ConfigMap", "namespace", "team")),
+				"cm":  resource("v1", "ConfigMap", "cm"),
+			}, nil)),
+			want: want{edges: []string{"dep → cm: pending"}},
+		},
+		"LiveDependentsFinalizerDeclared": {
+			reason: "A dependent that exists, isn't being deleted and is desired gets its finalizer declared on what it references; pending until applied.",
+			state: state(Input{}, map[string]res{
+				"dep":    object("dep").refs(dependsOn("shared")),
+				"shared": object("shared"),
+			}, map[string]res{
+				"dep":    object("dep").uid("u-dep").fin(ObjectFinalizer),
+				"shared": object("shared").uid("u-shared").fin(ObjectFinalizer),
+			}),
+			want: want{
+				edges:      []string{"dep → shared: declared"},
+				finalizers: map[string][]string{"dep": nil, "shared": {f("u-dep")}},
+				condition:  "False FinalizersPending: finalizers are declared but not yet applied, or wait for their Object to exist: dep → shared",
+				summary:    &Summary{Resources: 2, References: 1, Declared: 1},
+			},
+		},
+		"CarriedFinalizerProtects": {
+			reason: "Once observed the referenced resource carries the finalizer, the edge is protected and the condition True.",
+			state: state(Input{}, map[string]res{
+				"dep":    object("dep").refs(dependsOn("shared")),
+				"shared": object("shared"),
+			}, map[string]res{
+				"dep":    object("dep").uid("u-dep"),
+				"shared": object("shared").uid("u-shared").fin(f("u-dep")),
+			}),
+			want: want{
+				edges:      []string{"dep → shared: protected"},
+				finalizers: map[string][]string{"dep": nil, "shared": {f("u-dep")}},
+				condition:  "True Protected: every live reference between composed resources is protected by a finalizer (1)",
+			},
+		},
+		"EarlierFinalizersKeptMissingFollowSorted": {
+			reason: "Finalizers earlier steps declared are kept in their order; the missing reference finalizers follow, sorted.",
+			state: state(Input{}, map[string]res{
+				"c":      object("c").refs(dependsOn("shared")),
+				"a":      object("a").refs(dependsOn("shared")),
+				"b":      object("b").refs(dependsOn("shared")),
+				"shared": object("shared").fin("example.org/earlier", f("u-b"), ObjectFinalizer),
+			}, map[string]res{
+				"a": object("a").uid("u-a"), "b": object("b").uid("u-b"), "c": object("c").uid("u-c"),
+			}),
+			want: want{finalizers: map[string][]string{"a": nil, "b": nil, "c": nil, "shared": {"example.org/earlier", f("u-b"), ObjectFinalizer, f("u-a"), f("u-c")}}},
+		},
+		"DeletingTargetGetsNoNewFinalizer": {
+			reason: "A referenced resource being deleted without the finalizer can't get it (the API server rejects it): reported, not declared.",
+			state: state(Input{}, map[string]res{
+				"dep":    object("dep").refs(dependsOn("shared")),
+				"shared": object("shared"),
+			}, map[string]res{
+				"dep":    object("dep").uid("u-dep"),
+				"shared": object("shared").uid("u-shared").deleting().fin(ObjectFinalizer),
+			}),
+			want: want{
+				edges:      []string{"dep → shared: target deleting"},
+				finalizers: map[string][]string{"dep": nil, "shared": nil},
+				condition:  "False UnprotectedEdges: referenced resources lack their dependents' finalizers: dep → shared",
+				results:    []Result{{Normal, "Summary"}, {Warning, "ReferencedResourceDeleting"}},
+			},
+		},
+		"DeletingTargetKeepsItsFinalizer": {
+			reason: "A referenced resource being deleted that carries the finalizer keeps declaring it.",
+			state: state(Input{}, map[string]res{
+				"dep":    object("dep").refs(dependsOn("shared")),
+				"shared": object("shared"),
+			}, map[string]res{
+				"dep":    object("dep").uid("u-dep"),
+				"shared": object("shared").uid("u-shared").deleting().fin(f("u-dep")),
+			}),
+			want: want{edges: []string{"dep → shared: protected"}, finalizers: map[string][]string{"dep": nil, "shared": {f("u-dep")}}},
+		},
+		"ReleasingDependentDeclaredOnlyWhileCarried": {
+			reason: "A dependent being deleted or no longer desired keeps its finalizer declared only while the observed resource still carries it.",
+			state: state(Input{}, map[string]res{
+				"going":  object("going").refs(dependsOn("shared")),
+				"shared": object("shared"),
+			}, map[string]res{
+				"going":   object("going").uid("u-going").deleting(),
+				"removed": object("removed").uid("u-removed").refs(dependsOn("shared")),
+				"shared":  object("shared").uid("u-shared").fin(f("u-going")),
+			}),
+			want: want{
+				edges:      []string{"going → shared: releasing", "removed → shared: releasing"},
+				finalizers: map[string][]string{"going": nil, "shared": {f("u-going")}},
+				condition:  "True Protected: every live reference between composed resources is protected by a finalizer (0)",
+			},
+		},
+		"DependentWithoutUIDIsPending": {
+			reason: "A dependent that doesn't exist yet has no UID to name a finalizer by: the edge is pending.",
+			state: state(Input{}, map[string]res{
+				"dep":    object("dep").refs(dependsOn("shared")),
+				"shared": object("shared"),
+			}, map[string]res{"shared": object("shared").uid("u-shared")}),
+			want: want{
+				edges:     []string{"dep → shared: pending"},
+				condition: "False FinalizersPending: finalizers are declared but not yet applied, or wait for their Object to exist: dep → shared",
+				summary:   &Summary{Resources: 2, References: 1, Pending: 1},
+			},
+		},
+		"RemovedTargetReportedNotResurrected": {
+			reason: "A referenced resource the composition removes while a live Object references it is reported, and not added back to desired state.",
+			state: state(Input{}, map[string]res{
+				"dep": object("dep").refs(dependsOn("shared")),
+			}, map[string]res{
+				"dep":    object("dep").uid("u-dep"),
+				"shared": object("shared").uid("u-shared").fin(f("u-dep")),
+			}),
+			want: want{
+				edges:      []string{"dep → shared: target removed"},
+				finalizers: map[string][]string{"dep": nil},
+				condition:  "False UnprotectedEdges: referenced resources lack their dependents' finalizers: dep → shared",
+				results:    []Result{{Normal, "Summary"}, {Warning, "ReferencedResourceRemoved"}},
+			},
+		},
+		"StaleFinalizerReportedNeverDeclared": {
+			reason: "A reference finalizer naming no Object that references the resource here is stale: reported, never declared.",
+			state: state(Input{}, map[string]res{
+				"shared": object("shared"),
+			}, map[string]res{
+				"shared": object("shared").uid("u-shared").fin(f("u-gone"), ObjectFinalizer),
+			}),
+			want: want{
+				stale:      []string{"shared " + f("u-gone")},
+				finalizers: map[string][]string{"shared": nil},
+				results:    []Result{{Normal, "Summary"}, {Warning, "StaleFinalizer"}},
+			},
+		},
+		"ReportModeLeavesDesiredState": {
+			reason: "Report mode computes the same and writes nothing: a missing finalizer is then unprotected.",
+			state: state(Input{Mode: "Report"}, map[string]res{
+				"dep":    object("dep").refs(dependsOn("shared")),
+				"shared": object("shared"),
+			}, map[string]res{"dep": object("dep").uid("u-dep")}),
+			want: want{
+				edges:      []string{"dep → shared: declared"},
+				finalizers: map[string][]string{"dep": nil, "shared": nil},
+				condition:  "False UnprotectedEdges: referenced resources lack their dependents' finalizers: dep → shared",
+				writes:     &no,
+			},
+		},
+		"FatalCycleFailsTheStepWithItsPath": {
+			reason: "With onCycle Fatal a cycle fails the step with its path, from its smallest name, the shortest way back.",
+			state: state(Input{}, map[string]res{
+				"a": object("a").refs(dependsOn("b"), dependsOn("c")),
+				"b": object("b").refs(dependsOn("c")),
+				"c": object("c").refs(dependsOn("a")),
+			}, map[string]res{"a": object("a").uid("u-a"), "b": object("b").uid("u-b"), "c": object("c").uid("u-c")}),
+			want: want{
+				condition:  "False Cycle: references form a cycle: a → c → a",
+				finalizers: map[string][]string{"a": nil, "b": nil, "c": nil},
+				results:    []Result{{Fatal, "Cycle"}, {Normal, "Summary"}},
+				writes:     &no,
+			},
+		},
+		"WarnedCycleDeclaresNothingInside": {
+			reason: "With onCycle Warning no finalizer is declared on an edge inside the cycle; edges into it are still protected.",
+			state: state(Input{OnCycle: "Warning"}, map[string]res{
+				"a": object("a").refs(dependsOn("b")),
+				"b": object("b").refs(dependsOn("a")),
+				"c": object("c").refs(dependsOn("a")),
+			}, map[string]res{"a": object("a").uid("u-a"), "b": object("b").uid("u-b"), "c": object("c").uid("u-c")}),
+			want: want{
+				edges:      []string{"a → b: cyclic", "b → a: cyclic", "c → a: declared"},
+				finalizers: map[string][]string{"a": {f("u-c")}, "b": nil, "c": nil},
+				condition:  "False Cycle: references form a cycle: a → b → a",
+				results:    []Result{{Normal, "Summary"}, {Warning, "Cycle"}},
+			},
+		},
+		"ExplicitDependencyWritesADependsOn": {
+			reason: "An Object the input says depends on a resource gets a dependsOn naming it by its observed name, else its desired one, and its namespace.",
+			state: namespaced(state(Input{Dependencies: []Dependency{{Resource: "deployment-.*", DependsOn: []string{"config", "quota"}}}}, map[string]res{
+				"deployment-api": nsObject("api"),
+				"config":         nsObject(""),
+				"quota":          nsObject("app-quota"),
+			}, map[string]res{"config": nsObject("gen-config").inTeam().uid("u-config")})),
+			want: want{
+				edges: []string{"deployment-api → config: pending (explicit)", "deployment-api → quota: pending (explicit)"},
+				references: map[string][]Reference{"deployment-api": {
+					{APIVersion: NamespacedObjectGroup + "/v1alpha1", Kind: ObjectKind, Namespace: "team", Name: "gen-config"},
+					{APIVersion: NamespacedObjectGroup + "/v1alpha1", Kind: ObjectKind, Namespace: "team", Name: "app-quota"},
+				}},
+			},
+		},
+		"ExplicitDependencyNotWrittenTwice": {
+			reason: "With references: Ignore the references make no edge, but a dependsOn equal to one already there is not appended again.",
+			state: state(Input{References: "Ignore", Dependencies: []Dependency{{Resource: "dep", DependsOn: []string{"shared", "other"}}}}, map[string]res{
+				"dep":    object("dep").refs(dependsOn("shared", "apiVersion", ClusterObjectGroup+"/v1alpha1"), dependsOn("elsewhere")),
+				"shared": object("shared"),
+				"other":  object("other"),
+			}, nil),
+			want: want{
+				edges:      []string{"dep → other: pending (explicit)", "dep → shared: pending (explicit)"},
+				external:   []string{},
+				problems:   []string{},
+				references: map[string][]Reference{"dep": {{APIVersion: ClusterObjectGroup + "/v1alpha2", Kind: ObjectKind, Name: "other"}}},
+			},
+		},
+		"AReferenceMakesTheExplicitEdgeAlready": {
+			reason: "With references: Infer a dependency the Object references already is one edge, and nothing is written.",
+			state: state(Input{Dependencies: []Dependency{{Resource: "dep", DependsOn: []string{"shared"}}}}, map[string]res{
+				"dep":    object("dep").refs(dependsOn("shared")),
+				"shared": object("shared"),
+			}, nil),
+			want: want{edges: []string{"dep → shared: pending"}, references: map[string][]Reference{}},
+		},
+		"PatternsNeverMatchTheFunctionsOwnUsages": {
+			reason: "The Usages the function emitted, once observed, are no part of the graph: .* matches the composition's resources only, and the observed Usage protects its edge.",
+			state: namespaced(state(Input{Usages: "All", Dependencies: []Dependency{{Resource: ".*", DependsOn: []string{"db"}}}}, map[string]res{
+				"app": resource("apps/v1", "Deployment", "app"),
+				"db":  resource("v1", "ConfigMap", "db"),
+			}, map[string]res{
+				"app": resource("apps/v1", "Deployment", "app").inTeam().uid("u-app"),
+				"db":  resource("v1", "ConfigMap", "db").inTeam().uid("u-db"),
+				"whatever-the-function-named-it": res{
+					"apiVersion": ProtectionAPI, "kind": "Usage",
+					"metadata": map[string]any{"name": "u", "namespace": "team", "uid": "u-usage", "labels": map[string]any{UsageLabel: "true"}},
+					"spec": map[string]any{
+						"of": map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "resourceRef": map[string]any{"name": "db"}},
+						"by": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "resourceRef": map[string]any{"name": "app"}},
+					},
+				},
+			})),
+			want: want{
+				edges:      []string{"app → db: protected (explicit)"},
+				observedAs: []string{"whatever-the-function-named-it"},
+				condition:  "True Protected: every live reference between composed resources is protected by a finalizer (1)",
+				summary:    &Summary{Resources: 2, References: 1},
+			},
+		},
+		"AnObservedUsageProtectsOnlyItsOwnEdge": {
+			reason: "Edges a → b-c and a-b → c are two edges with a Usage each: the observed Usage of one protects nothing of the other.",
+			state: state(Input{Usages: "All", Dependencies: []Dependency{{Resource: "a", DependsOn: []string{"b-c"}}, {Resource: "a-b", DependsOn: []string{"c"}}}}, nil, map[string]res{
+				"a":   resource("v1", "Namespace", "a").uid("u1"),
+				"b-c": resource("v1", "Namespace", "b-c").uid("u2"),
+				"a-b": resource("v1", "Namespace", "a-b").uid("u3"),
+				"c":   resource("v1", "Namespace", "c").uid("u4"),
+				"usage-a-b-c": res{
+					"apiVersion": ProtectionAPI, "kind": "ClusterUsage",
+					"metadata": map[string]any{"name": "u", "labels": map[string]any{UsageLabel: "true"}},
+					"spec": map[string]any{
+						"of": map[string]any{"apiVersion": "v1", "kind": "Namespace", "resourceRef": map[string]any{"name": "b-c"}},
+						"by": map[string]any{"apiVersion": "v1", "kind": "Namespace", "resourceRef": map[string]any{"name": "a"}},
+					},
+				},
+			}),
+			want: want{
+				edges:      []string{"a → b-c: protected (explicit)", "a-b → c: declared (explicit)"},
+				observedAs: []string{"usage-a-b-c", ""},
+			},
+		},
+		"NonObjectDependentNeedsUsagesAll": {
+			reason: "An explicit edge of a resource that is no Object gets a Usage only with usages: All; else nothing protects it.",
+			state: state(Input{Usages: "External", Dependencies: []Dependency{{Resource: "bucket", DependsOn: []string{"ns"}}}}, nil, map[string]res{
+				"bucket": resource("s3.example.org/v1", "Bucket", "b").uid("u1"),
+				"ns":     resource("v1", "Namespace", "ns").uid("u2"),
+			}),
+			want: want{
+				edges:     []string{"bucket → ns: exposed (explicit)"},
+				usages:    []map[string]any{},
+				condition: "False UnprotectedEdges: referenced resources lack their dependents' finalizers: bucket → ns",
+			},
+		},
+		"ExternalReferenceGetsANamespacedUsage": {
+			reason: "With usages: External an existing Object's reference outside the composite gets a Usage in the dependent's namespace, naming the dependency's when it differs.",
+			state: namespaced(state(Input{Usages: "External"}, map[string]res{
+				"dep": nsObject("app-dep").refs(entry("patchesFrom", "db", "apiVersion", "v1", "kind", "Secret", "namespace", "data")),
+			}, map[string]res{"dep": nsObject("app-dep").inTeam().uid("u-dep")})),
+			want: want{
+				external: []string{"dep → Secret data/db: declared"},
+				usages: []map[string]any{{
+					"apiVersion": ProtectionAPI, "kind": "Usage", "metadata": map[string]any{"namespace": "team"},
+					"spec": map[string]any{
+						"of":     map[string]any{"apiVersion": "v1", "kind": "Secret", "resourceRef": map[string]any{"name": "db", "namespace": "data"}},
+						"by":     map[string]any{"apiVersion": NamespacedObjectGroup + "/v1alpha1", "kind": "Object", "resourceRef": map[string]any{"name": "app-dep"}},
+						"reason": "dep depends on Secret data/db (function-dependencies)", "replayDeletion": true,
+					},
+				}},
+				results: []Result{{Normal, "Summary"}},
+			},
+		},
+		"ClusterScopedEndsGetAClusterUsage": {
+			reason: "Two cluster-scoped ends get a ClusterUsage, or with Crossplane v1's API its cluster-scoped Usage.",
+			state: state(Input{Usages: "External", UsageAPI: ApiextensionsAPI}, map[string]res{
+				"dep": object("dep").refs(dependsOn("team", "apiVersion", "v1", "kind", "Namespace")),
+			}, map[string]res{"dep": object("dep").uid("u-dep")}),
+			want: want{usages: []map[string]any{{
+				"apiVersion": ApiextensionsAPI, "kind": "Usage", "metadata": map[string]any{},
+				"spec": map[string]any{
+					"of":     map[string]any{"apiVersion": "v1", "kind": "Namespace", "resourceRef": map[string]any{"name": "team"}},
+					"by":     map[string]any{"apiVersion": ClusterObjectGroup + "/v1alpha2", "kind": "Object", "resourceRef": map[string]any{"name": "dep"}},
+					"reason": "dep depends on Namespace team (function-dependencies)", "replayDeletion": true,
+				},
+			}}},
+		},
+		"NoUsageAcrossScopes": {
+			reason: "No Usage can express a namespaced resource using a cluster-scoped one: a warning, and the edge stays unprotected.",
+			state: namespaced(state(Input{Usages: "External"}, map[string]res{
+				"dep": nsObject("dep").refs(dependsOn("team", "apiVersion", "v1", "kind", "Namespace")),
+			}, map[string]res{"dep": nsObject("dep").inTeam().uid("u-dep")})),
+			want: want{
+				external:   []string{"dep → Namespace team: exposed"},
+				usages:     []map[string]any{},
+				impossible: []string{"dep → Namespace team"},
+				results:    []Result{{Normal, "Summary"}, {Warning, "ExternalReference"}, {Warning, "UsageImpossible"}},
+			},
+		},
+		"UsageOnlyOnceBothEndsExist": {
+			reason: "A Usage is emitted once both ends exist; until then the edge is pending.",
+			state: state(Input{Usages: "All", Dependencies: []Dependency{{Resource: "bucket", DependsOn: []string{"ns"}}}}, map[string]res{
+				"bucket": resource("s3.example.org/v1", "Bucket", "b"),
+				"ns":     resource("v1", "Namespace", "ns"),
+			}, map[string]res{"ns": resource("v1", "Namespace", "ns").uid("u-ns")}),
+			want: want{edges: []string{"bucket → ns: pending (explicit)"}, usages: []map[string]any{}},
+		},
+		"WaitForReadyReleasesAFanOutInOnePass": {
+			reason: "With creation: WaitForReady every resource that doesn't exist yet and whose dependencies are all observed and ready is released at once; the others wait.",
+			state: state(Input{Creation: "WaitForReady"}, map[string]res{
+				"ns":   object("ns"),
+				"cm":   object("cm"),
+				"d1":   object("d1").refs(dependsOn("ns")),
+				"d2":   object("d2").refs(dependsOn("ns")),
+				"d3":   object("d3").refs(dependsOn("ns")),
+				"late": object("late").refs(dependsOn("ns"), dependsOn("cm"), dependsOn("d1")),
+			}, map[string]res{"ns": object("ns").uid("u-ns").ready(), "cm": object("cm").uid("u-cm")}),
+			want: want{
+				heldBack:   map[string]string{"late": "waits for cm, d1 to be ready"},
+				finalizers: map[string][]string{"ns": nil, "cm": nil, "d1": nil, "d2": nil, "d3": nil},
+				results:    []Result{{Normal, "HeldBack"}, {Normal, "Summary"}},
+			},
+		},
+		"HeldBackUntilTheDependencyIsNamed": {
+			reason: "An Object that doesn't exist yet, whose explicit dependency has no name yet, is held back; an existing one never is.",
+			state: state(Input{Dependencies: []Dependency{{Resource: "new|old", DependsOn: []string{"unnamed"}}}}, map[string]res{
+				"new":     object("new"),
+				"old":     object("old"),
+				"unnamed": object(""),
+			}, map[string]res{"old": object("old").uid("u-old")}),
+			want: want{
+				heldBack:   map[string]string{"new": "waits for unnamed to be named, to reference it"},
+				references: map[string][]Reference{},
+				finalizers: map[string][]string{"old": nil, "unnamed": {f("u-old")}},
+			},
+		},
+		"SummaryCountsFinalizersNotEdges": {
+			reason: "Two Objects that claim one UID make two edges and one finalizer.",
+			state: state(Input{}, map[string]res{
+				"a":      object("a").refs(dependsOn("shared")),
+				"b":      object("b").refs(dependsOn("shared")),
+				"shared": object("shared"),
+			}, map[string]res{"a": object("a").uid("same"), "b": object("b").uid("same")}),
+			want: want{summary: &Summary{Resources: 3, References: 2, Declared: 1}, finalizers: map[string][]string{"a": nil, "b": nil, "shared": {f("same")}}},
+		},
+		"AGoingDependentIsNoStaleFinalizer": {
+			reason: "A dependent Crossplane is deleting is dropped from observed state; read from the Objects the function asked for, its finalizer is declared while carried, not stale.",
+			state: func() State {
+				s := state(Input{}, map[string]res{"shared": object("shared")}, map[string]res{"shared": object("shared").uid("u-shared").fin(f("u-going"))})
+				going := object("going").uid("u-going").deleting().refs(dependsOn("shared"))
+				going.md()["annotations"] = map[string]any{CompositionResourceName: "going"}
+				s.Required = []map[string]any{going}
+				return s
+			}(),
+			want: want{
+				edges:      []string{"going → shared: releasing"},
+				stale:      []string{},
+				finalizers: map[string][]string{"shared": {f("u-going")}},
+				asks:       []string{"u-going"},
+			},
+		},
+		"AsksForObjectsOnlyWhenAFinalizerNamesAMissingObject": {
+			reason: "A reconcile in which every reference finalizer names an observed Object asks for nothing.",
+			state: state(Input{}, map[string]res{
+				"dep":    object("dep").refs(dependsOn("shared")),
+				"shared": object("shared"),
+			}, map[string]res{"dep": object("dep").uid("u-dep"), "shared": object("shared").uid("u-shared").fin(f("u-dep"))}),
+			want: want{asks: []string{}},
+		},
+		"UnmatchedDependencyIsAWarning": {
+			reason: "A pattern that matches nothing is a warning.",
+			state:  state(Input{Dependencies: []Dependency{{Resource: "a", DependsOn: []string{"nothing-.*"}}}}, map[string]res{"a": object("a")}, nil),
+			want:   want{edges: []string{}, results: []Result{{Normal, "Summary"}, {Warning, "UnmatchedDependency"}}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := Expect(tc.state)
+			w := tc.want
+			check := func(what string, want, got any) {
+				t.Helper()
+				if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+					t.Errorf("%s\n%s: -want +got:\n%s", tc.reason, what, diff)
+				}
+			}
+			if w.edges != nil {
+				check("edges", w.edges, edges(p))
+			}
+			if w.external != nil {
+				var got []string
+				for _, e := range p.External {
+					got = append(got, fmt.Sprintf("%s → %s: %s", e.Dependent, e.Target.Describe(), e.State))
+				}
+				check("external", w.external, got)
+			}
+			if w.finalizers != nil {
+				check("finalizers", w.finalizers, p.Finalizers)
+			}
+			if w.condition != "" {
+				status := map[bool]string{true: "True", false: "False"}[p.Condition.Status]
+				check("condition", w.condition, status+" "+p.Condition.Reason+": "+p.Condition.Message())
+			}
+			if w.stale != nil {
+				var got []string
+				for _, s := range p.Stale {
+					got = append(got, s.Resource+" "+s.Finalizer)
+				}
+				check("stale", w.stale, got)
+			}
+			if w.problems != nil {
+				var got []string
+				for _, pr := range p.Problems {
+					s := pr.Resource + " " + pr.Field
+					if pr.Both {
+						s += " both"
+					}
+					got = append(got, s)
+				}
+				check("problems", w.problems, got)
+			}
+			if w.references != nil {
+				check("references", w.references, p.References)
+			}
+			if w.heldBack != nil {
+				got := map[string]string{}
+				for n, h := range p.HeldBack {
+					got[n] = h.String()
+				}
+				check("held back", w.heldBack, got)
+			}
+			if w.usages != nil {
+				var got []map[string]any
+				for _, u := range p.Usages {
+					got = append(got, u.Manifest())
+				}
+				check("usages", w.usages, got)
+			}
+			if w.observedAs != nil {
+				var got []string
+				for _, u := range p.Usages {
+					got = append(got, u.ObservedAs)
+				}
+				check("usages observed as", w.observedAs, got)
+			}
+			if w.impossible != nil {
+				var got []string
+				for _, u := range p.Impossible {
+					got = append(got, u.Dependent+" → "+u.Dependency)
+				}
+				check("impossible usages", w.impossible, got)
+			}
+			if w.summary != nil {
+				check("summary", *w.summary, p.Summary())
+			}
+			if w.results != nil {
+				check("results", w.results, p.Results())
+			}
+			if w.asks != nil {
+				var got []string
+				if p.AsksForObjects() {
+					got = p.Unseen
+				}
+				check("asks for Objects naming", w.asks, got)
+			}
+			if w.writes != nil {
+				check("writes", *w.writes, p.Writes())
+			}
+		})
+	}
+}
+
+// TestReadReference pins the reference rule on the entries whose reading is
+// easy to get wrong.
+func TestReadReference(t *testing.T) {
+	for name, tc := range map[string]struct {
+		entry    any
+		want     Target
+		ok, both bool
+	}{
+		"EmptyApiVersionIsDefaulted": {entry: dependsOn("a", "apiVersion", ""), ok: true,
+			want: Target{Identity: Identity{Group: ClusterObjectGroup, Kind: ObjectKind, Name: "a"}, APIVersion: ClusterObjectGroup + "/v1alpha1", Via: "dependsOn"}},
+		"CoreGroup": {entry: dependsOn("a", "apiVersion", "v1", "kind", "Secret"), ok: true,
+			want: Target{Identity: Identity{Kind: "Secret", Name: "a"}, APIVersion: "v1", Via: "dependsOn"}},
+		"NullPatchesFromFallsBackToDependsOn": {entry: map[string]any{"patchesFrom": nil, "dependsOn": map[string]any{"name": "a"}}, ok: true,
+			want: Target{Identity: Identity{Group: ClusterObjectGroup, Kind: ObjectKind, Name: "a"}, APIVersion: ClusterObjectGroup + "/v1alpha1", Via: "dependsOn"}},
+		"BothSetInvalidPatchesFrom": {entry: map[string]any{"patchesFrom": "x", "dependsOn": map[string]any{"name": "a"}}, both: true},
+		"NameOfAnotherType":         {entry: map[string]any{"dependsOn": map[string]any{"name": 3.0}}},
+		"TwoSlashes":                {entry: dependsOn("a", "apiVersion", "a/b/c")},
+		"NotAnObject":               {entry: []any{"a"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, ok, both := ReadReference(ClusterObjectGroup, 0, tc.entry)
+			if got != tc.want || ok != tc.ok || both != tc.both {
+				t.Errorf("ReadReference(%v) = %+v, %t, %t; want %+v, %t, %t", tc.entry, got, ok, both, tc.want, tc.ok, tc.both)
+			}
+		})
+	}
+}
+
+// TestExpectIsDeterministic checks that the oracle answers the same whatever
+// the order of Go's maps: the tiers compare the function's ordered lists
+// with its.
+func TestExpectIsDeterministic(t *testing.T) {
+	s := state(Input{OnCycle: "Warning"}, map[string]res{
+		"a": object("a").refs(dependsOn("b")), "b": object("b").refs(dependsOn("c")), "c": object("c").refs(dependsOn("a"), dependsOn("d")), "d": object("d"),
+	}, map[string]res{"a": object("a").uid("u-a"), "c": object("c").uid("u-c")})
+	first := Expect(s)
+	for range 20 {
+		again := Expect(s)
+		if !slices.Equal(edges(first), edges(again)) || !maps.EqualFunc(first.Finalizers, again.Finalizers, slices.Equal) ||
+			first.Condition.Message() != again.Condition.Message() {
+			t.Fatalf("Expect answers differently for one state: %v, %v", edges(first), edges(again))
+		}
+	}
+}
