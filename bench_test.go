@@ -460,7 +460,7 @@ func BenchmarkGraph(b *testing.B) {
 				b.Fatal(err)
 			}
 			xr := refOf(req.GetObserved().GetComposite().GetResource())
-			resources, invalid, usages := composedResources(req, true)
+			c := composedResources(req, true)
 
 			b.Run("phase=all", func(b *testing.B) {
 				runOn(b, req)
@@ -478,12 +478,12 @@ func BenchmarkGraph(b *testing.B) {
 			b.Run("phase=decide", func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					decide(in, xr, resources, invalid, usages)
+					decide(in, xr, c)
 				}
 				b.ReportMetric(edges, "edges")
 			})
 			b.Run("phase=write", func(b *testing.B) {
-				d := decide(in, xr, resources, invalid, usages)
+				d := decide(in, xr, c)
 				undo := undoRun(b, f, req)
 				b.ReportAllocs()
 				for b.Loop() {

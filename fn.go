@@ -45,9 +45,9 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	xr := req.GetObserved().GetComposite().GetResource()
 	log := f.log.WithValues("xr-apiversion", text(xr, "apiVersion"), "xr-kind", text(xr, "kind"), "xr-name", text(xr, "metadata", "name"))
 
-	rsp.Requirements = requirements(req)
-	resources, invalid, usages := composedResources(req, in.References == v1beta1.ReferencesInfer)
-	d := decide(in, refOf(xr), resources, invalid, usages)
+	c := composedResources(req, in.References == v1beta1.ReferencesInfer)
+	rsp.Requirements = requirements(xr, c)
+	d := decide(in, refOf(xr), c)
 	log.Debug("Planned dependencies", "resources", d.plan.Resources, "edges", len(d.plan.Edges), "external", len(d.plan.External),
 		"declared", d.plan.Declared, "held-back", len(d.plan.HeldBack), "usages", len(d.usages), "cycles", len(d.plan.Cycles))
 	d.writeTo(rsp, log)
@@ -73,11 +73,11 @@ type decision struct {
 // decide computes the dependency graph of the composed resources, in name
 // order as composedResources returns them, the finalizers and Usages that
 // protect its edges, and what to report. It reads only its arguments.
-// observedUsages are the Usages the function emitted that exist.
-func decide(in *v1beta1.Input, xr usage.Ref, resources []protection.Resource, invalid []report.InvalidReference, observedUsages map[string]bool) decision {
+func decide(in *v1beta1.Input, xr usage.Ref, c composition) decision {
+	resources := c.resources
 	unmatched := dependOn(resources, in.Dependencies)
 	o := options(in)
-	o.ObservedUsages = observedUsages
+	o.ObservedUsages = c.usages
 	plan := protection.Make(resources, o)
 	usages, unusable := usage.Write(string(in.UsageAPI), xr, usageEdges(plan, resources))
 	for _, u := range unusable {
@@ -85,7 +85,7 @@ func decide(in *v1beta1.Input, xr usage.Ref, resources []protection.Resource, in
 	}
 	facts := report.Facts{
 		Plan:        plan,
-		Invalid:     invalid,
+		Invalid:     c.invalid,
 		Unmatched:   unmatched,
 		Unusable:    unusable,
 		Enforce:     in.Mode == v1beta1.ModeEnforce,

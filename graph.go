@@ -54,7 +54,8 @@ func (c *GraphCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	resources, invalid, _ := composedResources(req, true)
+	read := composedResources(req, true)
+	resources, invalid := read.resources, read.invalid
 	plan := protection.Make(resources, protection.Options{})
 	g := view.Of(plan, resources, false)
 	draw := map[string]func(view.Graph) string{"mermaid": view.Mermaid, "dot": view.DOT}[c.Format]

@@ -77,8 +77,7 @@ func applyAll(t *testing.T, path string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resources, _, _ := composedResources(req, true)
-	plan := protection.Make(resources, protection.Options{})
+	plan := protection.Make(composedResources(req, true).resources, protection.Options{})
 	if len(plan.Additions) == 0 {
 		t.Fatal("the stream lacks no finalizer: nothing to apply")
 	}

@@ -2,10 +2,9 @@ package main
 
 import (
 	"maps"
-	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
@@ -35,35 +34,16 @@ const compositeLabel = "crossplane.io/composite"
 
 // requirements returns the composite's Objects, one selector per Object API
 // group the composition composes, when a reference finalizer on an observed
-// resource names an Object that observed state lacks; else nil. It reads only
-// the composition's observed and desired resources, never the required ones,
-// so that it asks the same in the call that answers it: Crossplane calls the
-// function again until its requirements stop changing.
-func requirements(req *fnv1.RunFunctionRequest) *fnv1.Requirements {
-	observed := req.GetObserved().GetResources()
-	if !namesMissingObject(observed) {
-		return nil
-	}
-	xr := req.GetObserved().GetComposite().GetResource()
-	// One apiVersion per group, that of the first Object in name order: a
-	// version the cluster serves, and the same on every call.
-	versions := map[string]string{}
-	all := maps.Clone(req.GetDesired().GetResources())
-	maps.Copy(all, observed)
-	for _, name := range slices.Sorted(maps.Keys(all)) {
-		s := all[name].GetResource()
-		apiVersion := text(s, "apiVersion")
-		gv, err := schema.ParseGroupVersion(apiVersion)
-		if _, seen := versions[gv.Group]; err != nil || seen || !objectref.IsObject(gv.Group, text(s, "kind")) {
-			continue
-		}
-		versions[gv.Group] = apiVersion
-	}
-	if len(versions) == 0 {
+// resource names an Object that observed state lacks; else nil. It reads
+// nothing the required resources gave, so that it asks the same in the call
+// that answers it: Crossplane calls the function again until its
+// requirements stop changing.
+func requirements(xr *structpb.Struct, c composition) *fnv1.Requirements {
+	if !c.missingObject || len(c.objectVersions) == 0 {
 		return nil
 	}
 	selectors := map[string]*fnv1.ResourceSelector{}
-	for group, apiVersion := range versions {
+	for group, apiVersion := range c.objectVersions {
 		sel := &fnv1.ResourceSelector{
 			ApiVersion: apiVersion,
 			Kind:       objectref.Kind,
@@ -81,23 +61,6 @@ func requirements(req *fnv1.RunFunctionRequest) *fnv1.Requirements {
 		selectors[requiredObjectsPrefix+group] = sel
 	}
 	return &fnv1.Requirements{Resources: selectors}
-}
-
-// namesMissingObject tells whether a reference finalizer on an observed
-// resource names an Object with a UID that no observed resource has.
-func namesMissingObject(observed map[string]*fnv1.Resource) bool {
-	uids := make(map[string]bool, len(observed))
-	for _, r := range observed {
-		uids[text(r.GetResource(), "metadata", "uid")] = true
-	}
-	for _, r := range observed {
-		for _, f := range value(r.GetResource(), "metadata", "finalizers").GetListValue().GetValues() {
-			if uid, ok := objectref.UIDOf(f.GetStringValue()); ok && !uids[uid] {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // withGoingObjects returns the request's observed composed resources, with

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"maps"
 	"slices"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -16,34 +15,41 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 )
 
+// A composition is what the function reads of the request's composed
+// resources.
+type composition struct {
+	// resources are the composed resources, observed or desired, in name
+	// order.
+	resources []protection.Resource
+	// invalid are the problems of the references that could not be read.
+	invalid []report.InvalidReference
+	// usages are the Usages this function emitted, once observed: they are
+	// not composed resources of the graph.
+	usages map[string]bool
+	// missingObject is true when a reference finalizer on an observed
+	// resource names an Object with a UID that no observed resource has, and
+	// objectVersions holds an apiVersion of each Object API group the
+	// composition composes: what requirements asks for. Both are read from
+	// the request's observed and desired state alone.
+	missingObject  bool
+	objectVersions map[string]string
+}
+
 // composedResources reads every composed resource of the request, observed or
-// desired, in name order, and the problems of the references it could not
-// read.
+// desired, in one pass in name order.
 //
 // It reads the few fields it needs straight from the request's structs rather
 // than converting whole resources to maps: manifests are large, and only
 // metadata and the references matter here.
 //
-// The Usages this function emitted, once observed, are not composed
-// resources of the graph: their names come back apart, as usages.
-//
 // With inferReferences false, problems in Objects' spec.references are not
 // reported: the references are read only so that a dependency the input
 // declares is not written twice.
-func composedResources(req *fnv1.RunFunctionRequest, inferReferences bool) (resources []protection.Resource, invalid []report.InvalidReference, usages map[string]bool) {
+func composedResources(req *fnv1.RunFunctionRequest, inferReferences bool) composition {
 	xrNamespace := text(req.GetObserved().GetComposite().GetResource(), "metadata", "namespace")
 	desired := req.GetDesired().GetResources()
+	asObserved := req.GetObserved().GetResources()
 	observed := withGoingObjects(req)
-	for name, ob := range observed {
-		if _, ok := desired[name]; !ok && text(value(ob.GetResource(), "metadata", "labels").GetStructValue(), usage.Label) == "true" {
-			if usages == nil {
-				usages = map[string]bool{}
-				observed = maps.Clone(observed)
-			}
-			usages[name] = true
-			delete(observed, name)
-		}
-	}
 
 	// In name order, which is the order of the plan; the request's maps
 	// have none.
@@ -57,15 +63,18 @@ func composedResources(req *fnv1.RunFunctionRequest, inferReferences bool) (reso
 		}
 	}
 	slices.Sort(names)
-	resources = make([]protection.Resource, len(names))
+	c := composition{resources: make([]protection.Resource, 0, len(names)), objectVersions: map[string]string{}}
 	// One allocation for all states, and one for the finalizers of many,
 	// rather than one each.
 	desiredStates := make([]protection.Desired, len(desired))
 	observedStates := make([]protection.Observed, len(observed))
 	var finalizers []string
-	for i, name := range names {
-		r := &resources[i]
-		r.Name = name
+	// The UIDs of the request's observed resources, and the UIDs its
+	// reference finalizers name.
+	uids := make(map[string]bool, len(asObserved))
+	var named []string
+	for _, name := range names {
+		r := protection.Resource{Name: name}
 		// The composition's current intent decides what a resource is and
 		// references; observed state stands in for a resource being removed.
 		// Crossplane keeps an existing resource's observed name and namespace,
@@ -82,6 +91,13 @@ func composedResources(req *fnv1.RunFunctionRequest, inferReferences bool) (reso
 		if ob, ok := observed[name]; ok {
 			o = ob.GetResource()
 			om = value(o, "metadata").GetStructValue()
+			if s == nil && text(value(om, "labels").GetStructValue(), usage.Label) == "true" {
+				if c.usages == nil {
+					c.usages = map[string]bool{}
+				}
+				c.usages[name] = true
+				continue
+			}
 			r.Observed = &observedStates[0]
 			observedStates = observedStates[1:]
 			r.Observed.UID = text(om, "uid")
@@ -104,18 +120,32 @@ func composedResources(req *fnv1.RunFunctionRequest, inferReferences bool) (reso
 			r.Identity.Name = "" // No reference can name a resource of an invalid apiVersion.
 		}
 		r.IsObject = objectref.IsObject(r.Identity.Group, r.Identity.Kind)
-		if !r.IsObject {
-			continue
-		}
-		targets, errs := objectref.Parse(r.Identity.Group, value(s, "spec", "references"))
-		r.References = targets
-		for _, err := range errs {
-			if inferReferences {
-				invalid = append(invalid, report.InvalidReference{Resource: r.Name, Problem: err.Error()})
+		// What requirements asks for comes from the request alone, so that
+		// it asks the same in the call that answers it.
+		if _, fromRequest := asObserved[name]; r.Observed != nil && fromRequest {
+			uids[r.Observed.UID] = true
+			for _, f := range r.Observed.Finalizers {
+				if uid, ok := objectref.UIDOf(f); ok {
+					named = append(named, uid)
+				}
 			}
 		}
+		if _, seen := c.objectVersions[r.Identity.Group]; r.IsObject && !seen && (r.Desired != nil || asObserved[name] != nil) {
+			c.objectVersions[r.Identity.Group] = r.APIVersion // The first in name order: the same on every call.
+		}
+		if r.IsObject {
+			targets, errs := objectref.Parse(r.Identity.Group, value(s, "spec", "references"))
+			r.References = targets
+			for _, err := range errs {
+				if inferReferences {
+					c.invalid = append(c.invalid, report.InvalidReference{Resource: r.Name, Problem: err.Error()})
+				}
+			}
+		}
+		c.resources = append(c.resources, r)
 	}
-	return resources, invalid, usages
+	c.missingObject = slices.ContainsFunc(named, func(uid string) bool { return !uids[uid] })
+	return c
 }
 
 // readyCondition is true when the resource's Ready condition is True.
