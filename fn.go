@@ -68,6 +68,9 @@ type decision struct {
 	// (enforce false) what the plan would declare as missing.
 	resources []protection.Resource
 	enforce   bool
+	// xrUID labels the dependents, so that the function finds them while
+	// Crossplane deletes them.
+	xrUID string
 }
 
 // decide computes the dependency graph of the composed resources, in name
@@ -103,6 +106,7 @@ func decide(in *v1beta1.Input, xr usage.Ref, c composition) decision {
 		writeDesired: facts.Enforce && !failed,
 		resources:    resources,
 		enforce:      facts.Enforce,
+		xrUID:        xr.UID,
 	}
 }
 
@@ -112,6 +116,9 @@ func (d decision) writeTo(rsp *fnv1.RunFunctionResponse, log logging.Logger) {
 	results := d.results
 	if d.writeDesired {
 		results = append(results, write(rsp.GetDesired(), d.plan, d.usages, log)...)
+		if err := labelDependents(rsp.GetDesired(), d.plan, d.xrUID); err != nil {
+			results = append(results, report.Result{Severity: report.Warning, Reason: report.ReasonInvalidResource, Message: err.Error()})
+		}
 	}
 	setCondition(rsp, d.condition)
 	for _, r := range results {

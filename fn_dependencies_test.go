@@ -112,6 +112,7 @@ func TestDependencies(t *testing.T) {
 		"AskedForObjectsWhenAFinalizerNamesNone": {
 			reason: "Crossplane drops a dependent it is deleting from observed state: when a finalizer names an Object observed state lacks, the function asks for the composite's Objects rather than call the finalizer stale at once.",
 			req: issue371Request(1, []int{0, 1}, "", func(r *fnv1.RunFunctionRequest) {
+				r.Observed.Composite = clusterXRWithUID
 				delete(r.Desired.Resources, "dep-01")
 			}),
 			want: want{
@@ -122,11 +123,12 @@ func TestDependencies(t *testing.T) {
 		"DependentBeingDeletedIsNotStale": {
 			reason: "Given the composite's Objects, a dependent Crossplane is deleting is one: its finalizer is kept while the target carries it, and no StaleFinalizer is raised.",
 			req: issue371Request(1, []int{0, 1}, "", func(r *fnv1.RunFunctionRequest) {
+				r.Observed.Composite = clusterXRWithUID
 				delete(r.Desired.Resources, "dep-01")
 				r.RequiredResources = map[string]*fnv1.Resources{
 					"dependencies.fn.crossplane.io/objects-kubernetes.crossplane.io": {Items: []*fnv1.Resource{
-						{Resource: resource.MustStructJSON(`{"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "metadata": {"name": "app-dep-00", "uid": "uid-dep-00", "annotations": {"crossplane.io/composition-resource-name": "dep-00"}}, "spec": {"references": [{"dependsOn": {"name": "app-shared"}}]}}`)},
-						{Resource: resource.MustStructJSON(`{"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "metadata": {"name": "app-dep-01", "uid": "uid-dep-01", "deletionTimestamp": "2026-12-01T08:00:00Z", "finalizers": ["finalizer.managedresource.crossplane.io"], "annotations": {"crossplane.io/composition-resource-name": "dep-01"}}, "spec": {"references": [{"dependsOn": {"name": "app-shared"}}]}}`)},
+						{Resource: resource.MustStructJSON(`{"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "metadata": {"name": "app-dep-00", "uid": "uid-dep-00", "labels": {"dependencies.fn.crossplane.io/composite-uid": "uid-app"}, "annotations": {"crossplane.io/composition-resource-name": "dep-00"}}, "spec": {"references": [{"dependsOn": {"name": "app-shared"}}]}}`)},
+						{Resource: resource.MustStructJSON(`{"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "metadata": {"name": "app-dep-01", "uid": "uid-dep-01", "deletionTimestamp": "2026-12-01T08:00:00Z", "finalizers": ["finalizer.managedresource.crossplane.io"], "labels": {"dependencies.fn.crossplane.io/composite-uid": "uid-app"}, "annotations": {"crossplane.io/composition-resource-name": "dep-01"}}, "spec": {"references": [{"dependsOn": {"name": "app-shared"}}]}}`)},
 					}},
 				}
 			}),
@@ -135,6 +137,23 @@ func TestDependencies(t *testing.T) {
 				desired:      map[string]*fnv1.Resource{"shared": obj{apiVersion: clusterObject, name: "app-shared", finalizers: append([]string{"example.org/earlier-step"}, uidFinalizers(2)...)}.resource()},
 				absent:       []string{"dep-01"},
 			},
+		},
+		"DependentsLabelledWithTheirCompositesUID": {
+			reason: "Each dependent Object gets its composite's UID as a label, which Crossplane doesn't strip when it deletes the Object for leaving the composition: the function finds it by it while it goes.",
+			req: issue371Request(1, []int{0}, "", func(r *fnv1.RunFunctionRequest) {
+				r.Observed.Composite = clusterXRWithUID
+			}),
+			want: want{desired: map[string]*fnv1.Resource{
+				"dep-00": {Resource: resource.MustStructJSON(`{"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "metadata": {"name": "app-dep-00", "labels": {"dependencies.fn.crossplane.io/composite-uid": "uid-app"}}, "spec": {"forProvider": {"manifest": {"apiVersion": "v1", "kind": "ConfigMap"}}, "references": [{"dependsOn": {"name": "app-shared"}}]}}`)},
+				"shared": obj{apiVersion: clusterObject, name: "app-shared", finalizers: append([]string{"example.org/earlier-step"}, uidFinalizers(1)...)}.resource(),
+			}},
+		},
+		"AskedForObjectsWhenAnOwnUsageIsUsedByNone": {
+			reason: "While Crossplane deletes a dependent removed from the composition, its Usage stays observed: the function asks for the composite's Objects, so that it can keep the Usage until the dependent is gone.",
+			req: withObserved(namespacedRequest(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "usages": "External"}`),
+				"usage-3x-app-secret./team/token", `{"apiVersion": "protection.crossplane.io/v1beta1", "kind": "Usage", "metadata": {"name": "u", "namespace": "team", "uid": "u3", "labels": {"dependencies.fn.crossplane.io/usage": "true"}}, "spec": {"by": {"apiVersion": "kubernetes.m.crossplane.io/v1alpha1", "kind": "Object", "resourceRef": {"name": "app"}}}}`,
+			),
+			want: want{count: 2},
 		},
 		"UnmatchedPattern": {
 			reason: "A dependency that matches nothing is a warning, not an error.",
@@ -270,9 +289,12 @@ func withObserved(r *fnv1.RunFunctionRequest, name, resourceJSON string) *fnv1.R
 var compositeObjects = &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{
 	"dependencies.fn.crossplane.io/objects-kubernetes.crossplane.io": {
 		ApiVersion: "kubernetes.crossplane.io/v1alpha2", Kind: "Object",
-		Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{"crossplane.io/composite": "app"}}},
+		Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{"dependencies.fn.crossplane.io/composite-uid": "uid-app"}}},
 	},
 }}
+
+// clusterXRWithUID is clusterXR as the API server returns it, with a UID.
+var clusterXRWithUID = &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion": "example.org/v1alpha1", "kind": "XApp", "metadata": {"name": "app", "uid": "uid-app"}}`)}
 
 func TestGraphContext(t *testing.T) {
 	f := &Function{log: logging.NewNopLogger()}

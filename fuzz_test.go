@@ -148,6 +148,14 @@ func checkAnyRequest(fn *Function, req *fnv1.RunFunctionRequest) []string {
 		if after == nil || proto.Equal(before, after) {
 			continue
 		}
+		// Each dependent Object is labelled with the composite's UID.
+		if xrUID := harness.String(req.GetObserved().GetComposite().GetResource().AsMap(), "metadata", "uid"); xrUID != "" &&
+			harness.String(after.GetResource().AsMap(), "metadata", "labels", DependentLabel) == xrUID {
+			after = withoutLabel(after, DependentLabel)
+			if harness.String(before.GetResource().AsMap(), "metadata", "labels", DependentLabel) == xrUID {
+				before = withoutLabel(before, DependentLabel)
+			}
+		}
 		if byDesign {
 			had := listOf(before.GetResource(), "spec", "references")
 			now := listOf(after.GetResource(), "spec", "references")
@@ -157,7 +165,7 @@ func checkAnyRequest(fn *Function, req *fnv1.RunFunctionRequest) []string {
 			before, after = withoutReferences(before), withoutReferences(after)
 		}
 		if !proto.Equal(withoutFinalizers(before), withoutFinalizers(after)) {
-			problem("desired %q changed beyond metadata.finalizers and spec.references", name)
+			problem("desired %q changed beyond metadata.finalizers, spec.references and its label %s", name, DependentLabel)
 		}
 		// Metadata or finalizers that are neither absent nor of their type
 		// are left as they are: replacing them would lose what they hold.

@@ -82,7 +82,7 @@ func TestConcurrentCalls(t *testing.T) {
 			// TestProperties checks the answers in process against the
 			// rules; a sample checks them again here.
 			exp := expectFor(reqs[i])
-			problems = append(checkPassThrough(reqs[i], got[i]), checkInvariants(reqs[i], got[i], exp)...)
+			problems = append(checkPassThrough(reqs[i], got[i], exp), checkInvariants(reqs[i], got[i], exp)...)
 			problems = append(problems, checkExpected(reqs[i], got[i], exp)...)
 		}
 		if len(problems) > 0 {

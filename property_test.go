@@ -153,7 +153,7 @@ func checkRequest(f *Function, req *fnv1.RunFunctionRequest, stats *propertyStat
 		}
 	}
 
-	problems = append(problems, checkPassThrough(req, rsp)...)
+	problems = append(problems, checkPassThrough(req, rsp, exp)...)
 	problems = append(problems, checkInvariants(req, rsp, exp)...)
 	problems = append(problems, checkExpected(req, rsp, exp)...)
 
@@ -219,8 +219,9 @@ func (s *propertyStats) add(e *oracle.Plan, req *fnv1.RunFunctionRequest) {
 
 // checkPassThrough checks what the function must hand on untouched: the
 // tag, the context, the desired composite, every desired resource's
-// connection details and readiness, and every field but metadata.finalizers.
-func checkPassThrough(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) []string {
+// connection details and readiness, and every field but metadata.finalizers
+// and the labels the oracle says it adds, which it checks too.
+func checkPassThrough(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, e *oracle.Plan) []string {
 	var problems []string
 	problem := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	if rsp.GetMeta().GetTag() != req.GetMeta().GetTag() {
@@ -254,6 +255,12 @@ func checkPassThrough(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespons
 		if got == nil {
 			continue
 		}
+		for key, value := range e.Labels[name] {
+			if l := harness.String(got.GetResource().AsMap(), "metadata", "labels", key); l != value {
+				problem("desired %q: label %s is %q, want %q", name, key, l, value)
+			}
+			got = withoutLabel(got, key)
+		}
 		if !proto.Equal(want, got) && !proto.Equal(withoutFinalizers(want), withoutFinalizers(got)) {
 			problem("desired %q changed beyond metadata.finalizers: -request +response:\n%s", name,
 				cmp.Diff(withoutFinalizers(want), withoutFinalizers(got), protocmp.Transform()))
@@ -279,6 +286,23 @@ func withoutFinalizers(r *fnv1.Resource) *fnv1.Resource {
 	}
 	if c.GetResource() != nil && len(c.GetResource().GetFields()) == 0 {
 		c.Resource = nil
+	}
+	return c
+}
+
+// withoutLabel is a copy of the resource without the label, and without
+// the labels and metadata the function had to create to hold it.
+func withoutLabel(r *fnv1.Resource, key string) *fnv1.Resource {
+	c := proto.Clone(r).(*fnv1.Resource)
+	md := c.GetResource().GetFields()["metadata"].GetStructValue()
+	if labels := md.GetFields()["labels"].GetStructValue(); labels != nil {
+		delete(labels.Fields, key)
+		if len(labels.GetFields()) == 0 {
+			delete(md.Fields, "labels")
+		}
+		if len(md.GetFields()) == 0 {
+			delete(c.Resource.Fields, "metadata")
+		}
 	}
 	return c
 }
@@ -400,14 +424,14 @@ func checkRequirements(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespon
 			rsp.GetRequirements(), e.ObjectGroups, e.Unseen)}
 	}
 	var problems []string
-	xr := harness.String(req.GetObserved().GetComposite().GetResource().AsMap(), "metadata", "name")
+	xr := harness.String(req.GetObserved().GetComposite().GetResource().AsMap(), "metadata", "uid")
 	var groups []string
 	for _, key := range slices.Sorted(maps.Keys(selectors)) {
 		sel := selectors[key]
 		g, _ := oracle.GroupOf(sel.GetApiVersion())
 		groups = append(groups, g)
-		if sel.GetKind() != oracle.ObjectKind || sel.GetMatchLabels().GetLabels()["crossplane.io/composite"] != xr {
-			problems = append(problems, fmt.Sprintf("requirement %q is %v, want the Objects labelled crossplane.io/composite=%s", key, sel, xr))
+		if sel.GetKind() != oracle.ObjectKind || sel.GetMatchLabels().GetLabels()[oracle.DependentLabel] != xr {
+			problems = append(problems, fmt.Sprintf("requirement %q is %v, want the Objects labelled %s=%s", key, sel, oracle.DependentLabel, xr))
 		}
 	}
 	if slices.Sort(groups); !slices.Equal(groups, e.ObjectGroups) {

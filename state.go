@@ -27,7 +27,9 @@ type composition struct {
 	// not composed resources of the graph.
 	usages map[string]bool
 	// missingObject is true when a reference finalizer on an observed
-	// resource names an Object with a UID that no observed resource has, and
+	// resource names an Object with a UID that no observed resource has, or
+	// one of the function's own Usages is used by an Object of a name that no
+	// observed Object has; and
 	// objectVersions holds an apiVersion of each Object API group the
 	// composition composes: what requirements asks for. Both are read from
 	// the request's observed and desired state alone.
@@ -73,6 +75,10 @@ func composedResources(req *fnv1.RunFunctionRequest, inferReferences bool) compo
 	// reference finalizers name.
 	uids := make(map[string]bool, len(asObserved))
 	var named []string
+	// The Objects observed, by name, and the names of the Objects the
+	// function's own Usages are used by.
+	objects := map[string]bool{}
+	var usedBy []string
 	for _, name := range names {
 		r := protection.Resource{Name: name}
 		// The composition's current intent decides what a resource is and
@@ -96,6 +102,9 @@ func composedResources(req *fnv1.RunFunctionRequest, inferReferences bool) compo
 					c.usages = map[string]bool{}
 				}
 				c.usages[name] = true
+				if by := value(o, "spec", "by").GetStructValue(); text(by, "kind") == objectref.Kind {
+					usedBy = append(usedBy, text(by, "resourceRef", "name"))
+				}
 				continue
 			}
 			r.Observed = &observedStates[0]
@@ -124,6 +133,9 @@ func composedResources(req *fnv1.RunFunctionRequest, inferReferences bool) compo
 		// it asks the same in the call that answers it.
 		if _, fromRequest := asObserved[name]; r.Observed != nil && fromRequest {
 			uids[r.Observed.UID] = true
+			if r.IsObject {
+				objects[r.Identity.Name] = true
+			}
 			for _, f := range r.Observed.Finalizers {
 				if uid, ok := objectref.UIDOf(f); ok {
 					named = append(named, uid)
@@ -144,7 +156,8 @@ func composedResources(req *fnv1.RunFunctionRequest, inferReferences bool) compo
 		}
 		c.resources = append(c.resources, r)
 	}
-	c.missingObject = slices.ContainsFunc(named, func(uid string) bool { return !uids[uid] })
+	c.missingObject = slices.ContainsFunc(named, func(uid string) bool { return !uids[uid] }) ||
+		slices.ContainsFunc(usedBy, func(name string) bool { return !objects[name] })
 	return c
 }
 
@@ -190,6 +203,28 @@ func appendTo(r *fnv1.Resource, object, list string, values []*structpb.Value) e
 		return errNotA(object+"."+list, "a list")
 	}
 	l.Values = append(l.Values, values...)
+	return nil
+}
+
+// setField sets the field key of the map at object.field of a desired
+// resource, creating the object and the map as needed and keeping every
+// other entry.
+func setField(r *fnv1.Resource, object, field, key string, v *structpb.Value) error {
+	if r.GetResource() == nil {
+		r.Resource = &structpb.Struct{}
+	}
+	o := ensure(r.GetResource(), object, structpb.NewStructValue(&structpb.Struct{})).GetStructValue()
+	if o == nil {
+		return errNotA(object, "an object")
+	}
+	m := ensure(o, field, structpb.NewStructValue(&structpb.Struct{})).GetStructValue()
+	if m == nil {
+		return errNotA(object+"."+field, "an object")
+	}
+	if m.Fields == nil {
+		m.Fields = map[string]*structpb.Value{}
+	}
+	m.Fields[key] = v
 	return nil
 }
 
@@ -299,5 +334,6 @@ func refOf(s *structpb.Struct) usage.Ref {
 		Kind:       text(s, "kind"),
 		Namespace:  text(s, "metadata", "namespace"),
 		Name:       text(s, "metadata", "name"),
+		UID:        text(s, "metadata", "uid"),
 	}
 }

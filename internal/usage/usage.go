@@ -51,6 +51,9 @@ type Ref struct {
 	Kind       string
 	Namespace  string
 	Name       string
+	// UID is the composite's, when it names the owner; a Usage's ends don't
+	// need one.
+	UID string
 }
 
 // An Edge is a dependency to protect.

@@ -85,6 +85,13 @@ const (
 	// they are never part of the user's graph.
 	UsageLabel = "dependencies.fn.crossplane.io/usage"
 
+	// DependentLabel, set to the composite's UID, marks every desired Object
+	// that depends on another, when the function writes desired state and
+	// the composite has a UID. Crossplane strips its own composite label
+	// from a resource it deletes for leaving the composition; this one stays,
+	// and it is what the function asks for the composite's Objects by.
+	DependentLabel = "dependencies.fn.crossplane.io/composite-uid"
+
 	// maxListed is how many items a message names before it counts the rest.
 	maxListed = 10
 )
@@ -633,6 +640,14 @@ type Plan struct {
 	// ObjectGroups are the API groups of the Objects the composition uses,
 	// sorted. See AsksForObjects.
 	Unseen, ObjectGroups []string
+	// UnseenUsers are the names of the Objects the function's own observed
+	// Usages are used by that no observed Object has. See AsksForObjects.
+	UnseenUsers []string
+	// Labels holds, for each desired resource the answer keeps, the labels
+	// the function adds: DependentLabel on each Object with an edge.
+	Labels map[string]map[string]string
+	// XRUID is the composite's UID.
+	XRUID string
 
 	// Declare holds, for each desired resource that must declare some, every
 	// reference finalizer it must declare, sorted, whether earlier steps
@@ -673,7 +688,9 @@ func (p *Plan) Writes() bool { return p.Enforce() && !(p.CyclesFatal() && len(p.
 // reference finalizer names an Object observed state lacks, which may be a
 // dependent Crossplane is deleting. It asks from observed state alone, so
 // that the call that answers it asks the same.
-func (p *Plan) AsksForObjects() bool { return len(p.Unseen) > 0 && len(p.ObjectGroups) > 0 }
+func (p *Plan) AsksForObjects() bool {
+	return (len(p.Unseen) > 0 || len(p.UnseenUsers) > 0) && len(p.ObjectGroups) > 0 && p.XRUID != ""
+}
 
 // SameCycle tells whether both resources are in one cycle.
 func (p *Plan) SameCycle(a, b string) bool {
@@ -740,7 +757,8 @@ func Expect(s State) *Plan {
 	p := &Plan{
 		Input: s.Input.withDefaults(), Nodes: map[string]*Node{}, Own: map[string]map[string]any{}, cycleOf: map[string]int{},
 		Declare: map[string][]string{}, Missing: map[string][]string{}, Finalizers: map[string][]string{},
-		References: map[string][]Reference{}, HeldBack: map[string]Hold{},
+		References: map[string][]Reference{}, HeldBack: map[string]Hold{}, Labels: map[string]map[string]string{},
+		XRUID: str(s.XR, "metadata", "uid"),
 	}
 	p.readNodes(s)
 	p.addEdges()
@@ -848,6 +866,21 @@ func (p *Plan) readAsks(s State) {
 		}
 	}
 	slices.Sort(p.Unseen)
+	objects := map[string]bool{}
+	var own []string
+	for name, o := range s.Observed {
+		if _, desired := s.Desired[name]; !desired && str(o, "metadata", "labels", UsageLabel) == "true" {
+			own = append(own, name)
+		} else if IsObject(str(o, "apiVersion"), str(o, "kind")) {
+			objects[str(o, "metadata", "name")] = true
+		}
+	}
+	slices.Sort(own)
+	for _, name := range own {
+		if u := s.Observed[name]; str(u, "spec", "by", "kind") == ObjectKind && !objects[str(u, "spec", "by", "resourceRef", "name")] {
+			p.UnseenUsers = append(p.UnseenUsers, str(u, "spec", "by", "resourceRef", "name"))
+		}
+	}
 	for _, state := range []map[string]map[string]any{s.Desired, s.Observed} {
 		for _, r := range state {
 			if g, _ := GroupOf(str(r, "apiVersion")); IsObject(str(r, "apiVersion"), str(r, "kind")) && !slices.Contains(p.ObjectGroups, g) {
@@ -1216,7 +1249,17 @@ func (p *Plan) writeFinalizers() {
 			fs = append(fs, p.Missing[name]...)
 		}
 		p.Finalizers[name] = fs
+		if p.Writes() && p.XRUID != "" && n.Object && p.dependent(name) {
+			p.Labels[name] = map[string]string{DependentLabel: p.XRUID}
+		}
 	}
+}
+
+// dependent tells whether the resource has an edge to another, composed or
+// not.
+func (p *Plan) dependent(name string) bool {
+	return slices.ContainsFunc(p.Edges, func(e Edge) bool { return e.Dependent == name }) ||
+		slices.ContainsFunc(p.External, func(e External) bool { return e.Dependent == name })
 }
 
 // findCycles finds every group of nodes that reach each other through edges

@@ -68,7 +68,7 @@ func f(uid string) string { return FinalizerPrefix + uid }
 
 // state builds a State: desired and observed by name, a cluster-scoped XR.
 func state(in Input, desired, observed map[string]res) State {
-	s := State{Desired: map[string]map[string]any{}, Observed: map[string]map[string]any{}, XR: map[string]any{"metadata": map[string]any{"name": "app"}}, Input: in}
+	s := State{Desired: map[string]map[string]any{}, Observed: map[string]map[string]any{}, XR: map[string]any{"metadata": map[string]any{"name": "app", "uid": "u-app"}}, Input: in}
 	for k, v := range desired {
 		s.Desired[k] = v
 	}
@@ -79,7 +79,7 @@ func state(in Input, desired, observed map[string]res) State {
 }
 
 func namespaced(s State) State {
-	s.XR = map[string]any{"metadata": map[string]any{"name": "app", "namespace": team}}
+	s.XR = map[string]any{"metadata": map[string]any{"name": "app", "namespace": team, "uid": "u-app"}}
 	return s
 }
 
@@ -100,6 +100,10 @@ type want struct {
 	results    []Result
 	writes     *bool
 	asks       []string // the unseen UIDs, when the function must ask for Objects
+	// unseenUsers are the Objects the function's own Usages are used by and
+	// observed state lacks, when it must ask for Objects.
+	unseenUsers []string
+	labels      map[string]map[string]string
 }
 
 func edges(p *Plan) []string {
@@ -563,6 +567,23 @@ func TestExpect(t *testing.T) {
 			}, map[string]res{"dep": object("dep").uid("u-dep"), "shared": object("shared").uid("u-shared").fin(f("u-dep"))}),
 			want: want{asks: []string{}},
 		},
+		"AsksForObjectsWhenAnOwnUsageIsUsedByAMissingObject": {
+			reason: "Crossplane drops a dependent it deletes from observed state; while its Usage is observed, the function asks for the composite's Objects, so that the Usage stays until the dependent is gone.",
+			state: func() State {
+				u := res{"apiVersion": ProtectionAPI, "kind": "ClusterUsage", "metadata": map[string]any{"name": "u", "uid": "u-usage", "labels": map[string]any{UsageLabel: "true"}},
+					"spec": map[string]any{"by": map[string]any{"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": ObjectKind, "resourceRef": map[string]any{"name": "going"}}}}
+				return state(Input{Usages: "External"}, map[string]res{"dep": object("dep")}, map[string]res{"dep": object("dep").uid("u-dep"), "usage": u})
+			}(),
+			want: want{unseenUsers: []string{"going"}},
+		},
+		"LabelsEveryDependentObject": {
+			reason: "Each desired Object with an edge is labelled with the composite's UID, which Crossplane doesn't strip from a resource it deletes for leaving the composition.",
+			state: state(Input{}, map[string]res{
+				"dep":    object("dep").refs(dependsOn("shared")),
+				"shared": object("shared"),
+			}, map[string]res{"dep": object("dep").uid("u-dep"), "shared": object("shared").uid("u-shared")}),
+			want: want{labels: map[string]map[string]string{"dep": {DependentLabel: "u-app"}}},
+		},
 		"UnmatchedDependencyIsAWarning": {
 			reason: "A pattern that matches nothing is a warning.",
 			state:  state(Input{Dependencies: []Dependency{{Resource: "a", DependsOn: []string{"nothing-.*"}}}}, map[string]res{"a": object("a")}, nil),
@@ -650,6 +671,16 @@ func TestExpect(t *testing.T) {
 			}
 			if w.results != nil {
 				check("results", w.results, p.Results())
+			}
+			if w.unseenUsers != nil {
+				var got []string
+				if p.AsksForObjects() {
+					got = p.UnseenUsers
+				}
+				check("asks for Objects used by", w.unseenUsers, got)
+			}
+			if w.labels != nil {
+				check("labels", w.labels, p.Labels)
 			}
 			if w.asks != nil {
 				var got []string
