@@ -123,10 +123,9 @@ type graph struct {
 // finalizers); and an explicit dependency of a resource that is no Object (a
 // Usage between composed resources, which the render that applies the first
 // one's finalizers doesn't observe).
-func edgesOf(t *testing.T, desired map[string]doc, observed []doc, xrNamespace string, in *input) graph {
+func edgesOf(t *testing.T, desired map[string]doc, observed []doc, xr doc, in *input) graph {
 	t.Helper()
-	s := oracle.State{Desired: map[string]map[string]any{}, Observed: map[string]map[string]any{},
-		XR: map[string]any{"metadata": map[string]any{"namespace": xrNamespace}}}
+	s := oracle.State{Desired: map[string]map[string]any{}, Observed: map[string]map[string]any{}, XR: xr}
 	if in != nil {
 		s.Input = in.oracle()
 	}
@@ -176,7 +175,7 @@ type plan struct {
 // resource is ready: the observed Ready condition decides.
 func planOf(t *testing.T, ex example, baseline map[string]doc, observed []doc) plan {
 	t.Helper()
-	g := edgesOf(t, baseline, observed, ex.xrNamespace, &ex.input)
+	g := edgesOf(t, baseline, observed, ex.xr, &ex.input)
 	o := g.oracle
 	// The render checks compare the step's results exactly, and model the
 	// messages of the Normal ones only.

@@ -101,7 +101,9 @@ type example struct {
 	// and input its input.
 	step  string
 	input input
-	// xrNamespace is the XR's namespace; empty for a cluster-scoped XR.
+	// xr is the observed XR; xrNamespace its namespace, empty for a
+	// cluster-scoped XR.
+	xr          doc
 	xrNamespace string
 }
 
@@ -383,6 +385,18 @@ func checkChanges(t *testing.T, baseline, rendered map[string]doc, p plan) {
 				md["finalizers"] = toAny(earlier)
 			}
 		}
+		// The labels the plan adds, with their values.
+		for key, value := range p.oracle.Labels[name] {
+			if got := harness.String(r, "metadata", "labels", key); got != value {
+				t.Errorf("%s: label %s is %q, want %q", name, key, got, value)
+			}
+			if labels, ok := harness.Lookup(r, "metadata", "labels").(doc); ok {
+				delete(labels, key)
+				if len(labels) == 0 && harness.Lookup(b, "metadata", "labels") == nil {
+					delete(r["metadata"].(doc), "labels")
+				}
+			}
+		}
 		// The references the plan appends come last, in its order.
 		if refs := p.references[name]; len(refs) > 0 {
 			got := harness.List(r, "spec", "references")
@@ -555,7 +569,8 @@ func loadExamples(t *testing.T) []example {
 			continue
 		}
 		ex := example{name: e.Name(), dir: dir, observed: readDocs(t, filepath.Join(dir, "observed.yaml"))}
-		ex.xrNamespace = harness.String(readDocs(t, filepath.Join(dir, "xr.yaml"))[0], "metadata", "namespace")
+		ex.xr = readDocs(t, filepath.Join(dir, "xr.yaml"))[0]
+		ex.xrNamespace = harness.String(ex.xr, "metadata", "namespace")
 		for _, s := range harness.List(readDocs(t, filepath.Join(dir, "composition.yaml"))[0], "spec", "pipeline") {
 			if sd, _ := s.(doc); harness.String(sd, "functionRef", "name") == fnDependencies {
 				ex.step = harness.String(sd, "step")

@@ -100,7 +100,7 @@ func checkGapComments(t *testing.T, ex example, comments []string) {
 	// The script reads the observed references only, as provider-kubernetes
 	// does: not the input's dependencies, which the function has written
 	// into the observed Objects already.
-	g := edgesOf(t, observed, ex.observed, ex.xrNamespace, nil)
+	g := edgesOf(t, observed, ex.observed, ex.xr, nil)
 	if len(g.external) > 0 && ex.input.Usages == usagesDisabled {
 		t.Fatalf("example %s references objects outside its composition without usages: %+v", ex.name, g.external)
 	}
