@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Runs the control-plane test (test/controlplane): the real etcd, kube-apiserver,
 # kube-controller-manager, provider-kubernetes v1.2.1 and Crossplane core v2.4.0 on loopback,
-# reproducing provider-kubernetes #371 without function-dependencies and asserting its fix with it.
+# reproducing provider-kubernetes #371 without function-dependencies and asserting its fix with it,
+# and, with Crossplane's Usage webhook served on a free port, proving that the Usages the function
+# composes refuse a referenced object's deletion and replay it once its dependent is gone.
 #
 #   hack/controlplane-test.sh [go test flags...]
+#   hack/controlplane-test.sh -run TestUsageOfExternalObjectRefusesItsDeletionThenReplaysIt
 #
 # Builds the pinned tools, the function and the test's dependencies first (cold: about half an
 # hour on two cores; see hack/tools.sh), so that the test's own timeout covers only the test.

@@ -1,7 +1,9 @@
 // Package controlplane proves, on a real control plane started on loopback, that
 // provider-kubernetes loses reference finalizers under parallel reconciles
 // (provider-kubernetes #371) and that function-dependencies restores them and
-// orders deletion.
+// orders deletion; and, with Crossplane's Usage webhook served, that the
+// Usages the function composes for references outside the composite refuse
+// the referenced object's deletion and replay it once the dependent is gone.
 //
 // The test runs only with the controlplane build tag:
 //

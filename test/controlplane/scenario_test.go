@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // The composite resource type of the scenario.
@@ -290,6 +291,21 @@ func (s *stack) removeDependent(ctx context.Context, xr string, n int) {
 	defer stop()
 	rec := &recorder{}
 	s.watch(wctx, rec, "Object", s.client.Resource(gvrObject), metav1.ListOptions{FieldSelector: "metadata.name=" + c.shared.GetName()})
+	// How the removed dependent goes, labels included: a function that asks
+	// for the composite's Objects by label finds only those that carry it.
+	recRemoved := &recorder{}
+	s.watch(wctx, recRemoved, "Object", s.client.Resource(gvrObject), metav1.ListOptions{FieldSelector: "metadata.name=" + removed.GetName()})
+
+	// The events the XR has so far, to tell the ones the removal raises.
+	xrObj, err := s.client.Resource(gvrXR).Get(ctx, xr, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventsBefore, err := s.eventsOf(ctx, xrObj.GetUID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	staleLogged := s.crossplaneLines(staleFinalizerLogged, `Name:"`+xr+`"`)
 
 	begin := time.Now()
 	comp, err := s.client.Resource(gvrComposition).Get(ctx, "race-with", metav1.GetOptions{})
@@ -328,6 +344,9 @@ func (s *stack) removeDependent(ctx context.Context, xr string, n int) {
 	time.Sleep(15 * time.Second)
 	stop()
 
+	s.logRemoval(xr, removed.GetName(), begin, recRemoved)
+	s.assertNoStaleFinalizerWarning(ctx, xr, xrObj.GetUID(), removed.GetName(), eventsBefore, staleLogged)
+
 	changes, werr := rec.result()
 	if werr != nil {
 		t.Fatalf("watching the shared Object: %v", werr)
@@ -357,6 +376,90 @@ func (s *stack) removeDependent(ctx context.Context, xr string, n int) {
 		t.Errorf("%s: after the removal, %d of the %d remaining dependents' finalizers are on the shared Object", xr, p, n-1)
 	}
 	s.awaitDeletionOrdered(ctx, xr, begin)
+}
+
+// logRemoval logs how a dependent removed from the composition went: when
+// it lost the crossplane.io/composite label, began deleting and was gone.
+func (s *stack) logRemoval(xr, removed string, begin time.Time, rec *recorder) {
+	changes, err := rec.result()
+	if err != nil {
+		s.t.Fatalf("watching %s: %v", removed, err)
+	}
+	var unlabelled, deleting, gone string
+	for _, ch := range changes {
+		at := fmt.Sprintf("%s (revision %d)", ch.at.Sub(begin).Round(10*time.Millisecond), ch.rv)
+		if _, ok := ch.labels["crossplane.io/composite"]; !ok && unlabelled == "" {
+			unlabelled = at
+		}
+		if ch.deleting && deleting == "" {
+			deleting = at
+		}
+		if ch.deleted {
+			gone = at
+		}
+	}
+	s.t.Logf("%s: the removed dependent %s, after its removal from the composition: crossplane.io/composite label gone %s, deleting %s, gone %s",
+		xr, removed, orNever(unlabelled), orNever(deleting), orNever(gone))
+}
+
+func orNever(at string) string {
+	if at == "" {
+		return "never"
+	}
+	return at
+}
+
+// staleFinalizerLogged is in the line Crossplane's event broadcaster logs
+// (--debug) for every StaleFinalizer event it is asked to record, before the
+// recorder's spam filter can drop it; the line names the object as
+// Name:"<name>".
+const staleFinalizerLogged = "reason: 'StaleFinalizer'"
+
+// assertNoStaleFinalizerWarning asserts that removing a dependent from the
+// composition raised no StaleFinalizer Warning on the XR: the removed
+// dependent's finalizer is going with it, and calling it stale is a false
+// alarm (issue 13, bug 6). It reads the events from the API server, and
+// Crossplane's log as a second witness, because the event recorder's spam
+// filter may drop an XR's Warnings once it has had many.
+func (s *stack) assertNoStaleFinalizerWarning(ctx context.Context, xr string, uid types.UID, removed string, before []objectEvent, staleLoggedBefore int) {
+	t := s.t
+	after, err := s.eventsOf(ctx, uid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warnings, stale []string
+	for _, e := range raised(before, after) {
+		if e.typ != "Warning" {
+			continue
+		}
+		warnings = append(warnings, e.String())
+		if e.reason == "StaleFinalizer" {
+			stale = append(stale, e.String())
+		}
+	}
+	warningsBefore := int64(0)
+	for _, e := range before {
+		if e.typ == "Warning" && e.api == "v1" {
+			warningsBefore += e.count
+		}
+	}
+	logged := s.crossplaneLines(staleFinalizerLogged, `Name:"`+xr+`"`) - staleLoggedBefore
+	t.Logf("%s: while %s was removed from the composition and deleted: %d Warning events raised on the XR (it had %d before): %s; Crossplane logged %d StaleFinalizer results for it",
+		xr, removed, len(warnings), warningsBefore, orNone(warnings), logged)
+	if len(stale) > 0 {
+		t.Errorf("%s: removing %s from the composition raised a StaleFinalizer Warning on the XR while it was being deleted (a false alarm: its finalizer is going with it): %s",
+			xr, removed, strings.Join(stale, "; "))
+	} else if logged > 0 {
+		t.Errorf("%s: removing %s from the composition made Crossplane record %d StaleFinalizer Warnings on the XR (in its log; the API server has none, so the event recorder dropped them)",
+			xr, removed, logged)
+	}
+}
+
+func orNone(items []string) string {
+	if len(items) == 0 {
+		return "none"
+	}
+	return strings.Join(items, "; ")
 }
 
 // deletion is what deleting an XR showed.

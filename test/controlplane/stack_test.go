@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -59,6 +60,9 @@ var (
 	gvrXRD                   = schema.GroupVersionResource{Group: "apiextensions.crossplane.io", Version: "v2", Resource: "compositeresourcedefinitions"}
 	gvrComposition           = schema.GroupVersionResource{Group: "apiextensions.crossplane.io", Version: "v1", Resource: "compositions"}
 	gvrFunctionRevision      = schema.GroupVersionResource{Group: "pkg.crossplane.io", Version: "v1", Resource: "functionrevisions"}
+	gvrValidatingWebhook     = schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingwebhookconfigurations"}
+	gvrClusterUsage          = schema.GroupVersionResource{Group: "protection.crossplane.io", Version: "v1beta1", Resource: "clusterusages"}
+	gvrEventV1               = schema.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}
 )
 
 // stack is the running control plane.
@@ -72,6 +76,9 @@ type stack struct {
 	kubeconfig string
 	config     *rest.Config
 	client     dynamic.Interface
+
+	// crossplaneWebhookPort is where Crossplane serves its Usage webhook.
+	crossplaneWebhookPort int
 
 	procs []*process
 }
@@ -157,6 +164,22 @@ func (s *stack) count(component, substr string) int {
 		s.t.Fatal(err)
 	}
 	return bytes.Count(b, []byte(substr))
+}
+
+// crossplaneLines counts the lines of Crossplane's log that contain every
+// one of substrs.
+func (s *stack) crossplaneLines(substrs ...string) int {
+	b, err := os.ReadFile(filepath.Join(s.logs, "crossplane.log"))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	n := 0
+	for line := range bytes.Lines(b) {
+		if !slices.ContainsFunc(substrs, func(sub string) bool { return !bytes.Contains(line, []byte(sub)) }) {
+			n++
+		}
+	}
+	return n
 }
 
 // alive returns an error when a component has exited.
@@ -298,18 +321,33 @@ func (s *stack) startKubernetes(ctx context.Context, bins map[string]string) {
 
 // moduleDir returns the folder of a module version in the module cache,
 // downloading it if needed.
+//
+// The module cache first, with no network: hack/controlplane-test.sh
+// downloads (and so verifies) both modules before it enters a network
+// namespace of its own, and in there a lookup that goes to the checksum
+// database fails as soon as any go command on the machine has moved the
+// database's cached tree head on (seen here: it needed tiles it didn't have).
 func moduleDir(t *testing.T, module string) string {
 	t.Helper()
-	cmd := exec.Command("go", "mod", "download", "-json", module)
-	out, err := cmd.Output()
+	if dir, err := downloadModule(module, "GOPROXY=off", "GOSUMDB=off"); err == nil {
+		return dir
+	}
+	dir, err := downloadModule(module)
 	if err != nil {
-		t.Fatalf("cannot download %s: %v\n%s", module, err, out)
+		t.Fatal(err)
 	}
+	return dir
+}
+
+func downloadModule(module string, env ...string) (string, error) {
+	cmd := exec.Command("go", "mod", "download", "-json", module)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.Output()
 	var m struct{ Dir, Error string }
-	if err := json.Unmarshal(out, &m); err != nil || m.Error != "" || m.Dir == "" {
-		t.Fatalf("cannot download %s: %v %s", module, err, m.Error)
+	if jerr := json.Unmarshal(out, &m); err != nil || jerr != nil || m.Error != "" || m.Dir == "" {
+		return "", fmt.Errorf("cannot download %s (%v): %w %s", module, env, errors.Join(err, jerr), m.Error)
 	}
-	return m.Dir
+	return m.Dir, nil
 }
 
 // applyCRDs installs the CRDs of provider-kubernetes and Crossplane, with the
@@ -391,21 +429,81 @@ func (s *stack) startProvider(ctx context.Context, bin string) {
 	s.await(ctx, "provider-kubernetes", 60*time.Second, httpOK(fmt.Sprintf("http://127.0.0.1:%d/readyz", health)))
 }
 
+// startCrossplane starts Crossplane core with its webhook server, and points
+// the API server's Usage webhook at it. Webhooks on also start the Usage
+// controllers: without them no Usage protects anything.
 func (s *stack) startCrossplane(ctx context.Context, bin string) {
 	health := freePort(s.t)
+	// provider-kubernetes holds the default, 9443.
+	s.crossplaneWebhookPort = freePort(s.t)
 	s.start("crossplane", bin, []string{
 		"--debug", "core", "start",
 		"--namespace=crossplane-system",
 		"--leader-election=false",
-		"--enable-webhooks=false",
 		"--package-runtime=External",
 		"--tls-client-certs-dir=" + s.pki.TLSDir,
+		// tls.crt and tls.key, for 127.0.0.1: what the API server dials.
+		"--tls-server-certs-dir=" + s.pki.TLSDir,
+		"--webhook-port=" + strconv.Itoa(s.crossplaneWebhookPort),
 		"--xpkg-cache-dir=" + filepath.Join(s.dir, "xpkg"),
 		"--xfn-cache-dir=" + filepath.Join(s.dir, "xfn"),
 		"--metrics-port=" + strconv.Itoa(freePort(s.t)),
 		"--health-probe-port=" + strconv.Itoa(health),
 	}, "KUBECONFIG="+s.kubeconfig)
+	// With webhooks on, /readyz also waits for the webhook server.
 	s.await(ctx, "Crossplane", 60*time.Second, httpOK(fmt.Sprintf("http://127.0.0.1:%d/readyz", health)))
+	s.applyUsageWebhook(ctx)
+}
+
+// applyUsageWebhook creates the ValidatingWebhookConfiguration that Crossplane
+// v2.4.0 ships for Usages, pointed at Crossplane on this machine. In a cluster
+// `crossplane core init` creates it from the same file, with the Service and
+// the CA bundle of the TLS Secret it generates; `core start` never touches it,
+// so the test owns it. Then it proves the API server calls the webhook: a
+// DELETE of an object labelled in use reaches Crossplane's handler.
+func (s *stack) applyUsageWebhook(ctx context.Context) {
+	file := filepath.Join(moduleDir(s.t, crossplaneModule), "cluster", "webhookconfigurations", "usage.yaml")
+	caBundle := base64.StdEncoding.EncodeToString(s.pki.caPEM)
+	for _, cfg := range readYAML(s.t, file) {
+		webhooks, _, _ := unstructured.NestedSlice(cfg.Object, "webhooks")
+		for i, w := range webhooks {
+			hook := w.(map[string]any)
+			path, _, _ := unstructured.NestedString(hook, "clientConfig", "service", "path")
+			if path == "" {
+				s.t.Fatalf("%s: webhook %v has no service path", file, hook["name"])
+			}
+			hook["clientConfig"] = map[string]any{
+				"url":      fmt.Sprintf("https://127.0.0.1:%d%s", s.crossplaneWebhookPort, path),
+				"caBundle": caBundle,
+			}
+			webhooks[i] = hook
+		}
+		must(s.t, unstructured.SetNestedSlice(cfg.Object, webhooks, "webhooks"))
+		s.create(ctx, gvrValidatingWebhook, "", cfg)
+	}
+
+	// The API server loads webhook configurations asynchronously: until it
+	// has, a DELETE passes without calling the webhook. Crossplane logs
+	// every call (--debug), so probe until the log shows one.
+	const called = "Validating no usages"
+	before := s.count("crossplane", called)
+	begin := time.Now()
+	probe := 0
+	s.await(ctx, "the API server to call Crossplane's Usage webhook", 60*time.Second, func(ctx context.Context) (bool, error) {
+		probe++
+		name := fmt.Sprintf("usage-webhook-probe-%d", probe)
+		s.create(ctx, gvrConfigMap, "default", obj(map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": name, "labels": map[string]any{inUseLabel: "true"}},
+		}))
+		// No Usage names it: the webhook allows the deletion.
+		if err := s.client.Resource(gvrConfigMap).Namespace("default").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			return false, permanent{fmt.Errorf("deleting ConfigMap %s, which no Usage names: %w", name, err)}
+		}
+		return s.count("crossplane", called) > before, fmt.Errorf("%d probes reached no webhook", probe)
+	})
+	s.t.Logf("Crossplane's Usage webhook serves on 127.0.0.1:%d; the API server called it %s after the configuration was created (%d probes)",
+		s.crossplaneWebhookPort, time.Since(begin).Round(time.Millisecond), probe)
 }
 
 // serveFunction serves a function on loopback with mTLS and registers it with

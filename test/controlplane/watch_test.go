@@ -23,6 +23,7 @@ type change struct {
 	deleted    bool
 	deleting   bool
 	finalizers []string
+	labels     map[string]string
 }
 
 // A recorder collects the changes of several watches, in the order they
@@ -96,6 +97,7 @@ func (s *stack) watch(ctx context.Context, rec *recorder, kind string, ri dynami
 					deleted:    ev.Type == watch.Deleted,
 					deleting:   u.GetDeletionTimestamp() != nil,
 					finalizers: u.GetFinalizers(),
+					labels:     u.GetLabels(),
 				})
 			}
 		}
