@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -46,8 +47,14 @@ func (o obj) resource() *fnv1.Resource {
 	if o.uid != "" {
 		metadata["uid"] = o.uid
 	}
-	if o.finalizers != nil {
-		metadata["finalizers"] = o.finalizers
+	finalizers := o.finalizers
+	// An observed Object whose references resolve carries the provider's own
+	// finalizer: provider-kubernetes manages it.
+	if o.uid != "" && (o.kind == "" || o.kind == "Object") && !slices.Contains(finalizers, objectFinalizerName) {
+		finalizers = append([]string{objectFinalizerName}, finalizers...)
+	}
+	if finalizers != nil {
+		metadata["finalizers"] = finalizers
 	}
 	if o.deleting {
 		metadata["deletionTimestamp"] = "2026-11-30T10:00:00Z"

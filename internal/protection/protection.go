@@ -154,7 +154,8 @@ const (
 	// target doesn't carry it yet.
 	Declared
 	// Pending: the dependent doesn't exist yet, so it has no UID to name
-	// its finalizer by.
+	// its finalizer by, or provider-kubernetes doesn't manage it yet (it
+	// lacks the provider's own finalizer), so it would not release it.
 	Pending
 	// Releasing: the dependent is being deleted or removed from the
 	// composition. Its finalizer is declared only while the observed target
@@ -855,6 +856,15 @@ func (r *Resource) ready() bool {
 	return r.Observed != nil && (r.Observed.Ready || (r.Desired != nil && r.Desired.Ready))
 }
 
+// managed is true when provider-kubernetes manages the Object: it carries
+// the provider's own finalizer, which the provider adds only once every
+// reference resolves. Only an Object that carries it releases its reference
+// finalizers when it is deleted; a finalizer declared for one that doesn't
+// would keep its target for ever.
+func (r *Resource) managed() bool {
+	return r.Observed != nil && r.Observed.UID != "" && slices.Contains(r.Observed.Finalizers, objectref.ObjectFinalizer)
+}
+
 // uid is the resource's UID, "" while it doesn't exist.
 func (r *Resource) uid() string {
 	if r.Observed == nil {
@@ -885,7 +895,7 @@ func decide(d, t *Resource, onTarget, breakCycle bool) (EdgeState, bool) {
 	switch {
 	case breakCycle:
 		return Cyclic, false
-	case d.uid() == "":
+	case !d.managed():
 		return Pending, false
 	case d.Desired == nil || d.Observed.Deleting:
 		return Releasing, t.Desired != nil && onTarget

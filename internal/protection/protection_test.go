@@ -20,7 +20,7 @@ func object(name string, references ...string) Resource {
 		APIVersion: "kubernetes.crossplane.io/v1alpha2",
 		IsObject:   true,
 		Identity:   Identity{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: name},
-		Observed:   &Observed{UID: "uid-" + name},
+		Observed:   &Observed{UID: "uid-" + name, Finalizers: []string{objectref.ObjectFinalizer}},
 		Desired:    &Desired{},
 	}
 	for i, ref := range references {
@@ -252,7 +252,7 @@ func TestMake(t *testing.T) {
 			args: args{resources: []Resource{
 				{Name: "shared", Identity: Identity{Group: objectref.NamespacedGroup, Kind: "Object", Namespace: "team", Name: "shared-x"}, Observed: &Observed{UID: "uid-shared"}, Desired: &Desired{}},
 				{
-					Name: "d1", Identity: Identity{Group: objectref.NamespacedGroup, Kind: "Object", Namespace: "team", Name: "d1-x"}, Observed: &Observed{UID: "uid-d1"}, Desired: &Desired{},
+					Name: "d1", Identity: Identity{Group: objectref.NamespacedGroup, Kind: "Object", Namespace: "team", Name: "d1-x"}, Observed: &Observed{UID: "uid-d1", Finalizers: []string{objectref.ObjectFinalizer}}, Desired: &Desired{},
 					References: []objectref.Target{
 						{Group: objectref.NamespacedGroup, Kind: "Object", Namespace: "team", Name: "shared-x", Index: 0, Via: "dependsOn"},
 						{Group: objectref.NamespacedGroup, Kind: "Object", Name: "shared-x", Index: 1, Via: "dependsOn"},
@@ -410,6 +410,18 @@ func TestMake(t *testing.T) {
 				o:         Options{IgnoreReferences: true},
 			},
 			want: Plan{Resources: 2},
+		},
+		"UnmanagedDependentIsPending": {
+			reason: "An Object that lacks the provider's own finalizer has references that don't all resolve: it would not release a finalizer declared for it, so none is declared until the provider manages it.",
+			args: args{resources: []Resource{
+				object("shared"),
+				with(object("d1", "shared", "nowhere"), func(r *Resource) { r.Observed.Finalizers = nil }),
+			}},
+			want: Plan{
+				Resources: 2,
+				Edges:     []Edge{{Dependent: "d1", Target: "shared", State: Pending}},
+				External:  []External{{Dependent: "d1", Target: objectref.Target{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: "nowhere", Index: 1, Via: "dependsOn"}, Protection: Unprotected, State: Exposed}},
+			},
 		},
 		"ExplicitDependencyNotNamed": {
 			reason: "While the dependency has no name, an Object that doesn't exist yet is held back; an existing one is never held back.",

@@ -1028,8 +1028,10 @@ func (p *Plan) decide() {
 			continue
 		case cyclic:
 			e.State = Cyclic
-		case d.UID == "":
-			// Nothing to declare yet.
+		case d.UID == "" || !slices.Contains(d.ObservedFinalizers, ObjectFinalizer):
+			// Nothing to declare yet: provider-kubernetes adds its own
+			// finalizer once every reference resolves, and only an Object
+			// that carries it releases its reference finalizers on deletion.
 			e.State = Pending
 		case !d.Desired || d.Deleting:
 			// The provider removes F(D) once D is gone, and declaring it

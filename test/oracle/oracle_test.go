@@ -29,13 +29,28 @@ func (r res) md() map[string]any { return r["metadata"].(map[string]any) }
 const team = "team"
 
 func (r res) inTeam() res { r.md()["namespace"] = team; return r }
+
+// uid gives the observed resource its UID; an Object gets the provider's
+// own finalizer too, as provider-kubernetes adds it to every Object whose
+// references resolve.
 func (r res) uid(uid string) res {
 	r.md()["uid"] = uid
+	if r["kind"] == ObjectKind {
+		return r.fin(ObjectFinalizer)
+	}
+	return r
+}
+
+// unmanaged takes the provider's own finalizer away: an Object whose
+// references don't all resolve yet.
+func (r res) unmanaged() res {
+	fs, _ := r.md()["finalizers"].([]any)
+	r.md()["finalizers"] = slices.DeleteFunc(fs, func(f any) bool { return f == ObjectFinalizer })
 	return r
 }
 
 func (r res) fin(fs ...string) res {
-	list := []any{}
+	list, _ := r.md()["finalizers"].([]any)
 	for _, f := range fs {
 		list = append(list, f)
 	}
@@ -583,6 +598,14 @@ func TestExpect(t *testing.T) {
 				"shared": object("shared"),
 			}, map[string]res{"dep": object("dep").uid("u-dep"), "shared": object("shared").uid("u-shared")}),
 			want: want{labels: map[string]map[string]string{"dep": {DependentLabel: "u-app"}}},
+		},
+		"AnObjectTheProviderDoesNotManageYetIsPending": {
+			reason: "An Object without the provider's own finalizer has references that don't all resolve: it would not release a finalizer declared for it, so none is, until the provider manages it.",
+			state: state(Input{}, map[string]res{
+				"dep":    object("dep").refs(dependsOn("shared"), dependsOn("nowhere")),
+				"shared": object("shared"),
+			}, map[string]res{"dep": object("dep").uid("u-dep").unmanaged(), "shared": object("shared").uid("u-shared")}),
+			want: want{edges: []string{"dep → shared: pending"}, finalizers: map[string][]string{"dep": nil, "shared": nil}},
 		},
 		"UnmatchedDependencyIsAWarning": {
 			reason: "A pattern that matches nothing is a warning.",
