@@ -460,7 +460,7 @@ func BenchmarkGraph(b *testing.B) {
 				b.Fatal(err)
 			}
 			xr := refOf(req.GetObserved().GetComposite().GetResource())
-			c := composedResources(req, true)
+			c := composedResources(req, true, false)
 
 			b.Run("phase=all", func(b *testing.B) {
 				runOn(b, req)
@@ -472,7 +472,7 @@ func BenchmarkGraph(b *testing.B) {
 					if _, err := readInput(req); err != nil {
 						b.Fatal(err)
 					}
-					composedResources(req, true)
+					composedResources(req, true, false)
 				}
 			})
 			b.Run("phase=decide", func(b *testing.B) {

@@ -45,8 +45,8 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	xr := req.GetObserved().GetComposite().GetResource()
 	log := f.log.WithValues("xr-apiversion", text(xr, "apiVersion"), "xr-kind", text(xr, "kind"), "xr-name", text(xr, "metadata", "name"))
 
-	c := composedResources(req, in.References == v1beta1.ReferencesInfer)
-	rsp.Requirements = requirements(xr, c)
+	c := composedResources(req, in.References == v1beta1.ReferencesInfer, len(in.Dependencies) > 0)
+	rsp.Requirements = c.lookout.requirements(xr)
 	d := decide(in, refOf(xr), c)
 	log.Debug("Planned dependencies", "resources", d.plan.Resources, "edges", len(d.plan.Edges), "external", len(d.plan.External),
 		"declared", d.plan.Declared, "held-back", len(d.plan.HeldBack), "usages", len(d.usages), "cycles", len(d.plan.Cycles))

@@ -153,7 +153,36 @@ func TestDependencies(t *testing.T) {
 			req: withObserved(namespacedRequest(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "usages": "External"}`),
 				"usage-3x-app-secret./team/token", `{"apiVersion": "protection.crossplane.io/v1beta1", "kind": "Usage", "metadata": {"name": "u", "namespace": "team", "uid": "u3", "labels": {"dependencies.fn.crossplane.io/usage": "true"}}, "spec": {"by": {"apiVersion": "kubernetes.m.crossplane.io/v1alpha1", "kind": "Object", "resourceRef": {"name": "app"}}}}`,
 			),
-			want: want{count: 2},
+			want: want{count: 2, requirements: &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{
+				"dependencies.fn.crossplane.io/kubernetes.m.crossplane.io/v1alpha1/Object/team/app": {
+					ApiVersion: "kubernetes.m.crossplane.io/v1alpha1", Kind: "Object", Namespace: ptr("team"),
+					Match: &fnv1.ResourceSelector_MatchName{MatchName: "app"},
+				},
+			}}},
+		},
+		"WrittenReferenceKeptWhileItsRemovedDependencyIsDeleted": {
+			reason: "The provider releases a finalizer only on what the Object references when it is deleted: the dependsOn the function wrote stays while the dependency the composition removed still exists, and the function asks for it by name to see it.",
+			req: issue371Request(1, nil, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "dependencies": [{"resource": "dep-00", "dependsOn": ["db"]}]}`, func(r *fnv1.RunFunctionRequest) {
+				r.Desired.Resources["dep-00"] = obj{apiVersion: clusterObject, name: "app-dep-00"}.resource()
+				r.Observed.Resources["dep-00"] = obj{apiVersion: clusterObject, name: "app-dep-00", uid: "uid-dep-00", references: `[{"dependsOn": {"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "name": "app-db"}}]`}.resource()
+				r.RequiredResources = map[string]*fnv1.Resources{
+					"dependencies.fn.crossplane.io/kubernetes.crossplane.io/v1alpha2/Object//app-db": {Items: []*fnv1.Resource{
+						{Resource: resource.MustStructJSON(`{"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "metadata": {"name": "app-db", "uid": "uid-db", "deletionTimestamp": "2026-12-01T08:00:00Z", "finalizers": ["kubernetes.crossplane.io/referred-by-object-uid-dep-00"], "annotations": {"crossplane.io/composition-resource-name": "db"}}}`)},
+					}},
+				}
+			}),
+			want: want{
+				requirements: &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{
+					"dependencies.fn.crossplane.io/kubernetes.crossplane.io/v1alpha2/Object//app-db": {
+						ApiVersion: "kubernetes.crossplane.io/v1alpha2", Kind: "Object", Match: &fnv1.ResourceSelector_MatchName{MatchName: "app-db"},
+					},
+				}},
+				desired: map[string]*fnv1.Resource{
+					"dep-00": obj{apiVersion: clusterObject, name: "app-dep-00", references: `[{"dependsOn": {"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "name": "app-db"}}]`}.resource(),
+				},
+				absent: []string{"db"},
+				results: []*fnv1.Result{warning("ReferencedResourceRemoved", "the composition no longer includes resources that live Objects still reference, so they may be deleted first: db (referenced by dep-00)")},
+			},
 		},
 		"UnmatchedPattern": {
 			reason: "A dependency that matches nothing is a warning, not an error.",
@@ -324,3 +353,5 @@ func TestGraphContext(t *testing.T) {
 		t.Errorf("context %s: -want, +got:\n%s", GraphContextKey, diff)
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -54,7 +54,7 @@ func (c *GraphCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	read := composedResources(req, true)
+	read := composedResources(req, true, false)
 	resources, invalid := read.resources, read.invalid
 	plan := protection.Make(resources, protection.Options{})
 	g := view.Of(plan, resources, false)

@@ -77,7 +77,7 @@ func applyAll(t *testing.T, path string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := protection.Make(composedResources(req, true).resources, protection.Options{})
+	plan := protection.Make(composedResources(req, true, false).resources, protection.Options{})
 	if len(plan.Additions) == 0 {
 		t.Fatal("the stream lacks no finalizer: nothing to apply")
 	}

@@ -413,31 +413,44 @@ func checkInvariants(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse
 // finalizer names an Object observed state lacks (one Crossplane may be
 // deleting); else nothing.
 func checkRequirements(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, e *oracle.Plan) []string {
-	selectors := rsp.GetRequirements().GetResources()
-	switch {
-	case !e.AsksForObjects() && rsp.GetRequirements() != nil:
-		return []string{fmt.Sprintf("the response asks for %v, but every reference finalizer names an observed resource", rsp.GetRequirements())}
-	case !e.AsksForObjects():
-		return nil
-	case len(selectors) != len(e.ObjectGroups):
-		return []string{fmt.Sprintf("the response asks for %v, want the composite's Objects of the groups %q, since reference finalizers name the unseen UIDs %q",
-			rsp.GetRequirements(), e.ObjectGroups, e.Unseen)}
+	var got []string
+	for _, key := range slices.Sorted(maps.Keys(rsp.GetRequirements().GetResources())) {
+		sel := rsp.GetRequirements().GetResources()[key]
+		a := oracle.Ask{Kind: sel.GetKind(), Namespace: sel.GetNamespace()}
+		if l := sel.GetMatchLabels().GetLabels(); l != nil {
+			a.Group, _ = oracle.GroupOf(sel.GetApiVersion())
+			a.Label = l[oracle.DependentLabel]
+			// Any version the composition uses for the group, or the
+			// group's default.
+			if !slices.ContainsFunc(composedVersions(req), func(v string) bool { return v == sel.GetApiVersion() }) &&
+				sel.GetApiVersion() != a.Group+"/v1alpha2" && sel.GetApiVersion() != a.Group+"/v1alpha1" {
+				got = append(got, "a version the composition doesn't use: "+sel.GetApiVersion())
+			}
+		} else {
+			a.APIVersion, a.Name = sel.GetApiVersion(), sel.GetMatchName()
+		}
+		got = append(got, a.String())
 	}
-	var problems []string
-	xr := harness.String(req.GetObserved().GetComposite().GetResource().AsMap(), "metadata", "uid")
-	var groups []string
-	for _, key := range slices.Sorted(maps.Keys(selectors)) {
-		sel := selectors[key]
-		g, _ := oracle.GroupOf(sel.GetApiVersion())
-		groups = append(groups, g)
-		if sel.GetKind() != oracle.ObjectKind || sel.GetMatchLabels().GetLabels()[oracle.DependentLabel] != xr {
-			problems = append(problems, fmt.Sprintf("requirement %q is %v, want the Objects labelled %s=%s", key, sel, oracle.DependentLabel, xr))
+	var want []string
+	for _, a := range e.Asks {
+		want = append(want, a.String())
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		return []string{fmt.Sprintf("the response asks for %q, want %q (reference finalizers name the unseen UIDs %q)", got, want, e.Unseen)}
+	}
+	return nil
+}
+
+// composedVersions are the apiVersions of the request's composed resources.
+func composedVersions(req *fnv1.RunFunctionRequest) []string {
+	var out []string
+	for _, state := range []*fnv1.State{req.GetObserved(), req.GetDesired()} {
+		for _, r := range state.GetResources() {
+			out = append(out, harness.String(r.GetResource().AsMap(), "apiVersion"))
 		}
 	}
-	if slices.Sort(groups); !slices.Equal(groups, e.ObjectGroups) {
-		problems = append(problems, fmt.Sprintf("the requirements ask for the groups %q, want %q", groups, e.ObjectGroups))
-	}
-	return problems
+	return out
 }
 
 // checkExpected compares the whole answer with the oracle's: every desired

@@ -40,50 +40,144 @@ import (
 // their composite.
 const DependentLabel = "dependencies.fn.crossplane.io/composite-uid"
 
-// requiredObjectsPrefix starts the name of each requirement, one per Object
-// API group; the group follows.
-const requiredObjectsPrefix = "dependencies.fn.crossplane.io/objects-"
+// requiredPrefix starts the name of each requirement.
+const requiredPrefix = "dependencies.fn.crossplane.io/"
 
-// requirements returns the composite's Objects, one selector per Object API
-// group the composition composes, when a reference finalizer on an observed
-// resource names an Object that observed state lacks; else nil. It reads
-// nothing the required resources gave, so that it asks the same in the call
-// that answers it: Crossplane calls the function again until its
-// requirements stop changing.
-func requirements(xr *structpb.Struct, c composition) *fnv1.Requirements {
-	uid := text(xr, "metadata", "uid")
-	if !c.missingObject || len(c.objectVersions) == 0 || uid == "" {
-		return nil
+// A lookout collects what the function asks Crossplane for, from the
+// request's own observed and desired resources, read one by one.
+type lookout struct {
+	// uids are the UIDs of the observed resources, and named those the
+	// reference finalizers on them name.
+	uids  map[string]bool
+	named []string
+	// objectVersions holds an apiVersion of each Object API group the
+	// composition composes, the first in name order: one the cluster serves,
+	// and the same on every call.
+	objectVersions map[string]string
+	// seen are the identities of the observed resources, and wanted those
+	// of the resources that the function's own Usages are used by and of
+	// the dependencies of the references it wrote.
+	seen   map[protection.Identity]bool
+	wanted []objectref.Target
+}
+
+func newLookout(observed int) lookout {
+	return lookout{uids: make(map[string]bool, observed), objectVersions: map[string]string{}, seen: make(map[protection.Identity]bool, observed)}
+}
+
+// resource looks at a composed resource, observed in the request or not.
+func (l *lookout) resource(r *protection.Resource, observed bool) {
+	if _, ok := l.objectVersions[r.Identity.Group]; r.IsObject && !ok {
+		l.objectVersions[r.Identity.Group] = r.APIVersion
 	}
+	if !observed || r.Observed == nil {
+		return
+	}
+	l.uids[r.Observed.UID] = true
+	l.seen[r.Identity] = true
+	for _, f := range r.Observed.Finalizers {
+		if uid, ok := objectref.UIDOf(f); ok {
+			l.named = append(l.named, uid)
+		}
+	}
+}
+
+// usage looks at one of the function's own observed Usages: while it
+// exists, so must what it is used by, and a dependent Crossplane is deleting
+// keeps its Usage until it is gone.
+func (l *lookout) usage(u *structpb.Struct) {
+	by := value(u, "spec", "by").GetStructValue()
+	apiVersion := text(by, "apiVersion")
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return
+	}
+	l.wanted = append(l.wanted, objectref.Target{
+		APIVersion: apiVersion, Group: gv.Group, Kind: text(by, "kind"),
+		Namespace: text(u, "metadata", "namespace"), Name: text(by, "resourceRef", "name"),
+	})
+}
+
+// written looks at the references an observed Object carries that its
+// desired state lacks: those the function wrote for a dependency the input
+// declares. The provider releases its finalizer only on what the Object
+// references when it is deleted (provider-kubernetes #28), so while the
+// dependency exists the reference must stay, even once the composition has
+// removed the dependency.
+func (l *lookout) written(observed, desired []objectref.Target) {
+	for _, t := range observed {
+		if !slices.ContainsFunc(desired, func(d objectref.Target) bool { return identityOf(d) == identityOf(t) }) {
+			l.wanted = append(l.wanted, t)
+		}
+	}
+}
+
+func identityOf(t objectref.Target) protection.Identity {
+	return protection.Identity{Group: t.Group, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name}
+}
+
+// defaultObjectVersions are the Object apiVersions asked for when the
+// composition composes no Object of the composite's own group any more: the
+// one it composed may have been the last. A namespaced composite composes
+// only namespaced Objects; a cluster-scoped one, usually cluster-scoped ones,
+// whose group every provider-kubernetes release serves.
+var defaultObjectVersions = map[bool][2]string{
+	true:  {objectref.NamespacedGroup, objectref.NamespacedGroup + "/v1alpha1"},
+	false: {objectref.ClusterGroup, objectref.ClusterGroup + "/v1alpha2"},
+}
+
+// requirements returns what the function asks Crossplane for: the
+// composite's Objects by the label the function gives them, one selector per
+// Object API group, when a reference finalizer names an Object that observed
+// state lacks; and by name each resource that one of its own Usages is used
+// by, or that a reference it wrote depends on, when observed state lacks it.
+// Else nil.
+func (l *lookout) requirements(xr *structpb.Struct) *fnv1.Requirements {
 	selectors := map[string]*fnv1.ResourceSelector{}
-	for group, apiVersion := range c.objectVersions {
-		sel := &fnv1.ResourceSelector{
-			ApiVersion: apiVersion,
-			Kind:       objectref.Kind,
-			Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{
-				Labels: map[string]string{DependentLabel: uid},
-			}},
+	uid, namespace := text(xr, "metadata", "uid"), text(xr, "metadata", "namespace")
+	if uid != "" && slices.ContainsFunc(l.named, func(u string) bool { return !l.uids[u] }) {
+		versions := maps.Clone(l.objectVersions)
+		if d := defaultObjectVersions[namespace != ""]; versions[d[0]] == "" {
+			versions[d[0]] = d[1]
 		}
-		if group == objectref.NamespacedGroup {
-			// A namespaced composite composes in its own namespace; a
-			// cluster-scoped one may compose in any, and lists them all.
-			if ns := text(xr, "metadata", "namespace"); ns != "" {
-				sel.Namespace = &ns
+		for group, apiVersion := range versions {
+			sel := &fnv1.ResourceSelector{
+				ApiVersion: apiVersion,
+				Kind:       objectref.Kind,
+				Match:      &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{DependentLabel: uid}}},
 			}
+			if group == objectref.NamespacedGroup && namespace != "" {
+				// A namespaced composite composes in its own namespace; a
+				// cluster-scoped one may compose in any, and lists them all.
+				sel.Namespace = &namespace
+			}
+			selectors[requiredPrefix+"objects-"+group] = sel
 		}
-		selectors[requiredObjectsPrefix+group] = sel
+	}
+	for _, t := range l.wanted {
+		if l.seen[identityOf(t)] || t.Name == "" {
+			continue
+		}
+		sel := &fnv1.ResourceSelector{ApiVersion: t.APIVersion, Kind: t.Kind, Match: &fnv1.ResourceSelector_MatchName{MatchName: t.Name}}
+		if t.Namespace != "" {
+			sel.Namespace = &t.Namespace
+		}
+		selectors[requiredPrefix+strings.Join([]string{t.APIVersion, t.Kind, t.Namespace, t.Name}, "/")] = sel
+	}
+	if len(selectors) == 0 {
+		return nil
 	}
 	return &fnv1.Requirements{Resources: selectors}
 }
 
 // withGoingObjects returns the request's observed composed resources, with
-// the required Objects of the composite that observed state lacks added
-// under their composition resource names: those Crossplane is deleting.
+// the required resources that observed state lacks added under their
+// composition resource names: those Crossplane is deleting.
 func withGoingObjects(req *fnv1.RunFunctionRequest) map[string]*fnv1.Resource {
 	observed := req.GetObserved().GetResources()
 	var going map[string]*fnv1.Resource
 	for key, required := range req.GetRequiredResources() {
-		if !strings.HasPrefix(key, requiredObjectsPrefix) {
+		if !strings.HasPrefix(key, requiredPrefix) {
 			continue
 		}
 		for _, item := range required.GetItems() {

@@ -26,15 +26,9 @@ type composition struct {
 	// usages are the Usages this function emitted, once observed: they are
 	// not composed resources of the graph.
 	usages map[string]bool
-	// missingObject is true when a reference finalizer on an observed
-	// resource names an Object with a UID that no observed resource has, or
-	// one of the function's own Usages is used by an Object of a name that no
-	// observed Object has; and
-	// objectVersions holds an apiVersion of each Object API group the
-	// composition composes: what requirements asks for. Both are read from
-	// the request's observed and desired state alone.
-	missingObject  bool
-	objectVersions map[string]string
+	// lookout is what the function asks Crossplane for, read from the
+	// request's own observed and desired state.
+	lookout lookout
 }
 
 // composedResources reads every composed resource of the request, observed or
@@ -46,8 +40,9 @@ type composition struct {
 //
 // With inferReferences false, problems in Objects' spec.references are not
 // reported: the references are read only so that a dependency the input
-// declares is not written twice.
-func composedResources(req *fnv1.RunFunctionRequest, inferReferences bool) composition {
+// declares is not written twice. With explicit true, the input declares
+// dependencies, so the function may have written references.
+func composedResources(req *fnv1.RunFunctionRequest, inferReferences, explicit bool) composition {
 	xrNamespace := text(req.GetObserved().GetComposite().GetResource(), "metadata", "namespace")
 	desired := req.GetDesired().GetResources()
 	asObserved := req.GetObserved().GetResources()
@@ -65,20 +60,12 @@ func composedResources(req *fnv1.RunFunctionRequest, inferReferences bool) compo
 		}
 	}
 	slices.Sort(names)
-	c := composition{resources: make([]protection.Resource, 0, len(names)), objectVersions: map[string]string{}}
+	c := composition{resources: make([]protection.Resource, 0, len(names)), lookout: newLookout(len(asObserved))}
 	// One allocation for all states, and one for the finalizers of many,
 	// rather than one each.
 	desiredStates := make([]protection.Desired, len(desired))
 	observedStates := make([]protection.Observed, len(observed))
 	var finalizers []string
-	// The UIDs of the request's observed resources, and the UIDs its
-	// reference finalizers name.
-	uids := make(map[string]bool, len(asObserved))
-	var named []string
-	// The Objects observed, by name, and the names of the Objects the
-	// function's own Usages are used by.
-	objects := map[string]bool{}
-	var usedBy []string
 	for _, name := range names {
 		r := protection.Resource{Name: name}
 		// The composition's current intent decides what a resource is and
@@ -102,9 +89,7 @@ func composedResources(req *fnv1.RunFunctionRequest, inferReferences bool) compo
 					c.usages = map[string]bool{}
 				}
 				c.usages[name] = true
-				if by := value(o, "spec", "by").GetStructValue(); text(by, "kind") == objectref.Kind {
-					usedBy = append(usedBy, text(by, "resourceRef", "name"))
-				}
+				c.lookout.usage(o)
 				continue
 			}
 			r.Observed = &observedStates[0]
@@ -129,22 +114,6 @@ func composedResources(req *fnv1.RunFunctionRequest, inferReferences bool) compo
 			r.Identity.Name = "" // No reference can name a resource of an invalid apiVersion.
 		}
 		r.IsObject = objectref.IsObject(r.Identity.Group, r.Identity.Kind)
-		// What requirements asks for comes from the request alone, so that
-		// it asks the same in the call that answers it.
-		if _, fromRequest := asObserved[name]; r.Observed != nil && fromRequest {
-			uids[r.Observed.UID] = true
-			if r.IsObject {
-				objects[r.Identity.Name] = true
-			}
-			for _, f := range r.Observed.Finalizers {
-				if uid, ok := objectref.UIDOf(f); ok {
-					named = append(named, uid)
-				}
-			}
-		}
-		if _, seen := c.objectVersions[r.Identity.Group]; r.IsObject && !seen && (r.Desired != nil || asObserved[name] != nil) {
-			c.objectVersions[r.Identity.Group] = r.APIVersion // The first in name order: the same on every call.
-		}
 		if r.IsObject {
 			targets, errs := objectref.Parse(r.Identity.Group, value(s, "spec", "references"))
 			r.References = targets
@@ -154,10 +123,17 @@ func composedResources(req *fnv1.RunFunctionRequest, inferReferences bool) compo
 				}
 			}
 		}
+		// What the function asks for comes from the request alone, so that
+		// it asks the same in the call that answers it.
+		if _, fromRequest := asObserved[name]; fromRequest || r.Desired != nil {
+			c.lookout.resource(&r, fromRequest)
+			if fromRequest && explicit && r.IsObject && r.Desired != nil {
+				written, _ := objectref.Parse(r.Identity.Group, value(o, "spec", "references"))
+				c.lookout.written(written, r.References)
+			}
+		}
 		c.resources = append(c.resources, r)
 	}
-	c.missingObject = slices.ContainsFunc(named, func(uid string) bool { return !uids[uid] }) ||
-		slices.ContainsFunc(usedBy, func(name string) bool { return !objects[name] })
 	return c
 }
 

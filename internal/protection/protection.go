@@ -875,7 +875,8 @@ func (r *Resource) uid() string {
 
 // usageState is the state of an edge a Usage protects: protected once the
 // Usage is observed, declared once both ends exist (t is nil for an external
-// dependency, which the function can't see), else pending.
+// dependency, which the function can't see) unless the target is being
+// deleted already, else pending.
 func usageState(d, t *Resource, observed, breakCycle bool) EdgeState {
 	switch {
 	case breakCycle:
@@ -884,6 +885,10 @@ func usageState(d, t *Resource, observed, breakCycle bool) EdgeState {
 		return Pending
 	case observed:
 		return Protected
+	case t != nil && t.Observed.Deleting:
+		// A Usage can't undo a deletion the API server accepted: the target
+		// goes first, as with a finalizer it can't be given.
+		return TargetDeleting
 	default:
 		return Declared
 	}

@@ -469,6 +469,17 @@ func TestMake(t *testing.T) {
 				},
 			},
 		},
+		"UsageOfADeletingTargetIsTooLate": {
+			reason: "A Usage can't undo a deletion the API server accepted: an edge whose target is being deleted without its Usage is unprotected, and none is emitted.",
+			args: args{
+				resources: []Resource{with(plain("db"), deleting), with(plain("app"), dependingOn("db"))},
+				o:         Options{Usages: AllUsages},
+			},
+			want: Plan{
+				Resources: 2,
+				Edges:     []Edge{{Dependent: "app", Target: "db", Origin: FromInput, Protection: ByUsage, Usage: usage.Key("app", "db"), State: TargetDeleting}},
+			},
+		},
 		"UsagesOfDashedNamesDiffer": {
 			reason: "Each edge has a Usage of its own: a → b-c and a-b → c once shared one, and one Usage silently replaced the other.",
 			args: args{

@@ -640,9 +640,9 @@ type Plan struct {
 	// ObjectGroups are the API groups of the Objects the composition uses,
 	// sorted. See AsksForObjects.
 	Unseen, ObjectGroups []string
-	// UnseenUsers are the names of the Objects the function's own observed
-	// Usages are used by that no observed Object has. See AsksForObjects.
-	UnseenUsers []string
+	// Asks are the resource selectors the function's requirements must hold,
+	// sorted: see readAsks.
+	Asks []Ask
 	// Labels holds, for each desired resource the answer keeps, the labels
 	// the function adds: DependentLabel on each Object with an edge.
 	Labels map[string]map[string]string
@@ -683,14 +683,14 @@ func (p *Plan) CyclesFatal() bool { return p.Input.OnCycle != "Warning" }
 // unless a cycle fails the step.
 func (p *Plan) Writes() bool { return p.Enforce() && !(p.CyclesFatal() && len(p.Cycles) > 0) }
 
-// AsksForObjects tells whether the function must ask Crossplane for the
-// composite's Objects, one selector per group of ObjectGroups: when a
-// reference finalizer names an Object observed state lacks, which may be a
-// dependent Crossplane is deleting. It asks from observed state alone, so
-// that the call that answers it asks the same.
-func (p *Plan) AsksForObjects() bool {
-	return (len(p.Unseen) > 0 || len(p.UnseenUsers) > 0) && len(p.ObjectGroups) > 0 && p.XRUID != ""
-}
+// AsksForObjects tells whether the function must ask Crossplane for
+// anything (Asks): when a reference finalizer names an Object observed state
+// lacks, the composite's Objects, one selector per group of ObjectGroups;
+// and by name what its own Usages are used by and what the references it
+// wrote depend on, when observed state lacks them. Each may be a resource
+// Crossplane is deleting. It asks from observed state alone, so that the call
+// that answers it asks the same.
+func (p *Plan) AsksForObjects() bool { return len(p.Asks) > 0 }
 
 // SameCycle tells whether both resources are in one cycle.
 func (p *Plan) SameCycle(a, b string) bool {
@@ -852,13 +852,34 @@ func (p *Plan) readNodes(s State) {
 }
 
 // readAsks finds, in the request's observed and desired state alone, what
-// decides whether the function asks for the composite's Objects.
+// the function asks Crossplane for.
 func (p *Plan) readAsks(s State) {
+	xrNamespace := str(s.XR, "metadata", "namespace")
 	uids := map[string]bool{}
-	for _, o := range s.Observed {
+	seen := map[Identity]bool{}
+	var own []string
+	for name, o := range s.Observed {
+		d := s.Desired[name]
+		if d == nil && str(o, "metadata", "labels", UsageLabel) == "true" {
+			own = append(own, name)
+			continue
+		}
 		uids[str(o, "metadata", "uid")] = true
+		group, _ := GroupOf(str(o, "apiVersion"))
+		if d != nil {
+			group, _ = GroupOf(str(d, "apiVersion"))
+		}
+		kind := str(o, "kind")
+		if d != nil {
+			kind = str(d, "kind")
+		}
+		seen[Identity{Group: group, Kind: kind, Namespace: firstOf(str(o, "metadata", "namespace"), str(d, "metadata", "namespace"), xrNamespace),
+			Name: firstOf(str(o, "metadata", "name"), str(d, "metadata", "name"))}] = true
 	}
-	for _, o := range s.Observed {
+	for name, o := range s.Observed {
+		if slices.Contains(own, name) {
+			continue
+		}
 		for _, f := range strs(o, "metadata", "finalizers") {
 			if uid, ok := strings.CutPrefix(f, FinalizerPrefix); ok && !uids[uid] && !slices.Contains(p.Unseen, uid) {
 				p.Unseen = append(p.Unseen, uid)
@@ -866,29 +887,79 @@ func (p *Plan) readAsks(s State) {
 		}
 	}
 	slices.Sort(p.Unseen)
-	objects := map[string]bool{}
-	var own []string
-	for name, o := range s.Observed {
-		if _, desired := s.Desired[name]; !desired && str(o, "metadata", "labels", UsageLabel) == "true" {
-			own = append(own, name)
-		} else if IsObject(str(o, "apiVersion"), str(o, "kind")) {
-			objects[str(o, "metadata", "name")] = true
-		}
+	// The Object groups the composition composes, and always the composite's
+	// own: the Object it composed may have been the last of its group.
+	p.ObjectGroups = []string{ClusterObjectGroup}
+	if xrNamespace != "" {
+		p.ObjectGroups = []string{NamespacedObjectGroup}
 	}
-	slices.Sort(own)
-	for _, name := range own {
-		if u := s.Observed[name]; str(u, "spec", "by", "kind") == ObjectKind && !objects[str(u, "spec", "by", "resourceRef", "name")] {
-			p.UnseenUsers = append(p.UnseenUsers, str(u, "spec", "by", "resourceRef", "name"))
-		}
-	}
-	for _, state := range []map[string]map[string]any{s.Desired, s.Observed} {
-		for _, r := range state {
-			if g, _ := GroupOf(str(r, "apiVersion")); IsObject(str(r, "apiVersion"), str(r, "kind")) && !slices.Contains(p.ObjectGroups, g) {
-				p.ObjectGroups = append(p.ObjectGroups, g)
+	for name, r := range s.Desired {
+		p.addObjectGroup(r)
+		if o := s.Observed[name]; o != nil && len(p.Input.Dependencies) > 0 && IsObject(str(r, "apiVersion"), str(r, "kind")) {
+			// References the observed Object carries and its desired state
+			// lacks: those the function wrote, kept while their dependency
+			// exists.
+			group, _ := GroupOf(str(r, "apiVersion"))
+			written, _ := ReadReferences(group, lookup(o, "spec", "references"))
+			desired, _ := ReadReferences(group, lookup(r, "spec", "references"))
+			for _, t := range written {
+				if !slices.ContainsFunc(desired, func(d Target) bool { return d.Identity == t.Identity }) && !seen[t.Identity] {
+					p.addAsk(Ask{APIVersion: t.APIVersion, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name})
+				}
 			}
 		}
 	}
+	for name, o := range s.Observed {
+		if !slices.Contains(own, name) {
+			p.addObjectGroup(o)
+		}
+	}
 	slices.Sort(p.ObjectGroups)
+	p.ObjectGroups = slices.Compact(p.ObjectGroups)
+	for _, name := range own {
+		u := s.Observed[name]
+		by := Ask{APIVersion: str(u, "spec", "by", "apiVersion"), Kind: str(u, "spec", "by", "kind"), Namespace: str(u, "metadata", "namespace"), Name: str(u, "spec", "by", "resourceRef", "name")}
+		if group, ok := GroupOf(by.APIVersion); ok && by.Name != "" && !seen[Identity{Group: group, Kind: by.Kind, Namespace: by.Namespace, Name: by.Name}] {
+			p.addAsk(by)
+		}
+	}
+	if uid := str(s.XR, "metadata", "uid"); uid != "" && len(p.Unseen) > 0 {
+		for _, g := range p.ObjectGroups {
+			a := Ask{Group: g, Kind: ObjectKind, Label: uid}
+			if g == NamespacedObjectGroup {
+				a.Namespace = xrNamespace
+			}
+			p.addAsk(a)
+		}
+	}
+	slices.SortFunc(p.Asks, func(a, b Ask) int { return strings.Compare(a.String(), b.String()) })
+}
+
+func (p *Plan) addObjectGroup(r map[string]any) {
+	if g, _ := GroupOf(str(r, "apiVersion")); IsObject(str(r, "apiVersion"), str(r, "kind")) {
+		p.ObjectGroups = append(p.ObjectGroups, g)
+	}
+}
+
+func (p *Plan) addAsk(a Ask) {
+	if !slices.Contains(p.Asks, a) {
+		p.Asks = append(p.Asks, a)
+	}
+}
+
+// An Ask is one resource selector the function's requirements hold: by
+// name, the resource of that apiVersion, kind, namespace and name; or by the
+// label DependentLabel=Label, the Objects of the API group Group (in any
+// version the composition uses) in the namespace ("" for all).
+type Ask struct {
+	APIVersion, Group, Kind, Namespace, Name, Label string
+}
+
+func (a Ask) String() string {
+	if a.Label != "" {
+		return fmt.Sprintf("%s %s in %q labelled %s=%s", a.Group, a.Kind, a.Namespace, DependentLabel, a.Label)
+	}
+	return fmt.Sprintf("%s %s %s/%s", a.APIVersion, a.Kind, a.Namespace, a.Name)
 }
 
 // addEdges makes the edges: every reference of every Object to every composed
@@ -1121,6 +1192,12 @@ func (p *Plan) decideUsages() {
 		d, t := p.Nodes[e.Dependent], p.Nodes[e.Target]
 		u := p.usage(d, refOf(t), t.Name, t.Name)
 		e.State, e.Protection = p.usageState(&u, !p.CyclesFatal() && p.SameCycle(e.Dependent, e.Target), d.Observed && t.Observed)
+		if e.State == Declared && t.Deleting {
+			// A Usage can't undo a deletion the API server accepted: the
+			// target goes first, as with a finalizer it can't be given.
+			e.State = TargetDeleting
+			p.Usages = slices.DeleteFunc(p.Usages, func(x Usage) bool { return reflect.DeepEqual(x, u) })
+		}
 	}
 	for i := range p.External {
 		e := &p.External[i]

@@ -115,8 +115,9 @@ type want struct {
 	results    []Result
 	writes     *bool
 	asks       []string // the unseen UIDs, when the function must ask for Objects
-	// unseenUsers are the Objects the function's own Usages are used by and
-	// observed state lacks, when it must ask for Objects.
+	// unseenUsers are the names of what the function asks for by name: what
+	// its own Usages are used by, or what the references it wrote depend on,
+	// that observed state lacks.
 	unseenUsers []string
 	labels      map[string]map[string]string
 }
@@ -697,10 +698,12 @@ func TestExpect(t *testing.T) {
 			}
 			if w.unseenUsers != nil {
 				var got []string
-				if p.AsksForObjects() {
-					got = p.UnseenUsers
+				for _, a := range p.Asks {
+					if a.Name != "" {
+						got = append(got, a.Name)
+					}
 				}
-				check("asks for Objects used by", w.unseenUsers, got)
+				check("asks by name for", w.unseenUsers, got)
 			}
 			if w.labels != nil {
 				check("labels", w.labels, p.Labels)
