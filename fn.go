@@ -82,9 +82,19 @@ func decide(in *v1beta1.Input, xr usage.Ref, c composition) decision {
 	o := options(in)
 	o.ObservedUsages = c.usages
 	plan := protection.Make(resources, o)
-	usages, unusable := usage.Write(string(in.UsageAPI), xr, usageEdges(plan, resources))
+	// A resource read from what the function asked for is one Crossplane is
+	// deleting: the function reports stale finalizers only on what the
+	// composition observes.
+	plan.Stale = slices.DeleteFunc(plan.Stale, func(s protection.Stale) bool { return c.going[s.Resource] })
+	edges, late := usageEdges(plan, resources)
+	usages, unusable := usage.Write(string(in.UsageAPI), xr, edges)
 	for _, u := range unusable {
 		plan.Unprotect(u.Edge.Key)
+	}
+	// An edge no Usage can express is reported so, even when its target is
+	// being deleted; one that could be is too late for its Usage.
+	for _, key := range late {
+		delete(usages, key)
 	}
 	facts := report.Facts{
 		Plan:        plan,
@@ -206,18 +216,23 @@ func dependOn(resources []protection.Resource, dependencies []v1beta1.Dependency
 }
 
 // usageEdges returns the edges a Usage must protect now: those whose ends
-// both exist. The resources are in name order.
-func usageEdges(plan protection.Plan, resources []protection.Resource) []usage.Edge {
+// both exist; and the keys of those among them whose target is being deleted
+// already, too late for a Usage. The resources are in name order.
+func usageEdges(plan protection.Plan, resources []protection.Resource) (edges []usage.Edge, late []string) {
 	ref := func(name string) usage.Ref {
 		i, _ := slices.BinarySearchFunc(resources, name, func(r protection.Resource, name string) int { return strings.Compare(r.Name, name) })
 		r := resources[i]
 		return usage.Ref{APIVersion: r.APIVersion, Kind: r.Identity.Kind, Namespace: r.Identity.Namespace, Name: r.Identity.Name}
 	}
-	exists := func(s protection.EdgeState) bool { return s == protection.Declared || s == protection.Protected }
-	var edges []usage.Edge
+	exists := func(s protection.EdgeState) bool {
+		return s == protection.Declared || s == protection.Protected || s == protection.TargetDeleting
+	}
 	for _, e := range plan.Edges {
 		if e.Protection == protection.ByUsage && exists(e.State) {
 			edges = append(edges, usage.Edge{Key: e.Usage, Dependent: e.Dependent, Dependency: e.Target, By: ref(e.Dependent), Of: ref(e.Target)})
+			if e.State == protection.TargetDeleting {
+				late = append(late, e.Usage)
+			}
 		}
 	}
 	for _, e := range plan.External {
@@ -227,7 +242,7 @@ func usageEdges(plan protection.Plan, resources []protection.Resource) []usage.E
 			edges = append(edges, usage.Edge{Key: e.Usage, Dependent: e.Dependent, Dependency: report.Describe(t), By: ref(e.Dependent), Of: of})
 		}
 	}
-	return edges
+	return edges, late
 }
 
 // readInput decodes the step's input, which is optional.

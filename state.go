@@ -29,6 +29,9 @@ type composition struct {
 	// lookout is what the function asks Crossplane for, read from the
 	// request's own observed and desired state.
 	lookout lookout
+	// going are the resources read from the required ones, which observed
+	// state lacks: those Crossplane is deleting.
+	going map[string]bool
 }
 
 // composedResources reads every composed resource of the request, observed or
@@ -122,6 +125,12 @@ func composedResources(req *fnv1.RunFunctionRequest, inferReferences, explicit b
 					c.invalid = append(c.invalid, report.InvalidReference{Resource: r.Name, Problem: err.Error()})
 				}
 			}
+		}
+		if _, fromRequest := asObserved[name]; r.Observed != nil && !fromRequest {
+			if c.going == nil {
+				c.going = map[string]bool{}
+			}
+			c.going[name] = true
 		}
 		// What the function asks for comes from the request alone, so that
 		// it asks the same in the call that answers it.

@@ -64,7 +64,7 @@ step "unit tests"
 go test -count=1 ./...
 
 step "unit tests under the race detector: the function served over gRPC, a thousand calls at once"
-go test -race -count=1 . -fd.property.n=200
+go test -race -count=1 . -fd.property.n=200 -fd.loop.n=200
 
 # Each target in turn: go test -fuzz takes one at a time. Set FUZZTIME for
 # longer runs; -fuzzminimizetime 0 because the function's sorts make the

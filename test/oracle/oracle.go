@@ -648,6 +648,9 @@ type Plan struct {
 	Labels map[string]map[string]string
 	// XRUID is the composite's UID.
 	XRUID string
+	// going are the resources read from the required ones: those
+	// Crossplane is deleting.
+	going []string
 
 	// Declare holds, for each desired resource that must declare some, every
 	// reference finalizer it must declare, sorted, whether earlier steps
@@ -786,6 +789,7 @@ func (p *Plan) readNodes(s State) {
 	for _, r := range s.Required {
 		if name := str(r, "metadata", "annotations", CompositionResourceName); name != "" && observed[name] == nil {
 			observed[name] = r
+			p.going = append(p.going, name)
 		}
 	}
 	s.Observed = observed
@@ -1150,6 +1154,12 @@ func (p *Plan) findStale() {
 		}
 	}
 	for _, name := range p.Names {
+		// A resource read from what the function asked for is one
+		// Crossplane is deleting: the function reports only on what the
+		// composition observes.
+		if slices.Contains(p.going, name) {
+			continue
+		}
 		for _, f := range p.Nodes[name].ObservedFinalizers {
 			if strings.HasPrefix(f, FinalizerPrefix) && !referencing[name][f] {
 				p.Stale = append(p.Stale, Stale{Resource: name, Finalizer: f})
@@ -1192,9 +1202,10 @@ func (p *Plan) decideUsages() {
 		d, t := p.Nodes[e.Dependent], p.Nodes[e.Target]
 		u := p.usage(d, refOf(t), t.Name, t.Name)
 		e.State, e.Protection = p.usageState(&u, !p.CyclesFatal() && p.SameCycle(e.Dependent, e.Target), d.Observed && t.Observed)
-		if e.State == Declared && t.Deleting {
-			// A Usage can't undo a deletion the API server accepted: the
-			// target goes first, as with a finalizer it can't be given.
+		if (e.State == Declared || e.State == Protected) && t.Deleting {
+			// A Usage can't undo a deletion the API server accepted, observed
+			// or not: the target goes first, as with a finalizer it can't be
+			// given. One no Usage can express is reported as that.
 			e.State = TargetDeleting
 			p.Usages = slices.DeleteFunc(p.Usages, func(x Usage) bool { return reflect.DeepEqual(x, u) })
 		}
