@@ -875,20 +875,21 @@ func (r *Resource) uid() string {
 
 // usageState is the state of an edge a Usage protects: protected once the
 // Usage is observed, declared once both ends exist (t is nil for an external
-// dependency, which the function can't see) unless the target is being
-// deleted already, else pending.
+// dependency, which the function can't see), else pending; and unprotected
+// once the target is being deleted.
 func usageState(d, t *Resource, observed, breakCycle bool) EdgeState {
 	switch {
 	case breakCycle:
 		return Cyclic
 	case d.Observed == nil || (t != nil && t.Observed == nil):
 		return Pending
+	case t != nil && t.Observed.Deleting:
+		// A Usage can't undo a deletion the API server accepted, observed
+		// or not: the target goes first, as with a finalizer it can't be
+		// given.
+		return TargetDeleting
 	case observed:
 		return Protected
-	case t != nil && t.Observed.Deleting:
-		// A Usage can't undo a deletion the API server accepted: the target
-		// goes first, as with a finalizer it can't be given.
-		return TargetDeleting
 	default:
 		return Declared
 	}
