@@ -684,7 +684,7 @@ func (p *Plan) CyclesFatal() bool { return p.Input.OnCycle != "Warning" }
 
 // Writes tells whether the function changes desired state: in Enforce mode,
 // unless a cycle fails the step.
-func (p *Plan) Writes() bool { return p.Enforce() && !(p.CyclesFatal() && len(p.Cycles) > 0) }
+func (p *Plan) Writes() bool { return p.Enforce() && (!p.CyclesFatal() || len(p.Cycles) == 0) }
 
 // AsksForObjects tells whether the function must ask Crossplane for
 // anything (Asks): when a reference finalizer names an Object observed state

@@ -420,7 +420,7 @@ func TestExpect(t *testing.T) {
 			}, map[string]res{
 				"app": resource("apps/v1", "Deployment", "app").inTeam().uid("u-app"),
 				"db":  resource("v1", "ConfigMap", "db").inTeam().uid("u-db"),
-				"whatever-the-function-named-it": res{
+				"whatever-the-function-named-it": {
 					"apiVersion": ProtectionAPI, "kind": "Usage",
 					"metadata": map[string]any{"name": "u", "namespace": "team", "uid": "u-usage", "labels": map[string]any{UsageLabel: "true"}},
 					"spec": map[string]any{
@@ -443,7 +443,7 @@ func TestExpect(t *testing.T) {
 				"b-c": resource("v1", "Namespace", "b-c").uid("u2"),
 				"a-b": resource("v1", "Namespace", "a-b").uid("u3"),
 				"c":   resource("v1", "Namespace", "c").uid("u4"),
-				"usage-a-b-c": res{
+				"usage-a-b-c": {
 					"apiVersion": ProtectionAPI, "kind": "ClusterUsage",
 					"metadata": map[string]any{"name": "u", "labels": map[string]any{UsageLabel: "true"}},
 					"spec": map[string]any{
