@@ -51,6 +51,8 @@ import (
 	"strings"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/crossplane-contrib/function-dependencies/test/harness"
 )
 
 // What provider-kubernetes and Crossplane define, and the function's input
@@ -132,13 +134,13 @@ func (in Input) withDefaults() Input {
 // oracle models valid inputs only.
 func ReadInput(m map[string]any) Input {
 	in := Input{
-		Mode: str(m, "mode"), OnCycle: str(m, "onCycle"), References: str(m, "references"),
-		Usages: str(m, "usages"), UsageAPI: str(m, "usageAPI"), Creation: str(m, "creation"),
+		Mode: harness.String(m, "mode"), OnCycle: harness.String(m, "onCycle"), References: harness.String(m, "references"),
+		Usages: harness.String(m, "usages"), UsageAPI: harness.String(m, "usageAPI"), Creation: harness.String(m, "creation"),
 	}
 	deps, _ := m["dependencies"].([]any)
 	for _, d := range deps {
 		dm, _ := d.(map[string]any)
-		in.Dependencies = append(in.Dependencies, Dependency{Resource: str(dm, "resource"), DependsOn: strs(dm, "dependsOn")})
+		in.Dependencies = append(in.Dependencies, Dependency{Resource: harness.String(dm, "resource"), DependsOn: strs(dm, "dependsOn")})
 	}
 	return in
 }
@@ -761,7 +763,7 @@ func Expect(s State) *Plan {
 		Input: s.Input.withDefaults(), Nodes: map[string]*Node{}, Own: map[string]map[string]any{}, cycleOf: map[string]int{},
 		Declare: map[string][]string{}, Missing: map[string][]string{}, Finalizers: map[string][]string{},
 		References: map[string][]Reference{}, HeldBack: map[string]Hold{}, Labels: map[string]map[string]string{},
-		XRUID: str(s.XR, "metadata", "uid"),
+		XRUID: harness.String(s.XR, "metadata", "uid"),
 	}
 	p.readNodes(s)
 	p.addEdges()
@@ -780,14 +782,14 @@ func Expect(s State) *Plan {
 // readNodes reads the graph's nodes: every composed resource observed or
 // desired but the function's own Usages.
 func (p *Plan) readNodes(s State) {
-	xrNamespace := str(s.XR, "metadata", "namespace")
+	xrNamespace := harness.String(s.XR, "metadata", "namespace")
 	p.readAsks(s)
 	observed := maps.Clone(s.Observed)
 	if observed == nil {
 		observed = map[string]map[string]any{}
 	}
 	for _, r := range s.Required {
-		if name := str(r, "metadata", "annotations", CompositionResourceName); name != "" && observed[name] == nil {
+		if name := harness.String(r, "metadata", "annotations", CompositionResourceName); name != "" && observed[name] == nil {
 			observed[name] = r
 			p.going = append(p.going, name)
 		}
@@ -796,7 +798,7 @@ func (p *Plan) readNodes(s State) {
 	for name, o := range s.Observed {
 		// Only what no earlier step desires can be the function's: a
 		// resource an earlier step desires is the composition's.
-		if _, desired := s.Desired[name]; !desired && str(o, "metadata", "labels", UsageLabel) == "true" {
+		if _, desired := s.Desired[name]; !desired && harness.String(o, "metadata", "labels", UsageLabel) == "true" {
 			p.Own[name] = o
 		}
 	}
@@ -819,30 +821,30 @@ func (p *Plan) readNodes(s State) {
 		}
 		n.Desired, n.Observed = desired, observed
 		if observed {
-			n.UID = str(o, "metadata", "uid")
-			n.Deleting = str(o, "metadata", "deletionTimestamp") != ""
+			n.UID = harness.String(o, "metadata", "uid")
+			n.Deleting = harness.String(o, "metadata", "deletionTimestamp") != ""
 			n.ObservedFinalizers = strs(o, "metadata", "finalizers")
 			n.Ready = readyCondition(o) || s.DesiredReady[name]
 		}
 		if desired {
 			n.DesiredFinalizers = strs(d, "metadata", "finalizers")
 		}
-		n.APIVersion = str(src, "apiVersion")
+		n.APIVersion = harness.String(src, "apiVersion")
 		group, ok := GroupOf(n.APIVersion)
 		// A namespaced composite's resources get its namespace when desired
 		// state omits it, as Crossplane does.
 		n.Identity = Identity{
 			Group:     group,
-			Kind:      str(src, "kind"),
-			Namespace: firstOf(str(o, "metadata", "namespace"), str(d, "metadata", "namespace"), xrNamespace),
-			Name:      firstOf(str(o, "metadata", "name"), str(d, "metadata", "name")),
+			Kind:      harness.String(src, "kind"),
+			Namespace: firstOf(harness.String(o, "metadata", "namespace"), harness.String(d, "metadata", "namespace"), xrNamespace),
+			Name:      firstOf(harness.String(o, "metadata", "name"), harness.String(d, "metadata", "name")),
 		}
 		if !ok || n.Identity.Kind == "" {
 			n.Identity.Name = "" // No reference can name it.
 		}
 		n.Object = IsObject(n.APIVersion, n.Identity.Kind)
 		if n.Object {
-			refs, problems := ReadReferences(group, lookup(src, "spec", "references"))
+			refs, problems := ReadReferences(group, harness.Lookup(src, "spec", "references"))
 			n.References = refs
 			if p.Input.References != "Ignore" {
 				for _, pr := range problems {
@@ -858,27 +860,27 @@ func (p *Plan) readNodes(s State) {
 // readAsks finds, in the request's observed and desired state alone, what
 // the function asks Crossplane for.
 func (p *Plan) readAsks(s State) {
-	xrNamespace := str(s.XR, "metadata", "namespace")
+	xrNamespace := harness.String(s.XR, "metadata", "namespace")
 	uids := map[string]bool{}
 	seen := map[Identity]bool{}
 	var own []string
 	for name, o := range s.Observed {
 		d := s.Desired[name]
-		if d == nil && str(o, "metadata", "labels", UsageLabel) == "true" {
+		if d == nil && harness.String(o, "metadata", "labels", UsageLabel) == "true" {
 			own = append(own, name)
 			continue
 		}
-		uids[str(o, "metadata", "uid")] = true
-		group, _ := GroupOf(str(o, "apiVersion"))
+		uids[harness.String(o, "metadata", "uid")] = true
+		group, _ := GroupOf(harness.String(o, "apiVersion"))
 		if d != nil {
-			group, _ = GroupOf(str(d, "apiVersion"))
+			group, _ = GroupOf(harness.String(d, "apiVersion"))
 		}
-		kind := str(o, "kind")
+		kind := harness.String(o, "kind")
 		if d != nil {
-			kind = str(d, "kind")
+			kind = harness.String(d, "kind")
 		}
-		seen[Identity{Group: group, Kind: kind, Namespace: firstOf(str(o, "metadata", "namespace"), str(d, "metadata", "namespace"), xrNamespace),
-			Name: firstOf(str(o, "metadata", "name"), str(d, "metadata", "name"))}] = true
+		seen[Identity{Group: group, Kind: kind, Namespace: firstOf(harness.String(o, "metadata", "namespace"), harness.String(d, "metadata", "namespace"), xrNamespace),
+			Name: firstOf(harness.String(o, "metadata", "name"), harness.String(d, "metadata", "name"))}] = true
 	}
 	for name, o := range s.Observed {
 		if slices.Contains(own, name) {
@@ -899,13 +901,13 @@ func (p *Plan) readAsks(s State) {
 	}
 	for name, r := range s.Desired {
 		p.addObjectGroup(r)
-		if o := s.Observed[name]; o != nil && len(p.Input.Dependencies) > 0 && IsObject(str(r, "apiVersion"), str(r, "kind")) {
+		if o := s.Observed[name]; o != nil && len(p.Input.Dependencies) > 0 && IsObject(harness.String(r, "apiVersion"), harness.String(r, "kind")) {
 			// References the observed Object carries and its desired state
 			// lacks: those the function wrote, kept while their dependency
 			// exists.
-			group, _ := GroupOf(str(r, "apiVersion"))
-			written, _ := ReadReferences(group, lookup(o, "spec", "references"))
-			desired, _ := ReadReferences(group, lookup(r, "spec", "references"))
+			group, _ := GroupOf(harness.String(r, "apiVersion"))
+			written, _ := ReadReferences(group, harness.Lookup(o, "spec", "references"))
+			desired, _ := ReadReferences(group, harness.Lookup(r, "spec", "references"))
 			for _, t := range written {
 				if !slices.ContainsFunc(desired, func(d Target) bool { return d.Identity == t.Identity }) && !seen[t.Identity] {
 					p.addAsk(Ask{APIVersion: t.APIVersion, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name})
@@ -922,12 +924,12 @@ func (p *Plan) readAsks(s State) {
 	p.ObjectGroups = slices.Compact(p.ObjectGroups)
 	for _, name := range own {
 		u := s.Observed[name]
-		by := Ask{APIVersion: str(u, "spec", "by", "apiVersion"), Kind: str(u, "spec", "by", "kind"), Namespace: str(u, "metadata", "namespace"), Name: str(u, "spec", "by", "resourceRef", "name")}
+		by := Ask{APIVersion: harness.String(u, "spec", "by", "apiVersion"), Kind: harness.String(u, "spec", "by", "kind"), Namespace: harness.String(u, "metadata", "namespace"), Name: harness.String(u, "spec", "by", "resourceRef", "name")}
 		if group, ok := GroupOf(by.APIVersion); ok && by.Name != "" && !seen[Identity{Group: group, Kind: by.Kind, Namespace: by.Namespace, Name: by.Name}] {
 			p.addAsk(by)
 		}
 	}
-	if uid := str(s.XR, "metadata", "uid"); uid != "" && len(p.Unseen) > 0 {
+	if uid := harness.String(s.XR, "metadata", "uid"); uid != "" && len(p.Unseen) > 0 {
 		for _, g := range p.ObjectGroups {
 			a := Ask{Group: g, Kind: ObjectKind, Label: uid}
 			if g == NamespacedObjectGroup {
@@ -940,7 +942,7 @@ func (p *Plan) readAsks(s State) {
 }
 
 func (p *Plan) addObjectGroup(r map[string]any) {
-	if g, _ := GroupOf(str(r, "apiVersion")); IsObject(str(r, "apiVersion"), str(r, "kind")) {
+	if g, _ := GroupOf(harness.String(r, "apiVersion")); IsObject(harness.String(r, "apiVersion"), harness.String(r, "kind")) {
 		p.ObjectGroups = append(p.ObjectGroups, g)
 	}
 }
@@ -1276,8 +1278,8 @@ func (p *Plan) observedUsage(u Usage) string {
 	want := u.Manifest()
 	for _, name := range slices.Sorted(maps.Keys(p.Own)) {
 		o := p.Own[name]
-		if str(o, "apiVersion") == u.APIVersion && str(o, "kind") == u.Kind && str(o, "metadata", "namespace") == u.Namespace &&
-			reflect.DeepEqual(lookup(o, "spec", "of"), lookup(want, "spec", "of")) && reflect.DeepEqual(lookup(o, "spec", "by"), lookup(want, "spec", "by")) {
+		if harness.String(o, "apiVersion") == u.APIVersion && harness.String(o, "kind") == u.Kind && harness.String(o, "metadata", "namespace") == u.Namespace &&
+			reflect.DeepEqual(harness.Lookup(o, "spec", "of"), harness.Lookup(want, "spec", "of")) && reflect.DeepEqual(harness.Lookup(o, "spec", "by"), harness.Lookup(want, "spec", "by")) {
 			return name
 		}
 	}
@@ -1417,37 +1419,18 @@ func (p *Plan) findCycles() {
 
 // readyCondition is true when the resource's Ready condition is True.
 func readyCondition(r map[string]any) bool {
-	conditions, _ := lookup(r, "status", "conditions").([]any)
+	conditions, _ := harness.Lookup(r, "status", "conditions").([]any)
 	for _, c := range conditions {
-		if cm, _ := c.(map[string]any); str(cm, "type") == "Ready" {
-			return str(cm, "status") == "True"
+		if cm, _ := c.(map[string]any); harness.String(cm, "type") == "Ready" {
+			return harness.String(cm, "status") == "True"
 		}
 	}
 	return false
 }
 
-// lookup returns the value at the path of fields, or nil.
-func lookup(m map[string]any, path ...string) any {
-	var v any = m
-	for _, k := range path {
-		mm, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = mm[k]
-	}
-	return v
-}
-
-// str returns the string at the path, or "".
-func str(m map[string]any, path ...string) string {
-	s, _ := lookup(m, path...).(string)
-	return s
-}
-
 // strs returns the strings of the list at the path.
 func strs(m map[string]any, path ...string) []string {
-	list, _ := lookup(m, path...).([]any)
+	list, _ := harness.Lookup(m, path...).([]any)
 	var out []string
 	for _, v := range list {
 		if s, ok := v.(string); ok {
