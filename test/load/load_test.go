@@ -67,7 +67,9 @@ func object(t testing.TB, name, uid string, data map[string]any, refs ...string)
 	t.Helper()
 	metadata := map[string]any{"name": name}
 	if uid != "" {
+		// Observed, and managed by provider-kubernetes.
 		metadata["uid"] = uid
+		metadata["finalizers"] = []any{"finalizer.managedresource.crossplane.io"}
 	}
 	spec := map[string]any{"forProvider": map[string]any{"manifest": map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": name, "namespace": "app"}, "data": data,

@@ -165,7 +165,9 @@ func request(t *testing.T) *fnv1.RunFunctionRequest {
 	object := func(name, uid string, refs ...any) map[string]any {
 		metadata := map[string]any{"name": name}
 		if uid != "" {
+			// Observed, and managed by provider-kubernetes.
 			metadata["uid"] = uid
+			metadata["finalizers"] = []any{"finalizer.managedresource.crossplane.io"}
 		}
 		spec := map[string]any{"forProvider": map[string]any{"manifest": map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}}}
 		if len(refs) > 0 {
