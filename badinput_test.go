@@ -13,6 +13,8 @@ import (
 
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/crossplane-contrib/function-dependencies/test/harness"
 )
 
 // badInputRequest is the #371 request with two dependents of the shared
@@ -362,7 +364,7 @@ func TestBadInput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := jsonStrings(rsp.GetDesired().GetResources()["shared"].GetResource().AsMap(), "metadata", "finalizers")
+		got := harness.Strings(rsp.GetDesired().GetResources()["shared"].GetResource().AsMap(), "metadata", "finalizers")
 		if !slices.Equal(got, slices.Compact(slices.Clone(got))) || len(got) != 3 {
 			t.Errorf("shared declares %q, want each finalizer once: earlier-step, bad's and dep-00's", got)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	stdcmp "cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -660,26 +661,6 @@ func expectFor(req *fnv1.RunFunctionRequest) *oracle.Plan {
 
 // JSON helpers.
 
-func jsonStrings(m map[string]any, path ...string) []string {
-	list, _ := harness.Lookup(m, path...).([]any)
-	var out []string
-	for _, v := range list {
-		if s, ok := v.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func firstNonEmpty(values ...string) string {
-	for _, v := range values {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
 // The generator.
 
 // A chooser makes the generator's choices: a seeded PRNG for the property
@@ -815,7 +796,7 @@ func genRequest(c chooser) *fnv1.RunFunctionRequest {
 				m.observedName = "gen-" + m.key
 			}
 			if m.kind.namespaced {
-				m.obsNS = firstNonEmpty(m.namespace, xrNamespace)
+				m.obsNS = stdcmp.Or(m.namespace, xrNamespace)
 			}
 			if g.chance(95) {
 				m.uid = "uid-" + m.key
@@ -927,7 +908,7 @@ func (g reqGen) reference(ms []*genMember, i, hubs int, acyclic bool, xrNamespac
 		}
 		t := ms[j]
 		t.targetedBy = append(t.targetedBy, i)
-		ref := map[string]any{"name": firstNonEmpty(t.observedName, t.name, "unnamed")}
+		ref := map[string]any{"name": stdcmp.Or(t.observedName, t.name, "unnamed")}
 		if t.kind.kind != "Object" || t.group() != d.group() || g.chance(40) {
 			// Any version matches.
 			ref["apiVersion"] = pickOne(g, t.apiVersion, t.kind.apiVersions[0], strings.TrimSuffix(t.apiVersion, "v1alpha2")+"v1alpha2")
@@ -937,8 +918,8 @@ func (g reqGen) reference(ms []*genMember, i, hubs int, acyclic bool, xrNamespac
 		if t.kind.kind != "Object" || g.chance(40) {
 			ref["kind"] = t.kind.kind
 		}
-		if ns := firstNonEmpty(t.obsNS, t.namespace); t.kind.namespaced || ns != "" {
-			ns = firstNonEmpty(ns, xrNamespace)
+		if ns := stdcmp.Or(t.obsNS, t.namespace); t.kind.namespaced || ns != "" {
+			ns = stdcmp.Or(ns, xrNamespace)
 			if ns != "" && g.chance(95) {
 				ref["namespace"] = ns // Without it, the reference is external: the provider defaults no namespace.
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"regexp"
@@ -233,7 +234,7 @@ func (c *loopComposition) fullReference(t *loopResource, to string) loopRef {
 	}
 	ref.target, ref.name, ref.kind, ref.apiVersion = t.name, t.objName, t.kind.kind, t.apiVersion
 	if t.kind.namespaced {
-		ref.namespace = firstOfStrings(t.namespace, c.xrNamespace())
+		ref.namespace = cmp.Or(t.namespace, c.xrNamespace())
 	}
 	return ref
 }

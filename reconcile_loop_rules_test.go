@@ -40,15 +40,6 @@ func loopStrings(v any) []string {
 	return out
 }
 
-func firstOfStrings(values ...string) string {
-	for _, v := range values {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
 // loopKey is how the model's API server finds the object the oracle names.
 func loopKey(id oracle.Identity) xpKey { return xpKey{id.Group, id.Kind, id.Namespace, id.Name} }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"slices"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -110,8 +111,8 @@ func composedResources(req *fnv1.RunFunctionRequest, inferReferences, explicit b
 		r.Identity = protection.Identity{
 			Group:     gv.Group,
 			Kind:      text(s, "kind"),
-			Namespace: firstOf(text(om, "namespace"), text(sm, "namespace"), xrNamespace),
-			Name:      firstOf(text(om, "name"), text(sm, "name")),
+			Namespace: cmp.Or(text(om, "namespace"), text(sm, "namespace"), xrNamespace),
+			Name:      cmp.Or(text(om, "name"), text(sm, "name")),
 		}
 		if err != nil {
 			r.Identity.Name = "" // No reference can name a resource of an invalid apiVersion.
@@ -262,15 +263,6 @@ func appendTexts(all []string, list *structpb.Value) ([]string, []string) {
 		return nil, all
 	}
 	return all[first:len(all):len(all)], all
-}
-
-func firstOf(values ...string) string {
-	for _, v := range values {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 func errNotA(field, what string) error {

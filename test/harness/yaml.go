@@ -112,6 +112,18 @@ func String(m map[string]any, path ...string) string {
 	return s
 }
 
+// Strings returns the strings of the list at path in m, skipping what is
+// no string.
+func Strings(m map[string]any, path ...string) []string {
+	var out []string
+	for _, v := range List(m, path...) {
+		if s, ok := v.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // List returns the list at path in m; nil if there is none.
 func List(m map[string]any, path ...string) []any {
 	l, _ := Lookup(m, path...).([]any)

@@ -43,6 +43,7 @@
 package oracle
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"reflect"
@@ -140,7 +141,7 @@ func ReadInput(m map[string]any) Input {
 	deps, _ := m["dependencies"].([]any)
 	for _, d := range deps {
 		dm, _ := d.(map[string]any)
-		in.Dependencies = append(in.Dependencies, Dependency{Resource: harness.String(dm, "resource"), DependsOn: strs(dm, "dependsOn")})
+		in.Dependencies = append(in.Dependencies, Dependency{Resource: harness.String(dm, "resource"), DependsOn: harness.Strings(dm, "dependsOn")})
 	}
 	return in
 }
@@ -823,11 +824,11 @@ func (p *Plan) readNodes(s State) {
 		if observed {
 			n.UID = harness.String(o, "metadata", "uid")
 			n.Deleting = harness.String(o, "metadata", "deletionTimestamp") != ""
-			n.ObservedFinalizers = strs(o, "metadata", "finalizers")
+			n.ObservedFinalizers = harness.Strings(o, "metadata", "finalizers")
 			n.Ready = readyCondition(o) || s.DesiredReady[name]
 		}
 		if desired {
-			n.DesiredFinalizers = strs(d, "metadata", "finalizers")
+			n.DesiredFinalizers = harness.Strings(d, "metadata", "finalizers")
 		}
 		n.APIVersion = harness.String(src, "apiVersion")
 		group, ok := GroupOf(n.APIVersion)
@@ -836,8 +837,8 @@ func (p *Plan) readNodes(s State) {
 		n.Identity = Identity{
 			Group:     group,
 			Kind:      harness.String(src, "kind"),
-			Namespace: firstOf(harness.String(o, "metadata", "namespace"), harness.String(d, "metadata", "namespace"), xrNamespace),
-			Name:      firstOf(harness.String(o, "metadata", "name"), harness.String(d, "metadata", "name")),
+			Namespace: cmp.Or(harness.String(o, "metadata", "namespace"), harness.String(d, "metadata", "namespace"), xrNamespace),
+			Name:      cmp.Or(harness.String(o, "metadata", "name"), harness.String(d, "metadata", "name")),
 		}
 		if !ok || n.Identity.Kind == "" {
 			n.Identity.Name = "" // No reference can name it.
@@ -879,14 +880,14 @@ func (p *Plan) readAsks(s State) {
 		if d != nil {
 			kind = harness.String(d, "kind")
 		}
-		seen[Identity{Group: group, Kind: kind, Namespace: firstOf(harness.String(o, "metadata", "namespace"), harness.String(d, "metadata", "namespace"), xrNamespace),
-			Name: firstOf(harness.String(o, "metadata", "name"), harness.String(d, "metadata", "name"))}] = true
+		seen[Identity{Group: group, Kind: kind, Namespace: cmp.Or(harness.String(o, "metadata", "namespace"), harness.String(d, "metadata", "namespace"), xrNamespace),
+			Name: cmp.Or(harness.String(o, "metadata", "name"), harness.String(d, "metadata", "name"))}] = true
 	}
 	for name, o := range s.Observed {
 		if slices.Contains(own, name) {
 			continue
 		}
-		for _, f := range strs(o, "metadata", "finalizers") {
+		for _, f := range harness.Strings(o, "metadata", "finalizers") {
 			if uid, ok := strings.CutPrefix(f, FinalizerPrefix); ok && !uids[uid] && !slices.Contains(p.Unseen, uid) {
 				p.Unseen = append(p.Unseen, uid)
 			}
@@ -1426,25 +1427,4 @@ func readyCondition(r map[string]any) bool {
 		}
 	}
 	return false
-}
-
-// strs returns the strings of the list at the path.
-func strs(m map[string]any, path ...string) []string {
-	list, _ := harness.Lookup(m, path...).([]any)
-	var out []string
-	for _, v := range list {
-		if s, ok := v.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func firstOf(values ...string) string {
-	for _, v := range values {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
