@@ -256,9 +256,17 @@ func (s *stack) logWarnings(ctx context.Context, xr string) {
 
 // awaitDeletionOrdered asserts that the XR's DeletionOrdered condition turns
 // True.
+//
+// The condition is the one the XR's last reconcile wrote. The function
+// declares a dependent's finalizer only once provider-kubernetes manages the
+// Object, so the finalizers come in a few reconciles as the provider takes
+// the Objects on (all 30 within about 2 s), and the condition turns True on
+// the reconcile after the last of them. Crossplane's circuit breaker, open
+// for every XR of this test with or without the function (its log says so),
+// holds that reconcile back for up to a minute or so, hence the wait.
 func (s *stack) awaitDeletionOrdered(ctx context.Context, xr string, since time.Time) {
 	var u *unstructured.Unstructured
-	err := s.poll(ctx, 60*time.Second, 250*time.Millisecond, func(ctx context.Context) (bool, error) {
+	err := s.poll(ctx, 3*time.Minute, 250*time.Millisecond, func(ctx context.Context) (bool, error) {
 		var err error
 		if u, err = s.client.Resource(gvrXR).Get(ctx, xr, metav1.GetOptions{}); err != nil {
 			return false, err
