@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"math/rand/v2"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -414,7 +413,7 @@ func loopGenerate(index int, rng *rand.Rand, off map[string]bool) *loopCompositi
 				// its own.
 				res[0].refs = nil
 				deps = slices.DeleteFunc(deps, func(d any) bool {
-					return slices.Contains(loopMatch(d.(map[string]any)["resource"].(string), []string{res[0].name}), res[0].name)
+					return slices.Contains(oracle.Matching(d.(map[string]any)["resource"].(string), []string{res[0].name}), res[0].name)
 				})
 				dep(".*", res[0].name)
 			case 1:
@@ -576,9 +575,9 @@ func loopEnds(res []*loopResource, input map[string]any) (dependents, dependenci
 	for _, d := range oracle.ReadInput(input).Dependencies {
 		var targets []string
 		for _, p := range d.DependsOn {
-			targets = append(targets, loopMatch(p, names)...)
+			targets = append(targets, oracle.Matching(p, names)...)
 		}
-		for _, name := range loopMatch(d.Resource, names) {
+		for _, name := range oracle.Matching(d.Resource, names) {
 			for _, t := range targets {
 				if t != name {
 					dependents[name], dependencies[t] = true, true
@@ -587,25 +586,4 @@ func loopEnds(res []*loopResource, input map[string]any) (dependents, dependenci
 		}
 	}
 	return dependents, dependencies
-}
-
-// loopMatch returns the names an entry of the input's dependencies means: the
-// name itself when it is one, else every name the anchored pattern matches.
-// Only the generator uses it, to know what it removes and deletes; the checks
-// ask test/oracle what the input means.
-func loopMatch(entry string, names []string) []string {
-	if slices.Contains(names, entry) {
-		return []string{entry}
-	}
-	re, err := regexp.Compile(`^(?:` + entry + `)$`)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, n := range names {
-		if re.MatchString(n) {
-			out = append(out, n)
-		}
-	}
-	return out
 }

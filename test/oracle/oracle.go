@@ -1045,6 +1045,20 @@ func (p *Plan) addEdges() {
 	}
 }
 
+// Matching returns the names an entry of the input's dependencies matches:
+// the name itself when it is one, else every name the RE2 pattern matches
+// whole.
+func Matching(entry string, names []string) []string {
+	if slices.Contains(names, entry) {
+		return []string{entry}
+	}
+	re, err := regexp.Compile(`^(?:` + entry + `)$`)
+	if err != nil {
+		return nil
+	}
+	return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return !re.MatchString(n) })
+}
+
 // resolveDependencies returns, for each dependent, the resources the input
 // says it depends on, sorted, without itself. An entry that is a composition
 // resource name means that name; else it is an RE2 pattern that must match a
@@ -1052,13 +1066,7 @@ func (p *Plan) addEdges() {
 // must not give each Usage a Usage of its own.
 func (p *Plan) resolveDependencies() map[string][]string {
 	match := func(field, entry string) []string {
-		if _, ok := p.Nodes[entry]; ok {
-			return []string{entry}
-		}
-		var out []string
-		if re, err := regexp.Compile(`^(?:` + entry + `)$`); err == nil {
-			out = slices.DeleteFunc(slices.Clone(p.Names), func(n string) bool { return !re.MatchString(n) })
-		}
+		out := Matching(entry, p.Names)
 		if len(out) == 0 {
 			p.Unmatched = append(p.Unmatched, Unmatched{Field: field, Entry: entry})
 		}
