@@ -14,6 +14,7 @@ import (
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
 	"github.com/crossplane-contrib/function-dependencies/test/harness"
 )
 
@@ -77,13 +78,32 @@ type badInput struct {
 	shared []string
 }
 
-// TestBadInput is the catalogue of bad input: the step's input, Objects'
-// references, metadata and resource bodies. Each case must produce exactly
-// the message that names the resource and the field, and lose nothing else:
-// an input the function can't read leaves desired state as it was; anything
-// else leaves every other desired resource as the request has it, and the
-// shared Object with the finalizers of every dependent it can still read.
-func TestBadInput(t *testing.T) {
+// TestInvalidInputIsFatalAndLeavesDesiredStateUnchanged checks what
+// RunFunction does with a step's input that v1beta1.Decode rejects: its only
+// result is Fatal, "invalid function input: " and Decode's message, and
+// desired state is left as the request has it. Which inputs Decode rejects,
+// and with which message, is tested with Decode in input/v1beta1.
+func TestInvalidInputIsFatalAndLeavesDesiredStateUnchanged(t *testing.T) {
+	input := inputJSON(`"modus": "Report"`)
+	_, err := v1beta1.Decode([]byte(input))
+	if err == nil {
+		t.Fatalf("v1beta1.Decode(%s) decodes; the case needs an input it rejects", input)
+	}
+	checkBadInput(t, &Function{log: logging.NewNopLogger()}, badInput{
+		reason: "A misspelt field fails the step with Decode's message and changes nothing: read with every default, the input would declare the three dependents' finalizers on shared.",
+		input:  input,
+		want:   inputError(err.Error()),
+	})
+}
+
+// TestBadResourcesAreNamedByFieldAndLoseNothingElse is the catalogue of bad
+// composed resources: Objects' references, metadata and resource bodies, and
+// dependencies of the input that match none of them. Each case must produce
+// exactly the result that names the resource and the field, and lose nothing
+// else: every other desired resource is left as the request has it, and the
+// shared Object gets the finalizers of every dependent that can still be
+// read. A null where a list or an object goes is as good as none.
+func TestBadResourcesAreNamedByFieldAndLoseNothingElse(t *testing.T) {
 	cases := map[string]badInput{
 		"FinalizersNull": {
 			reason: "metadata.finalizers: null means no finalizers: the function declares them, as for an absent list.",
@@ -98,11 +118,6 @@ func TestBadInput(t *testing.T) {
 			},
 			want:   summary("4 composed resources, 3 references between them and 0 to external objects; 3 reference finalizers declared, 0 pending until their Object exists"),
 			shared: []string{refPrefix + "uid-bad", refPrefix + "uid-dep-00", refPrefix + "uid-dep-01"},
-		},
-		"InputKind": {
-			reason: "An input whose apiVersion or kind is not this function's is named, as an unsupported value is: it is meant for another function.",
-			input:  `{"apiVersion": "example.org/v1", "kind": "Inptu", "mode": "Report"}`,
-			want:   inputError(`[apiVersion: Unsupported value: "example.org/v1": supported values: "dependencies.fn.crossplane.io/v1beta1", kind: Unsupported value: "Inptu": supported values: "Input"]`),
 		},
 		"InvalidAPIVersionMatchesNothing": {
 			reason: "A composed resource with an invalid apiVersion matches no reference, as state.go says: the reference is external.",
@@ -120,92 +135,7 @@ func TestBadInput(t *testing.T) {
 			},
 			want: summary("4 composed resources, 4 references between them and 0 to external objects; 4 reference finalizers to declare (the cycle failed the step: desired state left unchanged), 0 pending until their Object exists"),
 		},
-		// The step's input.
-		"InputUnknownField": {
-			reason: "A misspelt input field fails the step and names it.",
-			input:  inputJSON(`"modus": "Report"`),
-			want:   inputError(`unknown field "modus"`),
-		},
-		"InputUnknownNestedField": {
-			reason: "A misspelt field inside a dependency is named with its path.",
-			input:  inputJSON(`"dependencies": [{"resource": "bad", "dependsOn": ["shared"], "dependson": ["dep-00"]}]`),
-			want:   inputError(`unknown field "dependencies[0].dependson"`),
-		},
-		"InputUnknownMetadataField": {
-			reason: "A misspelt metadata field is named with its path.",
-			input:  inputJSON(`"metadata": {"nam": "order-deletion"}`),
-			want:   inputError(`unknown field "metadata.nam"`),
-		},
-		"InputModeCase": {
-			reason: "Values are case-sensitive; the message lists the supported ones.",
-			input:  inputJSON(`"mode": "enforce"`),
-			want:   inputError(`mode: Unsupported value: "enforce": supported values: "Enforce", "Report"`),
-		},
-		"InputOnCycle": {
-			reason: "An unsupported onCycle is named with the supported values.",
-			input:  inputJSON(`"onCycle": "Ignore"`),
-			want:   inputError(`onCycle: Unsupported value: "Ignore": supported values: "Fatal", "Warning"`),
-		},
-		"InputSeveralValues": {
-			reason: "Every unsupported value is named, not only the first.",
-			input:  inputJSON(`"mode": "Fix", "onCycle": "Ignore"`),
-			want:   inputError(`[mode: Unsupported value: "Fix": supported values: "Enforce", "Report", onCycle: Unsupported value: "Ignore": supported values: "Fatal", "Warning"]`),
-		},
-		"InputReferences": {
-			reason: "An unsupported references policy is named.",
-			input:  inputJSON(`"references": "infer"`),
-			want:   inputError(`references: Unsupported value: "infer": supported values: "Infer", "Ignore"`),
-		},
-		"InputUsages": {
-			reason: "An unsupported usages policy is named.",
-			input:  inputJSON(`"usages": "Everything"`),
-			want:   inputError(`usages: Unsupported value: "Everything": supported values: "Disabled", "External", "All"`),
-		},
-		"InputUsageAPI": {
-			reason: "An unsupported Usage API version is named with the supported ones.",
-			input:  inputJSON(`"usageAPI": "protection.crossplane.io/v1"`),
-			want:   inputError(`usageAPI: Unsupported value: "protection.crossplane.io/v1": supported values: "protection.crossplane.io/v1beta1", "apiextensions.crossplane.io/v1beta1"`),
-		},
-		"InputCreation": {
-			reason: "An unsupported creation policy is named.",
-			input:  inputJSON(`"creation": "Later"`),
-			want:   inputError(`creation: Unsupported value: "Later": supported values: "Immediate", "WaitForReady"`),
-		},
-		"InputDependencyWithoutDependsOn": {
-			reason: "A dependency that depends on nothing is named.",
-			input:  inputJSON(`"dependencies": [{"resource": "bad"}]`),
-			want:   inputError(`dependencies[0].dependsOn: Required value: names at least one resource`),
-		},
-		"InputDependencyWithoutResource": {
-			reason: "A dependency without its dependent is named.",
-			input:  inputJSON(`"dependencies": [{"resource": "", "dependsOn": ["shared"]}]`),
-			want:   inputError(`dependencies[0].resource: Required value: a composition resource name or an RE2 pattern`),
-		},
-		"InputDependencyBadPattern": {
-			reason: "A dependent pattern that isn't RE2 is named with the parser's reason.",
-			input:  inputJSON(`"dependencies": [{"resource": "dep-(", "dependsOn": ["shared"]}]`),
-			want:   inputError("dependencies[0].resource: Invalid value: \"dep-(\": error parsing regexp: missing closing ): `dep-(`"),
-		},
-		"InputDependsOnBadPattern": {
-			reason: "A dependency pattern that isn't RE2 is named with its index.",
-			input:  inputJSON(`"dependencies": [{"resource": "bad", "dependsOn": ["shared", "*"]}]`),
-			want:   inputError("dependencies[0].dependsOn[1]: Invalid value: \"*\": error parsing regexp: missing argument to repetition operator: `*`"),
-		},
-		"InputWrongType": {
-			reason: "A value of the wrong type is named by its field path and JSON type, as references are.",
-			input:  inputJSON(`"mode": 1`),
-			want:   inputError(`mode: Invalid value: "number": must be a string`),
-		},
-		"InputDependsOnNotAList": {
-			reason: "A dependsOn that is a string rather than a list is named by its path, with what it must be.",
-			input:  inputJSON(`"dependencies": [{"resource": "bad", "dependsOn": "shared"}]`),
-			want:   inputError(`dependencies[0].dependsOn: Invalid value: "string": must be a list of composition resource names or patterns`),
-		},
-		"InputDependencyPatternNotAnchorable": {
-			reason: "A pattern that compiles alone but not anchored to match whole names is an error naming the field, not an unmatched-dependency warning.",
-			input:  inputJSON(`"dependencies": [{"resource": "bad", "dependsOn": ["\\Qshared"]}]`),
-			want:   inputError("dependencies[0].dependsOn[0]: Invalid value: \"\\\\Qshared\": cannot be anchored to match whole names: error parsing regexp: missing closing ): `^(?:\\Qshared)$`"),
-		},
+		// Dependencies of the input that match no composed resource.
 		"InputDependencyMatchesNothing": {
 			reason: "A dependency pattern that matches no composed resource is a warning naming the entry; the rest works.",
 			input:  inputJSON(`"dependencies": [{"resource": "nothing-matches", "dependsOn": ["shared"]}]`),

@@ -16,12 +16,170 @@ func decodeError(data string) string {
 	return ""
 }
 
+// A decodeCase is an input and the exact message Decode fails with; "" when
+// it decodes.
+type decodeCase struct {
+	reason string
+	input  string
+	want   string
+}
+
+// checkDecode decodes each case's input and compares the message.
+func checkDecode(t *testing.T, cases map[string]decodeCase) {
+	t.Helper()
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, decodeError(tc.input)); diff != "" {
+				t.Errorf("%s\nDecode(%s): -want error, +got:\n%s", tc.reason, tc.input, diff)
+			}
+		})
+	}
+}
+
+func TestDecodeRejectsUnknownFields(t *testing.T) {
+	checkDecode(t, map[string]decodeCase{
+		"Field": {
+			reason: "A misspelt field is named, rather than ignored: ignored, modus: Report would leave the mode Enforce.",
+			input:  `{"modus": "Report"}`,
+			want:   `unknown field "modus"`,
+		},
+		"FieldNamesAreCaseSensitive": {
+			reason: "A field is known by its exact name only: Mode is not mode.",
+			input:  `{"Mode": "Report"}`,
+			want:   `unknown field "Mode"`,
+		},
+		"FieldOfADependency": {
+			reason: "A misspelt field inside a dependency is named with its path and index.",
+			input:  `{"dependencies": [{"resource": "app", "dependsOn": ["db"], "dependson": ["web"]}]}`,
+			want:   `unknown field "dependencies[0].dependson"`,
+		},
+		"FieldOfMetadata": {
+			reason: "A misspelt metadata field is named with its path.",
+			input:  `{"metadata": {"nam": "order-deletion"}}`,
+			want:   `unknown field "metadata.nam"`,
+		},
+		"Several": {
+			reason: "Every unknown field is named, in the order of the input, not only the first.",
+			input:  `{"modus": "Report", "onCycel": "Warning"}`,
+			want:   `[unknown field "modus", unknown field "onCycel"]`,
+		},
+	})
+}
+
+func TestDecodeRejectsInputMeantForAnotherFunction(t *testing.T) {
+	checkDecode(t, map[string]decodeCase{
+		"APIVersionAndKind": {
+			reason: "An apiVersion and kind that are not this function's are each named with the one supported, as an unsupported value is.",
+			input:  `{"apiVersion": "example.org/v1", "kind": "Inptu", "mode": "Report"}`,
+			want: `[apiVersion: Unsupported value: "example.org/v1": supported values: "dependencies.fn.crossplane.io/v1beta1", ` +
+				`kind: Unsupported value: "Inptu": supported values: "Input"]`,
+		},
+		"APIVersion": {
+			reason: "Another apiVersion is named even when the kind is Input.",
+			input:  `{"apiVersion": "example.org/v1", "kind": "Input"}`,
+			want:   `apiVersion: Unsupported value: "example.org/v1": supported values: "dependencies.fn.crossplane.io/v1beta1"`,
+		},
+		"ThisFunctions": {
+			reason: "This function's apiVersion and kind decode.",
+			input:  `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input"}`,
+		},
+	})
+}
+
+func TestDecodeRejectsValuesOutsideTheEnum(t *testing.T) {
+	checkDecode(t, map[string]decodeCase{
+		"ValuesAreCaseSensitive": {
+			reason: "Values are case-sensitive; the message names the field and lists the supported values.",
+			input:  `{"mode": "enforce"}`,
+			want:   `mode: Unsupported value: "enforce": supported values: "Enforce", "Report"`,
+		},
+		"OnCycle": {
+			reason: "An unsupported onCycle is named with the supported values.",
+			input:  `{"onCycle": "Ignore"}`,
+			want:   `onCycle: Unsupported value: "Ignore": supported values: "Fatal", "Warning"`,
+		},
+		"References": {
+			reason: "An unsupported references policy is named with the supported values.",
+			input:  `{"references": "infer"}`,
+			want:   `references: Unsupported value: "infer": supported values: "Infer", "Ignore"`,
+		},
+		"Usages": {
+			reason: "An unsupported usages policy is named with the supported values.",
+			input:  `{"usages": "Everything"}`,
+			want:   `usages: Unsupported value: "Everything": supported values: "Disabled", "External", "All"`,
+		},
+		"UsageAPI": {
+			reason: "An unsupported Usage API version is named with the supported ones.",
+			input:  `{"usageAPI": "protection.crossplane.io/v1"}`,
+			want:   `usageAPI: Unsupported value: "protection.crossplane.io/v1": supported values: "protection.crossplane.io/v1beta1", "apiextensions.crossplane.io/v1beta1"`,
+		},
+		"Creation": {
+			reason: "An unsupported creation policy is named with the supported values.",
+			input:  `{"creation": "Later"}`,
+			want:   `creation: Unsupported value: "Later": supported values: "Immediate", "WaitForReady"`,
+		},
+		"Several": {
+			reason: "Every unsupported value is named, not only the first.",
+			input:  `{"mode": "Fix", "onCycle": "Ignore"}`,
+			want: `[mode: Unsupported value: "Fix": supported values: "Enforce", "Report", ` +
+				`onCycle: Unsupported value: "Ignore": supported values: "Fatal", "Warning"]`,
+		},
+	})
+}
+
+func TestDecodeRequiresResourceAndDependsOn(t *testing.T) {
+	checkDecode(t, map[string]decodeCase{
+		"WithoutDependsOn": {
+			reason: "A dependency that depends on nothing is named.",
+			input:  `{"dependencies": [{"resource": "app"}]}`,
+			want:   `dependencies[0].dependsOn: Required value: names at least one resource`,
+		},
+		"EmptyDependsOn": {
+			reason: "An empty dependsOn depends on nothing, as an absent one does.",
+			input:  `{"dependencies": [{"resource": "app", "dependsOn": []}]}`,
+			want:   `dependencies[0].dependsOn: Required value: names at least one resource`,
+		},
+		"WithoutResource": {
+			reason: "A dependency without its dependent is named.",
+			input:  `{"dependencies": [{"dependsOn": ["db"]}]}`,
+			want:   `dependencies[0].resource: Required value: a composition resource name or an RE2 pattern`,
+		},
+		"EmptyResource": {
+			reason: "An empty resource is no dependent, as an absent one is.",
+			input:  `{"dependencies": [{"resource": "", "dependsOn": ["db"]}]}`,
+			want:   `dependencies[0].resource: Required value: a composition resource name or an RE2 pattern`,
+		},
+		"EmptyDependsOnEntry": {
+			reason: "An empty entry of dependsOn is named with both indexes.",
+			input:  `{"dependencies": [{"resource": "app", "dependsOn": ["db"]}, {"resource": "web", "dependsOn": ["db", ""]}]}`,
+			want:   `dependencies[1].dependsOn[1]: Required value: a composition resource name or an RE2 pattern`,
+		},
+		"Neither": {
+			reason: "A dependency with neither is named for both.",
+			input:  `{"dependencies": [{}]}`,
+			want: `[dependencies[0].resource: Required value: a composition resource name or an RE2 pattern, ` +
+				`dependencies[0].dependsOn: Required value: names at least one resource]`,
+		},
+	})
+}
+
+func TestDecodeRejectsPatternsThatAreNotRE2(t *testing.T) {
+	checkDecode(t, map[string]decodeCase{
+		"Resource": {
+			reason: "A dependent pattern that isn't RE2 is named with the parser's reason.",
+			input:  `{"dependencies": [{"resource": "dep-(", "dependsOn": ["db"]}]}`,
+			want:   "dependencies[0].resource: Invalid value: \"dep-(\": error parsing regexp: missing closing ): `dep-(`",
+		},
+		"DependsOnEntry": {
+			reason: "A dependency pattern that isn't RE2 is named with its index and the parser's reason.",
+			input:  `{"dependencies": [{"resource": "app", "dependsOn": ["db", "*"]}]}`,
+			want:   "dependencies[0].dependsOn[1]: Invalid value: \"*\": error parsing regexp: missing argument to repetition operator: `*`",
+		},
+	})
+}
+
 func TestDecodeRejectsPatternsThatCannotMatchWholeNames(t *testing.T) {
-	cases := map[string]struct {
-		reason string
-		input  string
-		want   string
-	}{
+	checkDecode(t, map[string]decodeCase{
 		"UnterminatedQuoteInResource": {
 			reason: `\Qshared compiles alone, but anchored the quote swallows the closing ")$": it could never match, so it is an error naming the field, not an "unmatched dependency" warning.`,
 			input:  `{"dependencies": [{"resource": "\\Qshared", "dependsOn": ["db"]}]}`,
@@ -46,14 +204,7 @@ func TestDecodeRejectsPatternsThatCannotMatchWholeNames(t *testing.T) {
 			input:  `{"dependencies": [{"resource": "app", "dependsOn": ["a\\"]}]}`,
 			want:   "dependencies[0].dependsOn[0]: Invalid value: \"a\\\\\": error parsing regexp: trailing backslash at end of expression: ``",
 		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, decodeError(tc.input)); diff != "" {
-				t.Errorf("%s\nDecode(%s): -want error, +got:\n%s", tc.reason, tc.input, diff)
-			}
-		})
-	}
+	})
 }
 
 func TestPatternMatchesWholeNames(t *testing.T) {
@@ -99,11 +250,7 @@ func TestPatternMatchesWholeNames(t *testing.T) {
 }
 
 func TestDecodeNamesValuesOfTheWrongType(t *testing.T) {
-	cases := map[string]struct {
-		reason string
-		input  string
-		want   string
-	}{
+	checkDecode(t, map[string]decodeCase{
 		"APIVersion": {
 			reason: "A number where a string goes is named by its path and JSON type.",
 			input:  `{"apiVersion": 1}`,
@@ -205,14 +352,7 @@ func TestDecodeNamesValuesOfTheWrongType(t *testing.T) {
 			input:  `["mode", "Report"]`,
 			want:   `the input must be an object, not an array`,
 		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, decodeError(tc.input)); diff != "" {
-				t.Errorf("%s\nDecode(%s): -want error, +got:\n%s", tc.reason, tc.input, diff)
-			}
-		})
-	}
+	})
 }
 
 // TestDecodeNamesEveryFieldOfTheWrongType gives each field of the Input and
