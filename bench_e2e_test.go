@@ -19,6 +19,7 @@ import (
 
 	function "github.com/crossplane/function-sdk-go"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/crossplane-contrib/function-dependencies/test/harness"
 )
@@ -34,30 +35,52 @@ const (
 // default of 4 MB.
 const maxMessage = 512 << 20
 
-// serveFloor, set in the environment, makes this test binary serve the floor,
-// with the function's command line, instead of running tests.
-const serveFloor = "FD_BENCH_SERVE_FLOOR"
+// serveBench, set in the environment to floor or echo, makes this test binary
+// serve that function, with the function's command line, instead of running
+// tests.
+const serveBench = "FD_BENCH_SERVE"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(serveFloor) != "" {
-		cli := &ServeCmd{}
-		kong.Parse(cli)
-		err := function.Serve(floor{},
-			function.Listen(cli.Network, cli.Address),
-			function.Insecure(cli.Insecure),
-			function.MaxRecvMessageSize(cli.MaxRecvMessageSize*1024*1024))
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	var fn fnv1.FunctionRunnerServiceServer
+	switch v := os.Getenv(serveBench); v {
+	case "":
+		os.Exit(m.Run())
+	case "floor":
+		fn = floor{}
+	case "echo":
+		fn = echo{}
+	default:
+		fmt.Fprintf(os.Stderr, "%s=%q: want floor or echo\n", serveBench, v)
+		os.Exit(2)
 	}
-	os.Exit(m.Run())
+	cli := &ServeCmd{}
+	kong.Parse(cli)
+	err := function.Serve(fn,
+		function.Listen(cli.Network, cli.Address),
+		function.Insecure(cli.Insecure),
+		function.MaxRecvMessageSize(cli.MaxRecvMessageSize*1024*1024))
+	fmt.Fprintln(os.Stderr, err)
+	os.Exit(1)
 }
 
-// BenchmarkServed serves this function, the floor and the functions users run
-// beside it, each as its own process with --insecure on a loopback port, and
-// calls them through gRPC in turn (see benchCalls) with the same request:
-// the floor and auto-ready get the very request this function gets;
-// patch-and-transform gets the observed state and a Composition input that
-// renders the same desired resources.
+// echo is the physical floor of any function: a server that decodes the
+// request and returns desired state as it came, without converting anything.
+// response.To shares the request's desired state and context with the
+// response; it converts neither.
+type echo struct {
+	fnv1.UnimplementedFunctionRunnerServiceServer
+}
+
+func (echo) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	return response.To(req, response.DefaultTTL), nil
+}
+
+// BenchmarkServed serves this function, the floor, echo and the functions
+// users run beside it, each as its own process with --insecure on a loopback
+// port, and calls them through gRPC in turn (see benchCalls) with the same
+// request: the floor, echo and auto-ready get the very request this function
+// gets; patch-and-transform gets the observed state and a Composition input
+// that renders the same desired resources.
 func BenchmarkServed(b *testing.B) {
 	limit := fmt.Sprintf("--max-recv-message-size=%d", maxMessage>>20)
 	ours := dialBench(b, harness.Serve(b, harness.Function(b), limit))
@@ -67,16 +90,19 @@ func BenchmarkServed(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Setenv(serveFloor, "true") // Started last: the others don't inherit it.
+	// Started last: the others don't inherit the variable.
+	b.Setenv(serveBench, "floor")
 	floor := dialBench(b, harness.Serve(b, self, limit))
+	b.Setenv(serveBench, "echo")
+	echo := dialBench(b, harness.Serve(b, self, limit))
 
-	for _, n := range []int{1_000, 10_000} {
+	for _, n := range []int{1_000, 5_000, 10_000} {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			req := benchRequest(realistic(n))
 			ptReq := patchAndTransformRequest(req)
 			rendersSame(b, patchAndTransform, ptReq, req)
-			b.Run("fn=ours+floor+auto-ready+patch-and-transform", func(b *testing.B) {
-				benchCalls(b, []served{{"ours", ours, req}, {"floor", floor, req}, {"auto-ready", autoReady, req}, {"patch-and-transform", patchAndTransform, ptReq}})
+			b.Run("fn=ours+floor+echo+auto-ready+patch-and-transform", func(b *testing.B) {
+				benchCalls(b, []served{{"ours", ours, req}, {"floor", floor, req}, {"echo", echo, req}, {"auto-ready", autoReady, req}, {"patch-and-transform", patchAndTransform, ptReq}})
 			})
 		})
 	}

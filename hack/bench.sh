@@ -1,27 +1,34 @@
 #!/usr/bin/env bash
-# Benchmarks the function against the floor (a pass-through function) and against its neighbours in the
-# pipeline, as `make bench` runs it, and prints the table of the README's Performance section. See
-# bench_test.go and bench_e2e_test.go.
+# Benchmarks the function against the floor (a pass-through function), against echo and against its
+# neighbours in the pipeline, as `make bench` runs it, prints the table of the README's Performance
+# section, then checks the targets and fails if one is missed. See bench_test.go and bench_e2e_test.go.
 #
 #   1. in process: RunFunction and the floor at N = 10 to 10,000 composed resources, and RunFunction
 #      in its phases: reading the request, deciding (the graph work), writing the response
 #      (BenchmarkInProcess, BenchmarkGraph);
-#   2. over gRPC, at N = 1,000 and 10,000: this function, the floor, function-auto-ready and
-#      function-patch-and-transform, each served as its own process on loopback (BenchmarkServed, e2e
-#      tag). Each run calls every function in turn, ROUNDS times, and reports the ratios of the same
-#      run's medians.
+#   2. over gRPC, at N = 1,000, 5,000 and 10,000: this function, the floor, echo (returns desired state
+#      as it came, converting nothing: the least any function costs on the wire), function-auto-ready
+#      and function-patch-and-transform, each served as its own process on loopback (BenchmarkServed,
+#      e2e tag). Each run calls every function in turn, ROUNDS times, and reports the ratios of the
+#      same run's medians.
+#
+# Targets, on benchstat's medians: ours/floor at most 0.15 in process and its p50 at most 0.92 over
+# gRPC, at N = 1,000 and 10,000; in process, time at 10,000 at most 12 times the time at 1,000; ours/echo
+# p50 over gRPC at most 1.05 at N = 1,000 and 5,000. A figure not measured fails its target.
 #
 # benchstat (built from tools/benchstat) takes the median of COUNT runs of each benchmark. On a busy
 # machine the absolute figures wander; the ratios of functions measured in the same run hold better.
 #
 #   COUNT=6          runs of each benchmark (benchstat needs 6 for a confidence interval)
 #   ROUNDS_1000=5    calls of each function per run over gRPC, at N=1,000
+#   ROUNDS_5000=3    the same at N=5,000
 #   ROUNDS_10000=2   the same at N=10,000, where one call takes seconds
-#   FD_BENCH_REUSE=1 print the table from the last run's output in .cache/bench, without running
+#   FD_BENCH_REUSE=1 print the tables from the last run's output, without running
+#   FD_BENCH_OUT     where the output goes (default .cache/bench)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-out=$root/.cache/bench
+out=${FD_BENCH_OUT:-$root/.cache/bench}
 mkdir -p "$out"
 benchstat=$(hack/tools.sh benchstat)
 count=${COUNT:-6}
@@ -31,9 +38,10 @@ if [ -z "${FD_BENCH_REUSE:-}" ]; then
   go test -run '^$' -bench '^Benchmark(InProcess|Graph)$' -benchmem -count "$count" -timeout 2h . \
     | tee "$out/inprocess.txt" >&2
   : > "$out/wire.txt"
-  for n in 1000 10000; do
+  declare -A default_rounds=([1000]=5 [5000]=3 [10000]=2)
+  for n in 1000 5000 10000; do
     rounds=ROUNDS_$n
-    rounds=${!rounds:-$([ "$n" = 1000 ] && echo 5 || echo 2)}
+    rounds=${!rounds:-${default_rounds[$n]}}
     echo "=== over gRPC, N=$n (COUNT=$count, $rounds calls of each function per run)" >&2
     go test -tags e2e -run '^$' -bench "^BenchmarkServed\$/^N=$n\$/" -benchtime "${rounds}x" -count "$count" -timeout 4h . \
       | tee -a "$out/wire.txt" >&2
@@ -74,28 +82,37 @@ awk -F, '
     for (k in v) { split(k, p, SUBSEP); if (p[1] == sect && p[2] == n && p[4] == unit) return v[k] }
     return ""
   }
+  # A figure not measured misses its target: make bench is the check.
+  function target(what, n, x, limit, shown,   met) {
+    met = x != "" && x + 0 <= limit
+    targets++; if (!met) failed++
+    printf "| %s | %s | %s | %s |\n", what, n, x == "" ? "—" : shown, met ? "pass" : "FAIL"
+  }
+  function ratio(a, b) { return (a == "" || b == "") ? "" : a / b }
   END {
-    split("10 100 1000 10000 1000-namespaced", rows, " ")
-    print "| N | ours | floor | ours/floor | allocs ours · floor | over gRPC ours/floor p50 · p99 | ours/auto-ready p50 · p99 | ours/patch-and-transform p50 · p99 |"
-    print "|---|---|---|---|---|---|---|---|"
-    for (i = 1; i <= 5; i++) {
+    split("10 100 1000 5000 10000 1000-namespaced", rows, " ")
+    print "| N | ours | floor | ours/floor | allocs ours · floor | over gRPC ours/floor p50 · p99 | ours/echo p50 · p99 | ours/auto-ready p50 · p99 | ours/patch-and-transform p50 · p99 |"
+    print "|---|---|---|---|---|---|---|---|---|"
+    for (i = 1; i <= 6; i++) {
       n = rows[i]; o = v["inprocess", n, "ours", "sec/op"]; f = v["inprocess", n, "floor", "sec/op"]
-      if (o == "" && f == "") continue
-      printf "| %s | %s | %s | %s | %s · %s | %s | %s | %s |\n", n, t(o), t(f), (o != "" && f != "") ? r(o / f) : "—",
+      if (o == "" && f == "" && col("served", n, "ours/floor-p50") == "") continue
+      printf "| %s | %s | %s | %s | %s · %s | %s | %s | %s | %s |\n", n, t(o), t(f), (o != "" && f != "") ? r(o / f) : "—",
         count(v["inprocess", n, "ours", "allocs/op"]), count(v["inprocess", n, "floor", "allocs/op"]),
         pair(col("served", n, "ours/floor-p50"), col("served", n, "ours/floor-p99")),
+        pair(col("served", n, "ours/echo-p50"), col("served", n, "ours/echo-p99")),
         pair(col("served", n, "ours/auto-ready-p50"), col("served", n, "ours/auto-ready-p99")),
         pair(col("served", n, "ours/patch-and-transform-p50"), col("served", n, "ours/patch-and-transform-p99"))
     }
     print ""
     print "Over gRPC, p50 · p99 per call:"
     print ""
-    print "| N | ours | floor | function-auto-ready | function-patch-and-transform |"
-    print "|---|---|---|---|---|"
-    for (i = 3; i <= 4; i++) {
-      n = rows[i]
-      printf "| %s | %s | %s | %s | %s |\n", n, wire("served", n, "ours"), wire("served", n, "floor"),
-        wire("served", n, "auto-ready"), wire("served", n, "patch-and-transform")
+    print "| N | ours | floor | echo | function-auto-ready | function-patch-and-transform |"
+    print "|---|---|---|---|---|---|"
+    split("1000 5000 10000", served, " ")
+    for (i = 1; i <= 3; i++) {
+      n = served[i]
+      printf "| %s | %s | %s | %s | %s | %s |\n", n, wire("served", n, "ours"), wire("served", n, "floor"),
+        wire("served", n, "echo"), wire("served", n, "auto-ready"), wire("served", n, "patch-and-transform")
     }
     print ""
     print "Graph work: RunFunction on a decoded request with 3 references per dependent, whole and in its phases"
@@ -103,15 +120,39 @@ awk -F, '
     print ""
     print "| N | edges | whole | read the request | decide (the graph work) | write the response |"
     print "|---|---|---|---|---|---|"
-    for (i = 3; i <= 4; i++) {
-      n = rows[i]
+    split("1000 10000", graph, " ")
+    for (i = 1; i <= 2; i++) {
+      n = graph[i]
       printf "| %s | %s | %s | %s | %s | %s |\n", n, v["graph", n, "all", "edges"],
         phase(n, "all"), phase(n, "read"), phase(n, "decide"), phase(n, "write")
     }
     print ""
     d1 = v["graph", "1000", "decide", "sec/op"]; d10 = v["graph", "10000", "decide", "sec/op"]
+    growth = ratio(v["inprocess", "10000", "ours", "sec/op"], v["inprocess", "1000", "ours", "sec/op"])
     printf "Growth from N=1000 to 10000: in process %s×, graph work %s×.\n",
-      (v["inprocess", "1000", "ours", "sec/op"] != "") ? sprintf("%.1f", v["inprocess", "10000", "ours", "sec/op"] / v["inprocess", "1000", "ours", "sec/op"]) : "—",
-      (d1 != "") ? sprintf("%.1f", d10 / d1) : "—"
+      growth != "" ? sprintf("%.1f", growth) : "—", (d1 != "") ? sprintf("%.1f", d10 / d1) : "—"
+
+    print ""
+    print "Targets:"
+    print ""
+    print "| target | N | measured | |"
+    print "|---|---|---|---|"
+    for (i = 1; i <= 2; i++) {
+      n = graph[i]; x = ratio(v["inprocess", n, "ours", "sec/op"], v["inprocess", n, "floor", "sec/op"])
+      target("in process, ours/floor ≤ 0.15", n, x, 0.15, sprintf("%.3f", x))
+    }
+    for (i = 1; i <= 2; i++) {
+      n = graph[i]; x = col("served", n, "ours/floor-p50")
+      target("over gRPC, ours/floor p50 ≤ 0.92", n, x, 0.92, sprintf("%.3f", x))
+    }
+    target("in process, growth of ours ≤ 12×", "1000 → 10000", growth, 12, sprintf("%.2f×", growth))
+    for (i = 1; i <= 2; i++) {
+      n = served[i]; x = col("served", n, "ours/echo-p50")
+      target("over gRPC, ours/echo p50 ≤ 1.05", n, x, 1.05, sprintf("%.3f", x))
+    }
+    if (failed) {
+      printf "\n%d of %d targets missed.\n", failed, targets
+      exit 1
+    }
   }
 ' "$out/benchstat.csv"
