@@ -325,9 +325,19 @@ var compositeObjects = &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSe
 // clusterXRWithUID is clusterXR as the API server returns it, with a UID.
 var clusterXRWithUID = &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion": "example.org/v1alpha1", "kind": "XApp", "metadata": {"name": "app", "uid": "uid-app"}}`)}
 
-func TestGraphContext(t *testing.T) {
+// TestTheGraphIsInTheContextOnlyWhenAsked proves that graph: Context writes
+// the graph, each edge with its protection and state, and that without it
+// the response carries none.
+func TestTheGraphIsInTheContextOnlyWhenAsked(t *testing.T) {
 	f := &Function{log: logging.NewNopLogger()}
-	rsp, err := f.RunFunction(context.Background(), issue371Request(2, []int{0}, "", func(r *fnv1.RunFunctionRequest) {
+	withoutInput, err := f.RunFunction(context.Background(), issue371Request(2, []int{0}, "", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := withoutInput.GetContext().GetFields()[GraphContextKey]; ok {
+		t.Errorf("without graph: Context, the context has %s: %v", GraphContextKey, v)
+	}
+	rsp, err := f.RunFunction(context.Background(), issue371Request(2, []int{0}, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "graph": "Context"}`, func(r *fnv1.RunFunctionRequest) {
 		r.Desired.Resources["dep-01"] = obj{apiVersion: clusterObject, name: "app-dep-01", references: `[{"dependsOn": {"name": "app-shared"}}, {"dependsOn": {"apiVersion": "v1", "kind": "Secret", "name": "token", "namespace": "vault"}}]`}.resource()
 	}))
 	if err != nil {

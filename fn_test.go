@@ -108,7 +108,7 @@ func dependsOn(name string) string { return fmt.Sprintf(`[{"dependsOn": {"name":
 
 var clusterXR = &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion": "example.org/v1alpha1", "kind": "XApp", "metadata": {"name": "app"}}`)}
 
-func TestRunFunction(t *testing.T) {
+func TestFunctionDeclaresWhatIsMissingAndReportsOnlyWhatNeedsAttention(t *testing.T) {
 	// Build requests once per case and clone them, so that the expected
 	// response can be written as "the request's desired state, changed so".
 	type want struct {
@@ -130,28 +130,27 @@ func TestRunFunction(t *testing.T) {
 				desired: map[string]*fnv1.Resource{
 					"shared": obj{apiVersion: clusterObject, name: "app-shared", finalizers: append([]string{"example.org/earlier-step"}, uidFinalizers(10)...)}.resource(),
 				},
-				conditions: []*fnv1.Condition{falseCondition("FinalizersPending", "finalizers are declared but not yet applied, or wait for their Object to exist: dep-01 → shared, dep-04 → shared, dep-06 → shared, dep-08 → shared")},
+				conditions: []*fnv1.Condition{falseCondition("FinalizersPending", "finalizers are declared but not yet applied, or wait for their Object to exist: dep-01 → shared, dep-04 → shared, dep-06 → shared, dep-08 → shared. 11 composed resources, 10 references between them and 0 to external objects; 10 reference finalizers declared, 0 pending until their Object exists")},
 				results: []*fnv1.Result{
 					summary("11 composed resources, 10 references between them and 0 to external objects; 10 reference finalizers declared, 0 pending until their Object exists"),
 				},
 			},
 		},
 		"AllProtected": {
-			reason: "When the observed shared Object carries every finalizer, the condition is True and the desired state declares them all (so that they stay).",
+			reason: "When the observed shared Object carries every finalizer, the condition is True, the desired state declares them all (so that they stay), and there is no result: nothing needs attention.",
 			req:    issue371Request(3, []int{0, 1, 2}, "", nil),
 			want: want{
 				desired: map[string]*fnv1.Resource{
 					"shared": obj{apiVersion: clusterObject, name: "app-shared", finalizers: append([]string{"example.org/earlier-step"}, uidFinalizers(3)...)}.resource(),
 				},
-				conditions: []*fnv1.Condition{trueCondition("Protected", "every live reference between composed resources is protected by a finalizer (3)")},
-				results:    []*fnv1.Result{summary("4 composed resources, 3 references between them and 0 to external objects; 3 reference finalizers declared, 0 pending until their Object exists")},
+				conditions: []*fnv1.Condition{trueCondition("Protected", "every live reference between composed resources is protected. 4 composed resources, 3 references between them and 0 to external objects; 3 reference finalizers declared, 0 pending until their Object exists")},
 			},
 		},
 		"ReportMode": {
 			reason: "Report mode computes the same, says what is unprotected, and leaves desired state exactly as it was.",
 			req:    issue371Request(3, []int{1}, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "mode": "Report"}`, nil),
 			want: want{
-				conditions: []*fnv1.Condition{falseCondition("UnprotectedEdges", "referenced resources lack their dependents' finalizers: dep-00 → shared, dep-02 → shared")},
+				conditions: []*fnv1.Condition{falseCondition("UnprotectedEdges", "referenced resources lack their dependents' finalizers: dep-00 → shared, dep-02 → shared. 4 composed resources, 3 references between them and 0 to external objects; 3 reference finalizers to declare (Report mode: desired state left unchanged), 0 pending until their Object exists")},
 				results:    []*fnv1.Result{summary("4 composed resources, 3 references between them and 0 to external objects; 3 reference finalizers to declare (Report mode: desired state left unchanged), 0 pending until their Object exists")},
 			},
 		},
@@ -166,8 +165,7 @@ func TestRunFunction(t *testing.T) {
 				desired: map[string]*fnv1.Resource{
 					"shared": obj{apiVersion: clusterObject, name: "app-shared", finalizers: []string{"example.org/earlier-step", refPrefix + "uid-dep-00", refPrefix + "uid-dep-02"}}.resource(),
 				},
-				conditions: []*fnv1.Condition{trueCondition("Protected", "every live reference between composed resources is protected by a finalizer (1)")},
-				results:    []*fnv1.Result{summary("4 composed resources, 3 references between them and 0 to external objects; 2 reference finalizers declared, 0 pending until their Object exists")},
+				conditions: []*fnv1.Condition{trueCondition("Protected", "every live reference between composed resources is protected. 4 composed resources, 3 references between them and 0 to external objects; 2 reference finalizers declared, 0 pending until their Object exists")},
 			},
 		},
 		"NamespacedXR": {
@@ -188,7 +186,7 @@ func TestRunFunction(t *testing.T) {
 				desired: map[string]*fnv1.Resource{
 					"shared": obj{apiVersion: namespacedObject, name: "shared", finalizers: []string{refPrefix + "uid-dep"}}.resource(),
 				},
-				conditions: []*fnv1.Condition{falseCondition("FinalizersPending", "finalizers are declared but not yet applied, or wait for their Object to exist: dep → shared")},
+				conditions: []*fnv1.Condition{falseCondition("FinalizersPending", "finalizers are declared but not yet applied, or wait for their Object to exist: dep → shared. 2 composed resources, 1 references between them and 1 to external objects; 1 reference finalizers declared, 0 pending until their Object exists")},
 				results: []*fnv1.Result{
 					summary("2 composed resources, 1 references between them and 1 to external objects; 1 reference finalizers declared, 0 pending until their Object exists"),
 					warning("ExternalReference", "references to objects outside this composition can't be protected by it: dep spec.references[1].dependsOn → Object.kubernetes.m.crossplane.io shared"),
@@ -199,7 +197,7 @@ func TestRunFunction(t *testing.T) {
 			reason: "A cycle fails the step with its path, and desired state is left as it was.",
 			req:    cycleRequest(""),
 			want: want{
-				conditions: []*fnv1.Condition{falseCondition("Cycle", "references form a cycle: a → b → a")},
+				conditions: []*fnv1.Condition{falseCondition("Cycle", "references form a cycle: a → b → a. 2 composed resources, 2 references between them and 0 to external objects; 2 reference finalizers to declare (the cycle failed the step: desired state left unchanged), 0 pending until their Object exists")},
 				results: []*fnv1.Result{
 					fatal("Cycle", "cannot order deletion: references form a cycle: a → b → a"),
 					summary("2 composed resources, 2 references between them and 0 to external objects; 2 reference finalizers to declare (the cycle failed the step: desired state left unchanged), 0 pending until their Object exists"),
@@ -210,9 +208,8 @@ func TestRunFunction(t *testing.T) {
 			reason: "With onCycle Warning the cycle is reported and its edges get no finalizer.",
 			req:    cycleRequest(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "onCycle": "Warning"}`),
 			want: want{
-				conditions: []*fnv1.Condition{falseCondition("Cycle", "references form a cycle: a → b → a")},
+				conditions: []*fnv1.Condition{falseCondition("Cycle", "references form a cycle: a → b → a. 2 composed resources, 2 references between them and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists")},
 				results: []*fnv1.Result{
-					summary("2 composed resources, 2 references between them and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists"),
 					warning("Cycle", "references form a cycle, so no finalizer is declared on its edges: a → b → a"),
 				},
 			},
@@ -226,9 +223,8 @@ func TestRunFunction(t *testing.T) {
 				desired: map[string]*fnv1.Resource{
 					"shared": obj{apiVersion: clusterObject, name: "app-shared", finalizers: append([]string{"example.org/earlier-step"}, uidFinalizers(2)...)}.resource(),
 				},
-				conditions: []*fnv1.Condition{trueCondition("Protected", "every live reference between composed resources is protected by a finalizer (2)")},
+				conditions: []*fnv1.Condition{trueCondition("Protected", "every live reference between composed resources is protected. 3 composed resources, 2 references between them and 0 to external objects; 2 reference finalizers declared, 0 pending until their Object exists")},
 				results: []*fnv1.Result{
-					summary("3 composed resources, 2 references between them and 0 to external objects; 2 reference finalizers declared, 0 pending until their Object exists"),
 					warning("InvalidReference", "cannot read references: dep-01: spec.references[1].dependsOn.name: Required value: names the referenced object"),
 				},
 			},
@@ -239,44 +235,11 @@ func TestRunFunction(t *testing.T) {
 				r.Desired.Resources["shared"].Resource.Fields["metadata"].GetStructValue().Fields["finalizers"] = structpb.NewStringValue("oops")
 			}),
 			want: want{
-				conditions: []*fnv1.Condition{falseCondition("FinalizersPending", "finalizers are declared but not yet applied, or wait for their Object to exist: dep-00 → shared")},
+				conditions: []*fnv1.Condition{falseCondition("FinalizersPending", "finalizers are declared but not yet applied, or wait for their Object to exist: dep-00 → shared. 2 composed resources, 1 references between them and 0 to external objects; 1 reference finalizers declared, 0 pending until their Object exists")},
 				results: []*fnv1.Result{
 					summary("2 composed resources, 1 references between them and 0 to external objects; 1 reference finalizers declared, 0 pending until their Object exists"),
 					warning("InvalidResource", `cannot declare reference finalizers on composed resource "shared": metadata.finalizers is not a list`),
 				},
-			},
-		},
-		"UnknownInputField": {
-			reason: "An unknown input field fails the step, naming the field.",
-			req:    issue371Request(1, nil, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "modus": "Report"}`, nil),
-			want: want{
-				results: []*fnv1.Result{{
-					Severity: fnv1.Severity_SEVERITY_FATAL,
-					Message:  `invalid function input: unknown field "modus"`,
-					Target:   fnv1.Target_TARGET_COMPOSITE.Enum(),
-				}},
-			},
-		},
-		"WrongInputType": {
-			reason: "An input value of the wrong type fails the step, naming the field.",
-			req:    issue371Request(1, nil, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "onCycle": true}`, nil),
-			want: want{
-				results: []*fnv1.Result{{
-					Severity: fnv1.Severity_SEVERITY_FATAL,
-					Message:  `invalid function input: onCycle: Invalid value: "boolean": must be a string`,
-					Target:   fnv1.Target_TARGET_COMPOSITE.Enum(),
-				}},
-			},
-		},
-		"UnsupportedInputValue": {
-			reason: "An unsupported input value fails the step, naming the field and the values it takes.",
-			req:    issue371Request(1, nil, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "mode": "Fix", "onCycle": "Ignore"}`, nil),
-			want: want{
-				results: []*fnv1.Result{{
-					Severity: fnv1.Severity_SEVERITY_FATAL,
-					Message:  `invalid function input: [mode: Unsupported value: "Fix": supported values: "Enforce", "Report", onCycle: Unsupported value: "Ignore": supported values: "Fatal", "Warning"]`,
-					Target:   fnv1.Target_TARGET_COMPOSITE.Enum(),
-				}},
 			},
 		},
 	}

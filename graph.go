@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,9 +12,13 @@ import (
 	kyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
+	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
-	"github.com/crossplane-contrib/function-dependencies/internal/protection"
+	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
+	"github.com/crossplane-contrib/function-dependencies/internal/graph"
+	"github.com/crossplane-contrib/function-dependencies/internal/report"
+	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 	"github.com/crossplane-contrib/function-dependencies/internal/view"
 )
 
@@ -56,24 +59,25 @@ func (c *GraphCmd) Run() error {
 	}
 	read := composedResources(req, true, false)
 	resources, invalid := read.resources, read.invalid
-	plan := protection.Make(resources, protection.Options{})
-	g := view.Of(plan, resources, false)
+	g := graph.New(resources, graph.Options{})
+	fin := finalizer.Declare(g)
+	edges, external := report.EdgesOf(g, fin, usage.Plan{})
 	draw := map[string]func(view.Graph) string{"mermaid": view.Mermaid, "dot": view.DOT}[c.Format]
-	if _, err := io.WriteString(c.out, draw(g)); err != nil {
-		return err
+	if _, err := io.WriteString(c.out, draw(view.Of(g, edges, external, nil, false))); err != nil {
+		return errors.Wrap(err, "cannot write the graph")
 	}
 	for _, r := range invalid {
 		fmt.Fprintf(c.diagnostics, "invalid reference: %s: %s\n", r.Resource, r.Problem)
 	}
 	missing := 0
-	for _, target := range targets(plan.Edges) {
+	for _, target := range targets(edges) {
 		var lacking, live []string
-		for _, e := range plan.Edges {
-			if e.Target != target || (e.State != protection.Protected && e.State != protection.Declared) {
+		for _, e := range edges {
+			if e.Target != target || (e.State != graph.Protected && e.State != graph.Declared) {
 				continue
 			}
 			live = append(live, e.Dependent)
-			if e.State == protection.Declared {
+			if e.State == graph.Declared {
 				lacking = append(lacking, e.Dependent)
 			}
 		}
@@ -83,17 +87,17 @@ func (c *GraphCmd) Run() error {
 				target, len(lacking), len(live), strings.Join(lacking, ", "))
 		}
 	}
-	for _, s := range plan.Stale {
+	for _, s := range fin.Stale {
 		fmt.Fprintf(c.diagnostics, "stale: %s carries %s, which names no Object that references it\n", s.Resource, s.Finalizer)
 	}
 	if missing > 0 {
-		return fmt.Errorf("%w: %d missing", errMissing, missing)
+		return errors.Wrapf(errMissing, "%d of the finalizers the graph needs are lacking", missing)
 	}
 	return nil
 }
 
 // targets returns the targets of the edges, sorted, once each.
-func targets(edges []protection.Edge) []string {
+func targets(edges []report.Edge) []string {
 	var out []string
 	for _, e := range edges {
 		out = append(out, e.Target)
@@ -132,7 +136,7 @@ func liveState(docs []map[string]any) (*fnv1.RunFunctionRequest, error) {
 		}
 		s, err := structpb.NewStruct(d)
 		if err != nil {
-			return nil, fmt.Errorf("cannot read %s: %w", kindNamespaceName(d), err)
+			return nil, errors.Wrapf(err, "cannot read %q", kindNamespaceName(d))
 		}
 		req.Observed.Resources[name] = &fnv1.Resource{Resource: s}
 		req.Desired.Resources[name] = &fnv1.Resource{Resource: s}
@@ -145,7 +149,7 @@ func readDocuments(file string) ([]map[string]any, error) {
 	if file != "-" {
 		f, err := os.Open(file) //nolint:gosec // Reading the file the user names is the point.
 		if err != nil {
-			return nil, err
+			return nil, errors.Wrapf(err, "cannot open %q", file)
 		}
 		defer f.Close()
 		r = f
@@ -158,11 +162,11 @@ func readDocuments(file string) ([]map[string]any, error) {
 			return docs, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("cannot read %s: %w", file, err)
+			return nil, errors.Wrapf(err, "cannot read %q", file)
 		}
 		var d map[string]any
 		if err := yaml.Unmarshal(raw, &d); err != nil {
-			return nil, fmt.Errorf("cannot parse a document of %s: %w", file, err)
+			return nil, errors.Wrapf(err, "cannot parse a document of %q", file)
 		}
 		// kubectl get -o yaml of several resources is one List.
 		if d["kind"] == "List" {

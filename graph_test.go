@@ -10,7 +10,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/crossplane-contrib/function-dependencies/internal/protection"
+	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
+	"github.com/crossplane-contrib/function-dependencies/internal/graph"
 )
 
 func TestGraphCommand(t *testing.T) {
@@ -77,7 +78,7 @@ func applyAll(t *testing.T, path string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := protection.Make(composedResources(req, true, false).resources, protection.Options{})
+	plan := finalizer.Declare(graph.New(composedResources(req, true, false).resources, graph.Options{}))
 	if len(plan.Additions) == 0 {
 		t.Fatal("the stream lacks no finalizer: nothing to apply")
 	}

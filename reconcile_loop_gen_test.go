@@ -369,6 +369,12 @@ func loopGenerate(index int, rng *rand.Rand, off map[string]bool) *loopCompositi
 	}
 	field("usageAPI", "protection.crossplane.io/v1beta1", "apiextensions.crossplane.io/v1beta1")
 	field("creation", "Immediate", "WaitForReady")
+	// Whether the graph goes into the context changes nothing else the
+	// function does: it is drawn apart, so that a seed makes the same
+	// compositions as before the field existed.
+	if graph := []string{"", "None", "Context", "Context"}[rand.New(rand.NewPCG(uint64(index), 0x9e3779b9)).IntN(4)]; graph != "" {
+		in["graph"] = graph
+	}
 
 	var deps []any
 	dep := func(resource string, dependsOn ...string) {

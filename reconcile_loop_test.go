@@ -103,13 +103,14 @@ const (
 	loopReferences      = "references are written as the README says, each once"
 	loopUsages          = "Usages are emitted for exactly the edges the README says"
 	loopLabels          = "the function labels exactly the dependent Objects the README says"
-	loopSummary         = "the Summary counts what the rules count"
+	loopSummary         = "the summary counts what the rules count, and is a result only when something changes"
 	loopResults         = "the results are those the README's rules give"
 	loopStaleRules      = "StaleFinalizer names exactly the finalizers the rules call stale"
 	loopStale           = "no StaleFinalizer warning names an Object that still exists and references the resource"
 	loopRequirements    = "the function asks Crossplane for exactly what the rules say"
 	loopFatal           = "the step fails only for a cycle with onCycle: Fatal"
 	loopApplies         = "Crossplane can apply what the function returns"
+	loopGraph           = "the graph is in the context exactly when graph: Context asks for it, with the rules' edges"
 )
 
 // loopMaxReconciles bounds a composite's life: no composition the generator
@@ -621,8 +622,19 @@ func (r *loopRun) check(res xpResult, p *oracle.Plan, world []map[string]any) {
 			r.checkStale(rs.GetMessage(), req, p, world)
 		}
 	}
-	if summaries != 1 {
-		r.violate(loopSummary, fmt.Sprintf("%d Summary results", summaries))
+	if summaries == 0 {
+		r.reach("a reconcile without one")
+	} else {
+		r.reach("a reconcile with a Summary result")
+	}
+	for _, problem := range checkGraph(p, rsp) {
+		r.violate(loopGraph, problem)
+	}
+	if want := map[bool]int{true: 1}[p.Changes()]; summaries != want {
+		r.violate(loopSummary, fmt.Sprintf("%d Summary results, want %d: one only when the function changes what is observed", summaries, want))
+	}
+	if cond := findCondition(rsp); cond != nil && !strings.HasSuffix(cond.GetMessage(), ". "+p.SummaryMessage()) {
+		r.violate(loopSummary, fmt.Sprintf("condition message %q doesn't end with the summary %q", cond.GetMessage(), p.SummaryMessage()))
 	}
 	if len(p.Stale) > 0 && !slices.ContainsFunc(rsp.GetResults(), func(rs *fnv1.Result) bool { return rs.GetReason() == "StaleFinalizer" }) {
 		r.violate(loopStaleRules, fmt.Sprintf("no StaleFinalizer warning, but the rules call %v stale", p.Stale))
@@ -942,6 +954,7 @@ func (r *loopRun) reachInput(p *oracle.Plan) {
 	r.reach("usages " + in.Usages)
 	r.reach("usageAPI " + in.UsageAPI)
 	r.reach("creation " + in.Creation)
+	r.reach("graph " + in.Graph)
 	if r.c.input == nil {
 		r.reach("no input")
 	}
@@ -1011,7 +1024,8 @@ func (s *loopStats) add(r *loopRun) {
 		for _, name := range []string{
 			"mode Enforce", "mode Report", "onCycle Fatal", "onCycle Warning", "references Infer", "references Ignore",
 			"usages Disabled", "usages External", "usages All", "usageAPI protection.crossplane.io/v1beta1",
-			"usageAPI apiextensions.crossplane.io/v1beta1", "creation Immediate", "creation WaitForReady", "no input",
+			"usageAPI apiextensions.crossplane.io/v1beta1", "creation Immediate", "creation WaitForReady", "graph None", "graph Context", "no input",
+			"a reconcile with a Summary result", "a reconcile without one",
 			"a namespaced composite", "a cluster-scoped composite", "the pattern .*", "the pattern usage-.*",
 			"a dependency by name", "a dependency by pattern", "a generated name", "a reference by dependsOn",
 			"a reference by patchesFrom", "an external reference", "a reference to an object that doesn't exist",

@@ -11,8 +11,8 @@ import (
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/crossplane-contrib/function-dependencies/internal/graph"
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
-	"github.com/crossplane-contrib/function-dependencies/internal/protection"
 )
 
 // Crossplane drops a composed resource from the composite's observed state in
@@ -56,16 +56,16 @@ type lookout struct {
 	// seen are the identities of the observed resources, and wanted those
 	// of the resources that the function's own Usages are used by and of
 	// the dependencies of the references it wrote.
-	seen   map[protection.Identity]bool
+	seen   map[graph.Identity]bool
 	wanted []objectref.Target
 }
 
-func newLookout(observed int) lookout {
-	return lookout{uids: make(map[string]bool, observed), objectVersions: map[string]string{}, seen: make(map[protection.Identity]bool, observed)}
+func newLookout() lookout {
+	return lookout{uids: map[string]bool{}, objectVersions: map[string]string{}, seen: map[graph.Identity]bool{}}
 }
 
 // resource looks at a composed resource, observed in the request or not.
-func (l *lookout) resource(r *protection.Resource, observed bool) {
+func (l *lookout) resource(r *graph.Resource, observed bool) {
 	if _, ok := l.objectVersions[r.Identity.Group]; r.IsObject && !ok {
 		l.objectVersions[r.Identity.Group] = r.APIVersion
 	}
@@ -105,14 +105,10 @@ func (l *lookout) usage(u *structpb.Struct) {
 // removed the dependency.
 func (l *lookout) written(observed, desired []objectref.Target) {
 	for _, t := range observed {
-		if !slices.ContainsFunc(desired, func(d objectref.Target) bool { return identityOf(d) == identityOf(t) }) {
+		if !slices.ContainsFunc(desired, func(d objectref.Target) bool { return graph.IdentityOf(d) == graph.IdentityOf(t) }) {
 			l.wanted = append(l.wanted, t)
 		}
 	}
-}
-
-func identityOf(t objectref.Target) protection.Identity {
-	return protection.Identity{Group: t.Group, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name}
 }
 
 // defaultObjectVersions are the Object apiVersions asked for when the
@@ -154,7 +150,7 @@ func (l *lookout) requirements(xr *structpb.Struct) *fnv1.Requirements {
 		}
 	}
 	for _, t := range l.wanted {
-		if l.seen[identityOf(t)] || t.Name == "" {
+		if l.seen[graph.IdentityOf(t)] || t.Name == "" {
 			continue
 		}
 		sel := &fnv1.ResourceSelector{ApiVersion: t.APIVersion, Kind: t.Kind, Match: &fnv1.ResourceSelector_MatchName{MatchName: t.Name}}
@@ -201,15 +197,15 @@ func withGoingObjects(req *fnv1.RunFunctionRequest) map[string]*fnv1.Resource {
 
 // labelDependents labels every desired Object that depends on another, held
 // back or not, with the composite's UID.
-func labelDependents(desired *fnv1.State, plan protection.Plan, xrUID string) error {
+func labelDependents(desired *fnv1.State, g *graph.Graph, xrUID string) error {
 	if xrUID == "" {
 		return nil
 	}
 	dependents := map[string]bool{}
-	for _, e := range plan.Edges {
+	for _, e := range g.Edges {
 		dependents[e.Dependent] = true
 	}
-	for _, e := range plan.External {
+	for _, e := range g.External {
 		dependents[e.Dependent] = true
 	}
 	for _, name := range slices.Sorted(maps.Keys(dependents)) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -10,8 +11,9 @@ import (
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/crossplane-contrib/function-dependencies/internal/explicit"
+	"github.com/crossplane-contrib/function-dependencies/internal/graph"
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
-	"github.com/crossplane-contrib/function-dependencies/internal/protection"
 	"github.com/crossplane-contrib/function-dependencies/internal/report"
 	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 )
@@ -21,7 +23,7 @@ import (
 type composition struct {
 	// resources are the composed resources, observed or desired, in name
 	// order.
-	resources []protection.Resource
+	resources []graph.Resource
 	// invalid are the problems of the references that could not be read.
 	invalid []report.InvalidReference
 	// usages are the Usages this function emitted, once observed: they are
@@ -30,13 +32,10 @@ type composition struct {
 	// lookout is what the function asks Crossplane for, read from the
 	// request's own observed and desired state.
 	lookout lookout
-	// going are the resources read from the required ones, which observed
-	// state lacks: those Crossplane is deleting.
-	going map[string]bool
 }
 
 // composedResources reads every composed resource of the request, observed or
-// desired, in one pass in name order.
+// desired, in name order.
 //
 // It reads the few fields it needs straight from the request's structs rather
 // than converting whole resources to maps: manifests are large, and only
@@ -45,33 +44,26 @@ type composition struct {
 // With inferReferences false, problems in Objects' spec.references are not
 // reported: the references are read only so that a dependency the input
 // declares is not written twice. With explicit true, the input declares
-// dependencies, so the function may have written references.
+// dependencies, so the function writes references, and reads those the
+// observed Objects carry.
 func composedResources(req *fnv1.RunFunctionRequest, inferReferences, explicit bool) composition {
 	xrNamespace := text(req.GetObserved().GetComposite().GetResource(), "metadata", "namespace")
 	desired := req.GetDesired().GetResources()
 	asObserved := req.GetObserved().GetResources()
 	observed := withGoingObjects(req)
 
-	// In name order, which is the order of the plan; the request's maps
+	// In name order, which is the order of the graph; the request's maps
 	// have none.
-	names := make([]string, 0, len(desired)+len(observed))
-	for name := range desired {
-		names = append(names, name)
-	}
+	names := slices.Sorted(maps.Keys(desired))
 	for name := range observed {
 		if _, ok := desired[name]; !ok {
 			names = append(names, name)
 		}
 	}
 	slices.Sort(names)
-	c := composition{resources: make([]protection.Resource, 0, len(names)), lookout: newLookout(len(asObserved))}
-	// One allocation for all states, and one for the finalizers of many,
-	// rather than one each.
-	desiredStates := make([]protection.Desired, len(desired))
-	observedStates := make([]protection.Observed, len(observed))
-	var finalizers []string
+	c := composition{usages: map[string]bool{}, lookout: newLookout()}
 	for _, name := range names {
-		r := protection.Resource{Name: name}
+		r := graph.Resource{Name: name}
 		// The composition's current intent decides what a resource is and
 		// references; observed state stands in for a resource being removed.
 		// Crossplane keeps an existing resource's observed name and namespace,
@@ -80,35 +72,31 @@ func composedResources(req *fnv1.RunFunctionRequest, inferReferences, explicit b
 		if d, ok := desired[name]; ok {
 			s = d.GetResource()
 			sm = value(s, "metadata").GetStructValue()
-			r.Desired = &desiredStates[0]
-			desiredStates = desiredStates[1:]
-			r.Desired.Finalizers, finalizers = appendTexts(finalizers, value(sm, "finalizers"))
-			r.Desired.Ready = d.GetReady() == fnv1.Ready_READY_TRUE
+			r.Desired = &graph.Desired{Finalizers: texts(value(sm, "finalizers")), Ready: d.GetReady() == fnv1.Ready_READY_TRUE}
 		}
+		_, fromRequest := asObserved[name]
 		if ob, ok := observed[name]; ok {
 			o = ob.GetResource()
 			om = value(o, "metadata").GetStructValue()
 			if s == nil && text(value(om, "labels").GetStructValue(), usage.Label) == "true" {
-				if c.usages == nil {
-					c.usages = map[string]bool{}
-				}
 				c.usages[name] = true
 				c.lookout.usage(o)
 				continue
 			}
-			r.Observed = &observedStates[0]
-			observedStates = observedStates[1:]
-			r.Observed.UID = text(om, "uid")
-			r.Observed.Finalizers, finalizers = appendTexts(finalizers, value(om, "finalizers"))
-			r.Observed.Deleting = text(om, "deletionTimestamp") != ""
-			r.Observed.Ready = readyCondition(o)
+			r.Observed = &graph.Observed{
+				UID:        text(om, "uid"),
+				Finalizers: texts(value(om, "finalizers")),
+				Deleting:   text(om, "deletionTimestamp") != "",
+				Ready:      readyCondition(o),
+				Going:      !fromRequest,
+			}
 			if s == nil {
 				s, sm = o, om
 			}
 		}
 		r.APIVersion = text(s, "apiVersion")
 		gv, err := schema.ParseGroupVersion(r.APIVersion)
-		r.Identity = protection.Identity{
+		r.Identity = graph.Identity{
 			Group:     gv.Group,
 			Kind:      text(s, "kind"),
 			Namespace: cmp.Or(text(om, "namespace"), text(sm, "namespace"), xrNamespace),
@@ -126,20 +114,19 @@ func composedResources(req *fnv1.RunFunctionRequest, inferReferences, explicit b
 					c.invalid = append(c.invalid, report.InvalidReference{Resource: r.Name, Problem: err.Error()})
 				}
 			}
-		}
-		if _, fromRequest := asObserved[name]; r.Observed != nil && !fromRequest {
-			if c.going == nil {
-				c.going = map[string]bool{}
+			if explicit && r.Observed != nil && r.Desired != nil {
+				// Defaulted as the provider defaults them: by the observed
+				// Object's own group.
+				og, _ := schema.ParseGroupVersion(text(o, "apiVersion"))
+				r.Observed.References, _ = objectref.Parse(og.Group, value(o, "spec", "references"))
 			}
-			c.going[name] = true
 		}
 		// What the function asks for comes from the request alone, so that
 		// it asks the same in the call that answers it.
-		if _, fromRequest := asObserved[name]; fromRequest || r.Desired != nil {
+		if fromRequest || r.Desired != nil {
 			c.lookout.resource(&r, fromRequest)
-			if fromRequest && explicit && r.IsObject && r.Desired != nil {
-				written, _ := objectref.Parse(r.Identity.Group, value(o, "spec", "references"))
-				c.lookout.written(written, r.References)
+			if fromRequest && r.Observed != nil && r.Desired != nil {
+				c.lookout.written(r.Observed.References, r.References)
 			}
 		}
 		c.resources = append(c.resources, r)
@@ -161,14 +148,9 @@ func readyCondition(s *structpb.Struct) bool {
 // metadata.finalizers, creating the list and metadata as needed and keeping
 // every entry already there.
 func declareFinalizers(r *fnv1.Resource, finalizers []string) error {
-	// Two allocations for the values, rather than two per finalizer: a
-	// shared resource declares one for each of its dependents.
-	texts, kinds := make([]structpb.Value, len(finalizers)), make([]structpb.Value_StringValue, len(finalizers))
 	values := make([]*structpb.Value, len(finalizers))
 	for i, f := range finalizers {
-		kinds[i].StringValue = f
-		texts[i].Kind = &kinds[i]
-		values[i] = &texts[i]
+		values[i] = structpb.NewStringValue(f)
 	}
 	return appendTo(r, "metadata", "finalizers", values)
 }
@@ -245,24 +227,15 @@ func text(s *structpb.Struct, path ...string) string {
 	return value(s, path...).GetStringValue()
 }
 
-// appendTexts appends the strings of a list value to all, and returns them
-// apart and all: many short lists share all's array, which grows as append
-// grows it.
-func appendTexts(all []string, list *structpb.Value) ([]string, []string) {
-	values := list.GetListValue().GetValues()
-	if len(values) == 0 {
-		return nil, all
-	}
-	first := len(all)
-	for _, v := range values {
+// texts returns the strings of a list value.
+func texts(list *structpb.Value) []string {
+	var out []string
+	for _, v := range list.GetListValue().GetValues() {
 		if t, ok := v.GetKind().(*structpb.Value_StringValue); ok {
-			all = append(all, t.StringValue)
+			out = append(out, t.StringValue)
 		}
 	}
-	if len(all) == first {
-		return nil, all
-	}
-	return all[first:len(all):len(all)], all
+	return out
 }
 
 func errNotA(field, what string) error {
@@ -271,7 +244,7 @@ func errNotA(field, what string) error {
 
 // writeReferences appends dependsOn references to an Object's desired
 // spec.references.
-func writeReferences(r *fnv1.Resource, refs []protection.Reference) error {
+func writeReferences(r *fnv1.Resource, refs []explicit.Reference) error {
 	values := make([]*structpb.Value, len(refs))
 	for i, ref := range refs {
 		dependsOn := map[string]any{"apiVersion": ref.APIVersion, "kind": ref.Kind, "name": ref.Name}
@@ -280,7 +253,7 @@ func writeReferences(r *fnv1.Resource, refs []protection.Reference) error {
 		}
 		v, err := structpb.NewValue(map[string]any{"dependsOn": dependsOn})
 		if err != nil {
-			return err
+			return errors.Wrap(err, "cannot encode a reference")
 		}
 		values[i] = v
 	}
@@ -295,7 +268,7 @@ func addUsage(desired *fnv1.State, name string, u map[string]any) error {
 	}
 	s, err := structpb.NewStruct(u)
 	if err != nil {
-		return err
+		return errors.Wrap(err, "cannot encode the Usage")
 	}
 	if desired.Resources == nil {
 		desired.Resources = map[string]*fnv1.Resource{}

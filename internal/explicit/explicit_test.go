@@ -5,6 +5,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/crossplane-contrib/function-dependencies/internal/graph"
+	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 )
 
 func TestResolve(t *testing.T) {
@@ -59,6 +62,157 @@ func TestResolve(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.wantUnmatched, unmatched); diff != "" {
 				t.Errorf("%s\nResolve(...): -want unmatched, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// object is a live cluster-scoped Object the provider manages, named as its
+// composition resource, that depends on the composed resources by the
+// input's word.
+func object(name string, dependsOn ...string) graph.Resource {
+	return graph.Resource{
+		Name: name, APIVersion: "kubernetes.crossplane.io/v1alpha2", IsObject: true,
+		Identity:  graph.Identity{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: name},
+		Observed:  &graph.Observed{UID: "uid-" + name, Finalizers: []string{objectref.ObjectFinalizer}},
+		Desired:   &graph.Desired{},
+		DependsOn: dependsOn,
+	}
+}
+
+// to is a reference to the cluster-scoped Object of the name.
+func to(name string) objectref.Target {
+	return objectref.Target{APIVersion: "kubernetes.crossplane.io/v1alpha2", Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: name, Via: "dependsOn"}
+}
+
+// with returns a copy of the resource, changed by the functions.
+func with(r graph.Resource, changes ...func(*graph.Resource)) graph.Resource {
+	if r.Observed != nil {
+		observed := *r.Observed
+		r.Observed = &observed
+	}
+	if r.Desired != nil {
+		desired := *r.Desired
+		r.Desired = &desired
+	}
+	for _, c := range changes {
+		c(&r)
+	}
+	return r
+}
+
+func notObserved(r *graph.Resource) { r.Observed = nil }
+func notDesired(r *graph.Resource)  { r.Desired = nil }
+func unnamed(r *graph.Resource)     { r.Identity.Name = "" }
+
+// referencing makes the resource reference the targets, in desired state.
+func referencing(targets ...objectref.Target) func(*graph.Resource) {
+	return func(r *graph.Resource) { r.References = targets }
+}
+
+// carrying makes the observed Object carry the references.
+func carrying(targets ...objectref.Target) func(*graph.Resource) {
+	return func(r *graph.Resource) { r.Observed.References = targets }
+}
+
+func TestReferencingWritesAReferencePerInputDependencyOfADesiredObject(t *testing.T) {
+	shared := Reference{APIVersion: "kubernetes.crossplane.io/v1alpha2", Kind: "Object", Name: "shared"}
+	type args struct {
+		resources []graph.Resource
+		o         graph.Options
+	}
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   References
+	}{
+		"ExplicitObject": {
+			reason: "An Object that depends on a resource by the input's word gets a dependsOn for it, new while the observed Object lacks it.",
+			args:   args{resources: []graph.Resource{object("shared"), object("d1", "shared")}},
+			want:   References{Write: map[string][]Reference{"d1": {shared}}, New: map[string]bool{"d1": true}},
+		},
+		"InTheOrderOfTheEdges": {
+			reason: "An Object's references follow its edges, in name order, with the apiVersion, kind, namespace and name of each target.",
+			args: args{resources: []graph.Resource{
+				object("shared"),
+				{Name: "cm", APIVersion: "v1", Identity: graph.Identity{Kind: "ConfigMap", Namespace: "team", Name: "settings"}, Observed: &graph.Observed{UID: "uid-cm"}, Desired: &graph.Desired{}},
+				object("d1", "shared", "cm"),
+			}},
+			want: References{
+				Write: map[string][]Reference{"d1": {{APIVersion: "v1", Kind: "ConfigMap", Namespace: "team", Name: "settings"}, shared}},
+				New:   map[string]bool{"d1": true},
+			},
+		},
+		"ObservedAlready": {
+			reason: "A reference the observed Object carries already is written again, since desired state is built afresh, but changes nothing.",
+			args:   args{resources: []graph.Resource{object("shared"), with(object("d1", "shared"), carrying(to("shared")))}},
+			want:   References{Write: map[string][]Reference{"d1": {shared}}},
+		},
+		"NotCreatedYet": {
+			reason: "An Object that doesn't exist yet lacks every reference.",
+			args:   args{resources: []graph.Resource{object("shared"), with(object("d1", "shared"), notObserved)}},
+			want:   References{Write: map[string][]Reference{"d1": {shared}}, New: map[string]bool{"d1": true}},
+		},
+		"OneNewReferenceMakesTheObjectNew": {
+			reason: "An Object that carries some of its references but not all changes.",
+			args: args{resources: []graph.Resource{
+				object("shared"), object("other"),
+				with(object("d1", "shared", "other"), carrying(to("shared"))),
+			}},
+			want: References{
+				Write: map[string][]Reference{"d1": {{APIVersion: "kubernetes.crossplane.io/v1alpha2", Kind: "Object", Name: "other"}, shared}},
+				New:   map[string]bool{"d1": true},
+			},
+		},
+		"ExplicitAlreadyReferenced": {
+			reason: "A dependency the Object already references adds no reference.",
+			args:   args{resources: []graph.Resource{object("shared"), with(object("d1", "shared"), referencing(to("shared")))}},
+		},
+		"IgnoredReferencesStillStopADuplicate": {
+			reason: "With references ignored, a dependency the Object already references makes an edge of the input, but no second reference.",
+			args: args{
+				resources: []graph.Resource{object("shared"), with(object("d1", "shared"), referencing(to("shared")))},
+				o:         graph.Options{IgnoreReferences: true},
+			},
+		},
+		"OneReferenceForTwoVersionsOfAnObject": {
+			reason: "Two composed resources for one object, in two versions, get one dependsOn, in the version of the first: the provider finds the object whatever the version.",
+			args: args{resources: []graph.Resource{
+				with(object("shared-a"), func(r *graph.Resource) { r.Identity.Name = "shared" }),
+				with(object("shared-b"), func(r *graph.Resource) {
+					r.Identity.Name = "shared"
+					r.APIVersion = "kubernetes.crossplane.io/v1alpha1"
+				}),
+				object("d1", "shared-a", "shared-b"),
+			}},
+			want: References{Write: map[string][]Reference{"d1": {shared}}, New: map[string]bool{"d1": true}},
+		},
+		"ExplicitDependencyNotNamed": {
+			reason: "A dependency without a name yet can't be referenced: it is unnamed for each Object, whether it exists or not (holding back is the order's to decide).",
+			args: args{resources: []graph.Resource{
+				with(object("shared"), notObserved, unnamed),
+				with(object("new", "shared"), notObserved),
+				object("old", "shared"),
+			}},
+			want: References{Unnamed: map[string][]string{"new": {"shared"}, "old": {"shared"}}},
+		},
+		"NotAnObject": {
+			reason: "A resource that is not an Object has no spec.references to write.",
+			args: args{resources: []graph.Resource{
+				object("shared"),
+				{Name: "app", APIVersion: "v1", Identity: graph.Identity{Kind: "ConfigMap", Namespace: "team", Name: "app"}, Desired: &graph.Desired{}, DependsOn: []string{"shared"}},
+			}},
+		},
+		"NotDesired": {
+			reason: "An Object the composition no longer desires has no desired state to write into.",
+			args:   args{resources: []graph.Resource{object("shared"), with(object("d1", "shared"), notDesired)}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Referencing(graph.New(tc.args.resources, tc.args.o))
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nReferencing(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

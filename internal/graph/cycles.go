@@ -1,93 +1,51 @@
-// Package graph finds the cycles of a directed graph deterministically: the
-// same edges give the same cycles, in the same order.
-//
-// Nodes are the numbers 0 to n-1, and their order is the order the cycles are
-// reported in and start from: the caller numbers its nodes in the order it
-// wants to see them, such as by name.
 package graph
 
 import "slices"
 
-// A Graph is a directed graph of numbered nodes, in compressed form: the
-// edges from node v go to successors[first[v]:first[v+1]].
-type Graph struct {
-	first, successors []int32
-}
-
-// New returns the graph of nodes 0 to len(first)-2 whose edges from node v
-// go to successors[first[v]:first[v+1]], in ascending order; an edge may
-// repeat. A caller that numbers its edges by their first node holds them in
-// this form already, so New copies nothing and the search allocates only
-// for what it finds.
-func New(first, successors []int32) *Graph {
-	return &Graph{first: first, successors: successors}
-}
-
-func (g *Graph) nodes() int { return len(g.first) - 1 }
-
-// out returns the successors of node v, in ascending order.
-func (g *Graph) out(v int32) []int32 {
-	return g.successors[g.first[v]:g.first[v+1]]
-}
-
-// Cycles describes where a graph's edges form cycles.
-type Cycles struct {
-	// Paths holds one cycle through each group of nodes that reach each other,
-	// ordered by their first node. A path starts at the group's first node
-	// and is the shortest cycle back to it, so it ends where it starts:
-	// [0 1 2 0], or [3 3] for an edge from a node to itself.
-	Paths [][]int
-
-	// component numbers each node's cycle, -1 for a node on none; nil when
-	// the graph has no cycle.
-	component []int32
-}
-
-// Contains tells whether the edge from one node to another lies on a cycle:
-// whether both ends are in the same group of nodes that reach each other.
-func (c Cycles) Contains(from, to int) bool {
-	return c.component != nil && c.component[from] >= 0 && c.component[from] == c.component[to]
-}
-
-// Cycles finds the cycles of the graph.
-func (g *Graph) Cycles() Cycles {
-	var cycles Cycles
-	groups := g.cyclicComponents()
+// cycles finds where the edges form cycles, deterministically: out[v] holds
+// the successors of node v, in ascending order. It returns one path through
+// each group of nodes that reach each other, ordered by their first node: the
+// shortest cycle from that node back to it, so that it ends where it starts
+// ([0 1 2 0], or [3 3] for an edge from a node to itself); and a test of
+// whether an edge lies on a cycle, that is whether both ends are in the same
+// group.
+func cycles(out [][]int) ([][]int, func(from, to int) bool) {
+	groups := cyclicComponents(out)
 	if len(groups) == 0 {
-		return cycles
+		return nil, func(int, int) bool { return false }
 	}
-	// Each group starts at its first node; groups don't share nodes.
-	slices.SortFunc(groups, func(a, b []int32) int { return int(slices.Min(a) - slices.Min(b)) })
-	cycles.component = make([]int32, g.nodes())
-	for i := range cycles.component {
-		cycles.component[i] = -1
+	slices.SortFunc(groups, func(a, b []int) int { return slices.Min(a) - slices.Min(b) })
+	component := make([]int, len(out))
+	for i := range component {
+		component[i] = -1
 	}
+	var paths [][]int
 	for i, members := range groups {
 		for _, m := range members {
-			cycles.component[m] = int32(i)
+			component[m] = i
 		}
-		cycles.Paths = append(cycles.Paths, g.shortestCycle(slices.Min(members), cycles.component))
+		paths = append(paths, shortestCycle(out, slices.Min(members), component))
 	}
-	return cycles
+	return paths, func(from, to int) bool { return component[from] >= 0 && component[from] == component[to] }
 }
 
 // cyclicComponents returns the strongly connected components that hold a
 // cycle: of more than one node, or of one with an edge to itself (Tarjan's
 // algorithm, iterative so that a long chain can't exhaust the stack).
-func (g *Graph) cyclicComponents() [][]int32 {
+func cyclicComponents(out [][]int) [][]int {
 	const unvisited = -1
-	n := g.nodes()
-	order, low := make([]int32, n), make([]int32, n)
+	n := len(out)
+	order, low := make([]int, n), make([]int, n)
 	onStack := make([]bool, n)
 	for i := range order {
 		order[i] = unvisited
 	}
-	var result [][]int32
-	var members []int32
-	var next int32
-	type frame struct{ node, edge int32 }
+	var result [][]int
+	var members []int
+	next := 0
+	type frame struct{ node, edge int }
 	var call []frame
-	for root := range int32(n) {
+	for root := range n {
 		if order[root] != unvisited {
 			continue
 		}
@@ -99,8 +57,8 @@ func (g *Graph) cyclicComponents() [][]int32 {
 		for len(call) > 0 {
 			top := &call[len(call)-1]
 			v := top.node
-			if successors := g.out(v); int(top.edge) < len(successors) {
-				w := successors[top.edge]
+			if top.edge < len(out[v]) {
+				w := out[v][top.edge]
 				top.edge++
 				switch {
 				case order[w] == unvisited:
@@ -131,7 +89,7 @@ func (g *Graph) cyclicComponents() [][]int32 {
 			for _, w := range component {
 				onStack[w] = false
 			}
-			if len(component) > 1 || slices.Contains(g.out(v), v) {
+			if len(component) > 1 || slices.Contains(out[v], v) {
 				result = append(result, slices.Clone(component))
 			}
 			members = members[:i]
@@ -143,13 +101,13 @@ func (g *Graph) cyclicComponents() [][]int32 {
 // shortestCycle returns the shortest cycle from start back to it within
 // start's component, found breadth first visiting successors in ascending
 // order.
-func (g *Graph) shortestCycle(start int32, component []int32) []int {
-	parent := map[int32]int32{}
-	queue := []int32{start}
+func shortestCycle(out [][]int, start int, component []int) []int {
+	parent := map[int]int{}
+	queue := []int{start}
 	for len(queue) > 0 {
 		v := queue[0]
 		queue = queue[1:]
-		for _, w := range g.out(v) {
+		for _, w := range out[v] {
 			if w == start {
 				return pathTo(parent, start, v)
 			}
@@ -165,11 +123,11 @@ func (g *Graph) shortestCycle(start int32, component []int32) []int {
 
 // pathTo returns the nodes from start to last through parent links, followed
 // by start again to close the cycle.
-func pathTo(parent map[int32]int32, start, last int32) []int {
-	path := []int{int(start)}
+func pathTo(parent map[int]int, start, last int) []int {
+	path := []int{start}
 	for v := last; v != start; v = parent[v] {
-		path = append(path, int(v))
+		path = append(path, v)
 	}
 	slices.Reverse(path[1:])
-	return append(path, int(start))
+	return append(path, start)
 }

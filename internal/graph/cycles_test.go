@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestCycles(t *testing.T) {
+func TestCyclesAreReportedFromTheFirstNameByTheShortestPath(t *testing.T) {
 	cases := map[string]struct {
 		reason string
 		edges  [][2]string
@@ -66,13 +66,13 @@ func TestCycles(t *testing.T) {
 			names = slices.Compact(names)
 			number := func(name string) int { i, _ := slices.BinarySearch(names, name); return i }
 
-			edges := make([][2]int32, len(tc.edges))
+			edges := make([][2]int, len(tc.edges))
 			for i, e := range tc.edges {
-				edges[i] = [2]int32{int32(number(e[0])), int32(number(e[1]))}
+				edges[i] = [2]int{number(e[0]), number(e[1])}
 			}
-			c := fromEdges(len(names), edges).Cycles()
+			found, onCycle := cycles(fromEdges(len(names), edges))
 			var paths [][]string
-			for _, p := range c.Paths {
+			for _, p := range found {
 				path := make([]string, len(p))
 				for i, n := range p {
 					path[i] = names[n]
@@ -80,16 +80,16 @@ func TestCycles(t *testing.T) {
 				paths = append(paths, path)
 			}
 			if diff := cmp.Diff(tc.want, paths); diff != "" {
-				t.Errorf("%s\nCycles().Paths: -want, +got:\n%s", tc.reason, diff)
+				t.Errorf("%s\ncycles(): -want, +got:\n%s", tc.reason, diff)
 			}
 			for _, e := range tc.on {
-				if !c.Contains(number(e[0]), number(e[1])) {
-					t.Errorf("%s\nContains(%q, %q) = false, want true", tc.reason, e[0], e[1])
+				if !onCycle(number(e[0]), number(e[1])) {
+					t.Errorf("%s\nonCycle(%q, %q) = false, want true", tc.reason, e[0], e[1])
 				}
 			}
 			for _, e := range tc.off {
-				if c.Contains(number(e[0]), number(e[1])) {
-					t.Errorf("%s\nContains(%q, %q) = true, want false", tc.reason, e[0], e[1])
+				if onCycle(number(e[0]), number(e[1])) {
+					t.Errorf("%s\nonCycle(%q, %q) = true, want false", tc.reason, e[0], e[1])
 				}
 			}
 		})
@@ -101,43 +101,34 @@ func TestCycles(t *testing.T) {
 // cycle, and the same chain open, where every node is a component of its own.
 func TestLongChain(t *testing.T) {
 	const n = 100_000
-	var closedEdges, openEdges [][2]int32
-	for i := range int32(n) {
-		closedEdges = append(closedEdges, [2]int32{i, (i + 1) % n})
+	var closedEdges, openEdges [][2]int
+	for i := range n {
+		closedEdges = append(closedEdges, [2]int{i, (i + 1) % n})
 		if i+1 < n {
-			openEdges = append(openEdges, [2]int32{i, i + 1})
+			openEdges = append(openEdges, [2]int{i, i + 1})
 		}
 	}
-	closed, open := fromEdges(n, closedEdges), fromEdges(n, openEdges)
-	c := closed.Cycles()
-	if len(c.Paths) != 1 || len(c.Paths[0]) != n+1 {
-		t.Fatalf("Cycles() found %d paths, want one of %d nodes", len(c.Paths), n+1)
+	paths, _ := cycles(fromEdges(n, closedEdges))
+	if len(paths) != 1 || len(paths[0]) != n+1 {
+		t.Fatalf("cycles() found %d paths, want one of %d nodes", len(paths), n+1)
 	}
-	if c.Paths[0][0] != 0 || c.Paths[0][n] != 0 || c.Paths[0][1] != 1 {
-		t.Errorf("Cycles() path starts %v, want 0 1 …", c.Paths[0][:2])
+	if paths[0][0] != 0 || paths[0][n] != 0 || paths[0][1] != 1 {
+		t.Errorf("cycles() path starts %v, want 0 1 …", paths[0][:2])
 	}
-	if c := open.Cycles(); len(c.Paths) != 0 || c.Contains(0, 1) {
-		t.Errorf("Cycles() of an open chain found %v, want none", c.Paths)
+	if paths, onCycle := cycles(fromEdges(n, openEdges)); len(paths) != 0 || onCycle(0, 1) {
+		t.Errorf("cycles() of an open chain found %v, want none", paths)
 	}
 }
 
-// fromEdges returns the graph of nodes 0 to n-1 with the edges, given as
-// [from, to] in any order.
-func fromEdges(n int, edges [][2]int32) *Graph {
-	edges = slices.Clone(edges)
-	slices.SortFunc(edges, func(a, b [2]int32) int {
-		if a[0] != b[0] {
-			return int(a[0] - b[0])
-		}
-		return int(a[1] - b[1])
-	})
-	first, successors := make([]int32, n+1), make([]int32, len(edges))
-	for i, e := range edges {
-		first[e[0]+1]++
-		successors[i] = e[1]
+// fromEdges returns the successors of nodes 0 to n-1, sorted, of the edges
+// given as [from, to] in any order.
+func fromEdges(n int, edges [][2]int) [][]int {
+	out := make([][]int, n)
+	for _, e := range edges {
+		out[e[0]] = append(out[e[0]], e[1])
 	}
-	for v := range n {
-		first[v+1] += first[v]
+	for _, s := range out {
+		slices.Sort(s)
 	}
-	return New(first, successors)
+	return out
 }

@@ -70,6 +70,19 @@ func (t Target) Field() string {
 	return "spec.references[" + strconv.Itoa(t.Index) + "]." + t.Via
 }
 
+// Describe names the target the way kubectl does: kind.group, then
+// namespace/name.
+func (t Target) Describe() string {
+	kind := t.Kind
+	if t.Group != "" {
+		kind += "." + t.Group
+	}
+	if t.Namespace != "" {
+		return kind + " " + t.Namespace + "/" + t.Name
+	}
+	return kind + " " + t.Name
+}
+
 // Parse reads an Object's spec.references, as a request's struct holds it
 // (nil when the Object has none), the way
 // provider-kubernetes resolves them: patchesFrom when it is set, else

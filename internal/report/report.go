@@ -1,4 +1,4 @@
-// Package report turns a protection plan into what the user sees: the
+// Package report turns what the rules decided into what the user sees: the
 // DeletionOrdered condition on the composite and the results of the step.
 package report
 
@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/crossplane-contrib/function-dependencies/internal/explicit"
-	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
-	"github.com/crossplane-contrib/function-dependencies/internal/protection"
+	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
+	"github.com/crossplane-contrib/function-dependencies/internal/graph"
 	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 )
 
@@ -72,14 +72,68 @@ type InvalidReference struct {
 	Problem  string
 }
 
+// Protection says what keeps an edge's target from being deleted first.
+type Protection uint8
+
+// The protections of edges.
+const (
+	// ByFinalizer: the target declares the dependent's reference finalizer.
+	ByFinalizer Protection = iota
+	// ByUsage: a Crossplane Usage of the target by the dependent.
+	ByUsage
+	// Unprotected: nothing; the function can't, or wasn't asked to.
+	Unprotected
+)
+
+// An Edge is an edge of the graph, with what protects it.
+type Edge struct {
+	graph.Edge
+	Protection Protection
+	State      graph.State
+}
+
+// An External edge is an external edge of the graph, with what protects it.
+type External struct {
+	graph.External
+	Protection Protection
+	State      graph.State
+}
+
+// EdgesOf returns the graph's edges and external edges, in its order, each
+// with what protects it: a finalizer where one can, else a Usage where one
+// does, else nothing.
+func EdgesOf(g *graph.Graph, fin finalizer.Plan, use usage.Plan) ([]Edge, []External) {
+	edges := make([]Edge, len(g.Edges))
+	for i, e := range g.Edges {
+		edges[i] = Edge{Edge: e, Protection: Unprotected, State: graph.Exposed}
+		if s, ok := fin.States[i]; ok {
+			edges[i].Protection, edges[i].State = ByFinalizer, s
+		} else if s, ok := use.States[i]; ok {
+			edges[i].Protection, edges[i].State = ByUsage, s
+		} else if e.Broken {
+			edges[i].State = graph.Cyclic
+		}
+	}
+	external := make([]External, len(g.External))
+	for i, e := range g.External {
+		external[i] = External{External: e, Protection: Unprotected, State: graph.Exposed}
+		if s, ok := use.External[i]; ok {
+			external[i].Protection, external[i].State = ByUsage, s
+		}
+	}
+	return edges, external
+}
+
 // Facts are what the report is made of.
 type Facts struct {
-	Plan    protection.Plan
-	Invalid []InvalidReference
+	Graph      *graph.Graph
+	Finalizers finalizer.Plan
+	Usages     usage.Plan
+	References explicit.References
+	HeldBack   map[string]string
+	Invalid    []InvalidReference
 	// Unmatched are the input's dependencies that match no resource.
 	Unmatched []explicit.Unmatched
-	// Unusable are the edges no Usage can protect.
-	Unusable []usage.Problem
 
 	// Enforce is true when the plan's finalizers are written to desired
 	// state, false when they are only reported.
@@ -88,57 +142,72 @@ type Facts struct {
 	CyclesFatal bool
 }
 
-// Make returns the condition and the results, in a fixed order.
-func Make(f Facts) (Condition, []Result) {
+// A Report is what the step tells the user.
+type Report struct {
+	// Condition's message ends with the Summary.
+	Condition Condition
+	// Results need attention: a Normal one when the function changes what
+	// is observed (or, in Report mode, would), Warnings for problems.
+	Results []Result
+	// Summary counts what the function found and declared.
+	Summary string
+}
+
+// Of returns the report, its results in a fixed order.
+func Of(f Facts) Report {
 	var results []Result
 	add := func(s Severity, reason, message string) {
 		results = append(results, Result{Severity: s, Reason: reason, Message: message})
 	}
-	p := f.Plan
-	if len(p.Cycles) > 0 && f.CyclesFatal {
-		add(Fatal, ReasonCycle, "cannot order deletion: references form a cycle: "+cyclePaths(p.Cycles))
+	g := f.Graph
+	edges, external := EdgesOf(g, f.Finalizers, f.Usages)
+	states := statesOf(edges)
+	summary := summaryOf(f, states)
+	if len(g.Cycles) > 0 && f.CyclesFatal {
+		add(Fatal, ReasonCycle, "cannot order deletion: references form a cycle: "+cyclePaths(g.Cycles))
 	}
-	add(Normal, ReasonSummary, summary(f))
+	if changes(f, edges, external) {
+		add(Normal, ReasonSummary, summary)
+	}
 
 	removed := map[string][]string{}
-	for _, e := range p.Edges {
-		if e.State == protection.TargetRemoved {
+	for _, e := range edges {
+		if e.State == graph.TargetRemoved {
 			removed[e.Target] = append(removed[e.Target], e.Dependent)
 		}
 	}
-	if len(p.Cycles) > 0 && !f.CyclesFatal {
-		add(Warning, ReasonCycle, "references form a cycle, so no finalizer is declared on its edges: "+cyclePaths(p.Cycles))
+	if len(g.Cycles) > 0 && !f.CyclesFatal {
+		add(Warning, ReasonCycle, "references form a cycle, so no finalizer is declared on its edges: "+cyclePaths(g.Cycles))
 	}
 	if targets := slices.Sorted(maps.Keys(removed)); len(targets) > 0 {
 		add(Warning, ReasonTargetRemoved, "the composition no longer includes resources that live Objects still reference, so they may be deleted first: "+
 			listOf(targets, func(t string) string { return fmt.Sprintf("%s (referenced by %s)", t, list(removed[t])) }))
 	}
-	states := statesOf(p.Edges)
-	if edges, n := states.list(protection.TargetDeleting); n > 0 {
+	if edges, n := states.list(graph.TargetDeleting); n > 0 {
 		add(Warning, ReasonTargetDeleting, "referenced resources are being deleted without their dependents' finalizers, which can no longer be added: "+edges)
 	}
 	// An external edge a Usage protects needs no warning.
-	if external := slices.DeleteFunc(slices.Clone(p.External), func(e protection.External) bool { return e.Protection != protection.Unprotected }); len(external) > 0 {
+	if external := slices.DeleteFunc(external, func(e External) bool { return e.Protection != Unprotected }); len(external) > 0 {
 		add(Warning, ReasonExternalReference, "references to objects outside this composition can't be protected by it: "+
-			listOf(external, func(e protection.External) string {
-				return fmt.Sprintf("%s %s → %s", e.Dependent, e.Target.Field(), Describe(e.Target))
+			listOf(external, func(e External) string {
+				return fmt.Sprintf("%s %s → %s", e.Dependent, e.Target.Field(), e.Target.Describe())
 			}))
 	}
-	if len(p.Stale) > 0 {
+	if stale := f.Finalizers.Stale; len(stale) > 0 {
 		add(Warning, ReasonStaleFinalizer, "reference finalizers name no Object that references the resource in this composition, so they are not declared: Crossplane drops those only it applied, and any the provider added stay until their Object, if it still exists, releases them or someone removes them (provider-kubernetes #28): "+
-			listOf(p.Stale, func(s protection.Stale) string { return s.Resource + " " + s.Finalizer }))
+			listOf(stale, func(s finalizer.Stale) string { return s.Resource + " " + s.Finalizer }))
 	}
-	if len(p.HeldBack) > 0 {
+	if len(f.HeldBack) > 0 {
 		add(Normal, ReasonHeldBack, "resources are held back from creation until their dependencies allow: "+
-			listOf(slices.Sorted(maps.Keys(p.HeldBack)), func(n string) string { return fmt.Sprintf("%s (%s)", n, p.HeldBack[n]) }))
+			listOf(slices.Sorted(maps.Keys(f.HeldBack)), func(n string) string { return fmt.Sprintf("%s (%s)", n, f.HeldBack[n]) }))
 	}
 	if len(f.Unmatched) > 0 {
 		add(Warning, ReasonUnmatched, "dependencies in the input match no composed resource: "+
 			listOf(f.Unmatched, func(u explicit.Unmatched) string { return fmt.Sprintf("%s %q", u.Field, u.Pattern) }))
 	}
-	if len(f.Unusable) > 0 {
+	if unusable := f.Usages.Unusable; len(unusable) > 0 {
 		add(Warning, ReasonUsageImpossible, "no Usage can protect these edges, so none is emitted: "+
-			listOf(f.Unusable, func(u usage.Problem) string {
+			listOf(unusable, func(u usage.Problem) string {
 				return fmt.Sprintf("%s → %s (%s)", u.Edge.Dependent, u.Edge.Dependency, u.Reason)
 			}))
 	}
@@ -146,63 +215,70 @@ func Make(f Facts) (Condition, []Result) {
 		add(Warning, ReasonInvalidReference, "cannot read references: "+
 			listOf(f.Invalid, func(r InvalidReference) string { return r.Resource + ": " + r.Problem }))
 	}
-	return condition(f, states), results
+	c := condition(f, states)
+	c.Message += ". " + summary
+	return Report{Condition: c, Results: results, Summary: summary}
 }
 
-func summary(f Facts) string {
-	p := f.Plan
-	pending := 0
-	for _, e := range p.Edges {
-		if e.State == protection.Pending {
-			pending++
+// changes is true when the function changes what is observed, or in Report
+// mode would: it declares a finalizer the observed target lacks, emits a
+// Usage not observed yet, or writes a reference the observed Object lacks.
+// Holding a resource back has a result of its own.
+func changes(f Facts, edges []Edge, external []External) bool {
+	for name := range f.References.New {
+		if f.HeldBack[name] == "" {
+			return true
 		}
 	}
+	return slices.ContainsFunc(edges, func(e Edge) bool { return e.State == graph.Declared }) ||
+		slices.ContainsFunc(external, func(e External) bool { return e.State == graph.Declared })
+}
+
+func summaryOf(f Facts, states edgeStates) string {
+	g := f.Graph
 	verb := "declared"
 	switch {
 	case !f.Enforce:
 		verb = "to declare (Report mode: desired state left unchanged)"
-	case f.CyclesFatal && len(p.Cycles) > 0:
+	case f.CyclesFatal && len(g.Cycles) > 0:
 		verb = "to declare (the cycle failed the step: desired state left unchanged)"
 	}
 	return fmt.Sprintf("%d composed resources, %d references between them and %d to external objects; %d reference finalizers %s, %d pending until their Object exists",
-		p.Resources, len(p.Edges), len(p.External), p.Declared, verb, pending)
+		len(g.Resources), len(g.Edges), len(g.External), f.Finalizers.Declared, verb, states.count[graph.Pending])
 }
 
 // condition is False for the worst problem: a cycle, then edges this function
 // can't protect, then edges whose protection is still on its way.
 func condition(f Facts, edges edgeStates) Condition {
-	if len(f.Plan.Cycles) > 0 {
-		return Condition{Reason: ReasonCycle, Message: "references form a cycle: " + cyclePaths(f.Plan.Cycles)}
+	if cycles := f.Graph.Cycles; len(cycles) > 0 {
+		return Condition{Reason: ReasonCycle, Message: "references form a cycle: " + cyclePaths(cycles)}
 	}
-	unprotected := []protection.EdgeState{protection.TargetRemoved, protection.TargetDeleting, protection.Exposed}
+	unprotected := []graph.State{graph.TargetRemoved, graph.TargetDeleting, graph.Exposed}
 	if !f.Enforce {
-		unprotected = append(unprotected, protection.Declared)
+		unprotected = append(unprotected, graph.Declared)
 	}
 	if listed, n := edges.list(unprotected...); n > 0 {
 		return Condition{Reason: ReasonUnprotectedEdges, Message: "referenced resources lack their dependents' finalizers: " + listed}
 	}
-	var pending []protection.EdgeState
+	var pending []graph.State
 	if f.Enforce {
-		pending = append(pending, protection.Declared)
+		pending = append(pending, graph.Declared)
 	}
-	pending = append(pending, protection.Pending)
+	pending = append(pending, graph.Pending)
 	if listed, n := edges.list(pending...); n > 0 {
 		return Condition{Reason: ReasonFinalizersPending, Message: "finalizers are declared but not yet applied, or wait for their Object to exist: " + listed}
 	}
-	protected := edges.count[protection.Protected]
-	return Condition{Status: true, Reason: ReasonProtected, Message: fmt.Sprintf("every live reference between composed resources is protected by a finalizer (%d)", protected)}
+	return Condition{Status: true, Reason: ReasonProtected, Message: "every live reference between composed resources is protected"}
 }
 
-// edgeStates counts a plan's edges by state, so that listing the edges of
-// some states scans the edges only for states that have any, and only until
-// it has named enough: a composition may have thousands.
+// edgeStates counts the edges by state.
 type edgeStates struct {
-	edges []protection.Edge
-	count [protection.Exposed + 1]int
+	edges []Edge
+	count map[graph.State]int
 }
 
-func statesOf(edges []protection.Edge) edgeStates {
-	s := edgeStates{edges: edges}
+func statesOf(edges []Edge) edgeStates {
+	s := edgeStates{edges: edges, count: map[graph.State]int{}}
 	for _, e := range edges {
 		s.count[e.State]++
 	}
@@ -211,15 +287,16 @@ func statesOf(edges []protection.Edge) edgeStates {
 
 // list lists the edges in the states, state after state, as list does, and
 // counts them.
-func (s edgeStates) list(states ...protection.EdgeState) (string, int) {
+func (s edgeStates) list(states ...graph.State) (string, int) {
 	n := 0
-	for _, state := range states {
-		n += s.count[state]
-	}
 	var named []string
 	for _, state := range states {
-		for i := 0; i < len(s.edges) && s.count[state] > 0 && len(named) < maxListed; i++ {
-			if e := s.edges[i]; e.State == state {
+		n += s.count[state]
+		for _, e := range s.edges {
+			if len(named) == maxListed {
+				break
+			}
+			if e.State == state {
 				named = append(named, e.Dependent+" → "+e.Target)
 			}
 		}
@@ -233,19 +310,6 @@ func cyclePaths(cycles [][]string) string {
 		items[i] = strings.Join(c, " → ")
 	}
 	return list(items)
-}
-
-// Describe names a referenced object the way kubectl does: kind.group,
-// then namespace/name.
-func Describe(t objectref.Target) string {
-	kind := t.Kind
-	if t.Group != "" {
-		kind += "." + t.Group
-	}
-	if t.Namespace != "" {
-		return kind + " " + t.Namespace + "/" + t.Name
-	}
-	return kind + " " + t.Name
 }
 
 // listOf names the items as list does, calling name only for those it lists.

@@ -6,90 +6,567 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/crossplane-contrib/function-dependencies/internal/explicit"
+	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
+	"github.com/crossplane-contrib/function-dependencies/internal/graph"
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
-	"github.com/crossplane-contrib/function-dependencies/internal/protection"
+	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 )
 
-func edge(d, t string, s protection.EdgeState) protection.Edge {
-	return protection.Edge{Dependent: d, Target: t, State: s}
+// edge is an edge with what protects it, in a state.
+func edge(d, t string, p Protection, s graph.State) Edge {
+	return Edge{Edge: graph.Edge{Dependent: d, Target: t, Broken: s == graph.Cyclic}, Protection: p, State: s}
 }
 
-func TestCondition(t *testing.T) {
+// planned returns the facts of a graph of these edges alone, each in its
+// state as the rule of its protection decided it, in Enforce mode.
+func planned(edges ...Edge) Facts {
+	f := Facts{
+		Graph:      &graph.Graph{},
+		Finalizers: finalizer.Plan{States: map[int]graph.State{}},
+		Usages:     usage.Plan{States: map[int]graph.State{}, External: map[int]graph.State{}},
+		Enforce:    true,
+	}
+	for i, e := range edges {
+		f.Graph.Edges = append(f.Graph.Edges, e.Edge)
+		switch e.Protection {
+		case ByFinalizer:
+			f.Finalizers.States[i] = e.State
+		case ByUsage:
+			f.Usages.States[i] = e.State
+		case Unprotected:
+		}
+	}
+	return f
+}
+
+func TestConditionIsFalseForTheWorstProblem(t *testing.T) {
+	report := func(f Facts) Facts { f.Enforce = false; return f }
+	withCycle := func(f Facts) Facts { f.Graph.Cycles = [][]string{{"a", "b", "a"}}; return f }
 	cases := map[string]struct {
 		reason string
 		facts  Facts
-		want   Condition
+		// want's message is followed by ". " and the summary.
+		want Condition
 	}{
 		"NoEdges": {
 			reason: "A composition without references has nothing to protect.",
-			facts:  Facts{Enforce: true},
-			want:   Condition{Status: true, Reason: ReasonProtected, Message: "every live reference between composed resources is protected by a finalizer (0)"},
+			facts:  planned(),
+			want:   Condition{Status: true, Reason: ReasonProtected, Message: "every live reference between composed resources is protected"},
 		},
 		"ReleasingDoesNotCount": {
 			reason: "The edges of dependents on their way out need no protection.",
-			facts:  Facts{Enforce: true, Plan: protection.Plan{Edges: []protection.Edge{edge("a", "s", protection.Protected), edge("b", "s", protection.Releasing)}}},
-			want:   Condition{Status: true, Reason: ReasonProtected, Message: "every live reference between composed resources is protected by a finalizer (1)"},
+			facts:  planned(edge("a", "s", ByFinalizer, graph.Protected), edge("b", "s", ByFinalizer, graph.Releasing)),
+			want:   Condition{Status: true, Reason: ReasonProtected, Message: "every live reference between composed resources is protected"},
+		},
+		"UsagesProtectToo": {
+			reason: "An edge whose Usage is observed is protected as one whose finalizer is.",
+			facts:  planned(edge("a", "s", ByFinalizer, graph.Protected), edge("b", "s", ByUsage, graph.Protected)),
+			want:   Condition{Status: true, Reason: ReasonProtected, Message: "every live reference between composed resources is protected"},
 		},
 		"PendingInEnforce": {
 			reason: "Declared but not yet observed, and dependents without a UID, are pending.",
-			facts:  Facts{Enforce: true, Plan: protection.Plan{Edges: []protection.Edge{edge("a", "s", protection.Declared), edge("b", "s", protection.Pending)}}},
+			facts:  planned(edge("a", "s", ByFinalizer, graph.Declared), edge("b", "s", ByFinalizer, graph.Pending)),
+			want:   Condition{Reason: ReasonFinalizersPending, Message: "finalizers are declared but not yet applied, or wait for their Object to exist: a → s, b → s"},
+		},
+		"UsagePendingInEnforce": {
+			reason: "A Usage emitted but not observed yet is pending as a finalizer is.",
+			facts:  planned(edge("a", "s", ByUsage, graph.Declared), edge("b", "s", ByUsage, graph.Pending)),
 			want:   Condition{Reason: ReasonFinalizersPending, Message: "finalizers are declared but not yet applied, or wait for their Object to exist: a → s, b → s"},
 		},
 		"MissingInReport": {
 			reason: "In Report mode nothing is declared, so a missing finalizer is unprotected.",
-			facts:  Facts{Plan: protection.Plan{Edges: []protection.Edge{edge("a", "s", protection.Declared), edge("b", "s", protection.Pending)}}},
+			facts:  report(planned(edge("a", "s", ByFinalizer, graph.Declared), edge("b", "s", ByFinalizer, graph.Pending))),
 			want:   Condition{Reason: ReasonUnprotectedEdges, Message: "referenced resources lack their dependents' finalizers: a → s"},
 		},
+		"ExposedIsUnprotected": {
+			reason: "An edge nothing protects, such as an input dependency of a resource that is not an Object without Usages, is unprotected.",
+			facts:  planned(edge("a", "s", ByFinalizer, graph.Declared), edge("app", "db", Unprotected, graph.Exposed)),
+			want:   Condition{Reason: ReasonUnprotectedEdges, Message: "referenced resources lack their dependents' finalizers: app → db"},
+		},
 		"UnprotectedBeatsPending": {
-			reason: "Edges the function can't protect are worse than pending ones.",
-			facts:  Facts{Enforce: true, Plan: protection.Plan{Edges: []protection.Edge{edge("a", "s", protection.Declared), edge("b", "s", protection.TargetRemoved), edge("c", "t", protection.TargetDeleting)}}},
-			want:   Condition{Reason: ReasonUnprotectedEdges, Message: "referenced resources lack their dependents' finalizers: b → s, c → t"},
+			reason: "Edges the function can't protect are worse than pending ones, listed state after state.",
+			facts: planned(
+				edge("a", "s", ByFinalizer, graph.Declared), edge("b", "t", ByFinalizer, graph.TargetDeleting),
+				edge("c", "s", ByFinalizer, graph.TargetRemoved), edge("d", "s", ByUsage, graph.TargetDeleting),
+			),
+			want: Condition{Reason: ReasonUnprotectedEdges, Message: "referenced resources lack their dependents' finalizers: c → s, b → t, d → s"},
 		},
 		"CycleBeatsAll": {
 			reason: "A cycle is the worst problem.",
-			facts:  Facts{Enforce: true, Plan: protection.Plan{Cycles: [][]string{{"a", "b", "a"}}, Edges: []protection.Edge{edge("c", "s", protection.TargetRemoved)}}},
+			facts:  withCycle(planned(edge("a", "b", ByFinalizer, graph.Cyclic), edge("b", "a", ByFinalizer, graph.Cyclic), edge("c", "s", ByFinalizer, graph.TargetRemoved))),
 			want:   Condition{Reason: ReasonCycle, Message: "references form a cycle: a → b → a"},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, _ := Make(tc.facts)
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("%s\nMake(...): -want condition, +got:\n%s", tc.reason, diff)
+			got := Of(tc.facts)
+			want := tc.want
+			want.Message += ". " + got.Summary
+			if diff := cmp.Diff(want, got.Condition); diff != "" {
+				t.Errorf("%s\nOf(...).Condition: -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
 }
 
-// TestBoundedMessages proves that thousands of problems make messages that
-// name a few and count the rest.
-func TestBoundedMessages(t *testing.T) {
-	var p protection.Plan
+// TestMessagesNameAFewAndCountTheRest proves that thousands of problems make
+// messages that name a few and count the rest.
+func TestMessagesNameAFewAndCountTheRest(t *testing.T) {
+	var edges []Edge
+	var stale []finalizer.Stale
 	for i := range 5000 {
-		p.Edges = append(p.Edges, edge(fmt.Sprintf("dependent-%04d", i), "shared", protection.TargetRemoved))
-		p.Stale = append(p.Stale, protection.Stale{Resource: "shared", Finalizer: fmt.Sprintf("f-%04d", i)})
+		edges = append(edges, edge(fmt.Sprintf("dependent-%04d", i), "shared", ByFinalizer, graph.TargetRemoved))
+		stale = append(stale, finalizer.Stale{Resource: "shared", Finalizer: fmt.Sprintf("f-%04d", i)})
 	}
-	c, results := Make(Facts{Enforce: true, Plan: p})
-	if !strings.HasSuffix(c.Message, "dependent-0009 → shared and 4990 more") || len(c.Message) > 1024 {
-		t.Errorf("condition message is not bounded: %d bytes, ends %q", len(c.Message), c.Message[max(0, len(c.Message)-60):])
+	f := planned(edges...)
+	f.Finalizers.Stale = stale
+	r := Of(f)
+	if c := r.Condition; !strings.HasSuffix(c.Message, "dependent-0009 → shared and 4990 more. "+r.Summary) || len(c.Message) > 1024 {
+		t.Errorf("condition message is not bounded: %d bytes, ends %q", len(c.Message), c.Message[max(0, len(c.Message)-200):])
 	}
-	for _, r := range results {
+	for _, r := range r.Results {
 		if len(r.Message) > 2048 {
 			t.Errorf("%s result message is %d bytes", r.Reason, len(r.Message))
 		}
 	}
 }
 
-func TestExternalWarning(t *testing.T) {
-	target := objectref.Target{Kind: "Secret", Namespace: "vault", Name: "token", Index: 0, Via: "dependsOn"}
-	p := protection.Plan{External: []protection.External{
-		{Dependent: "a", Target: target, Protection: protection.Unprotected},
-		{Dependent: "b", Target: target, Protection: protection.ByUsage},
-	}}
-	_, results := Make(Facts{Enforce: true, Plan: p})
+// object is a live cluster-scoped Object the provider manages, named as its
+// composition resource, that references the cluster-scoped Objects of the
+// names.
+func object(name string, references ...string) graph.Resource {
+	r := graph.Resource{
+		Name: name, APIVersion: "kubernetes.crossplane.io/v1alpha2", IsObject: true,
+		Identity: graph.Identity{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: name},
+		Observed: &graph.Observed{UID: "uid-" + name, Finalizers: []string{objectref.ObjectFinalizer}},
+		Desired:  &graph.Desired{},
+	}
+	for i, ref := range references {
+		r.References = append(r.References, objectref.Target{
+			APIVersion: "kubernetes.crossplane.io/v1alpha2", Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: ref, Index: i, Via: "dependsOn",
+		})
+	}
+	return r
+}
+
+// configMap is a live ConfigMap in namespace team, named as its composition
+// resource: a composed resource that is not an Object.
+func configMap(name string, dependsOn ...string) graph.Resource {
+	return graph.Resource{
+		Name: name, APIVersion: "v1", Identity: graph.Identity{Kind: "ConfigMap", Namespace: "team", Name: name},
+		Observed: &graph.Observed{UID: "uid-" + name}, Desired: &graph.Desired{}, DependsOn: dependsOn,
+	}
+}
+
+func f(name string) string { return objectref.Finalizer("uid-" + name) }
+
+// with returns a copy of the resource, changed by the functions.
+func with(r graph.Resource, changes ...func(*graph.Resource)) graph.Resource {
+	if r.Observed != nil {
+		observed := *r.Observed
+		r.Observed = &observed
+	}
+	if r.Desired != nil {
+		desired := *r.Desired
+		r.Desired = &desired
+	}
+	for _, c := range changes {
+		c(&r)
+	}
+	return r
+}
+
+func carrying(finalizers ...string) func(*graph.Resource) {
+	return func(r *graph.Resource) { r.Observed.Finalizers = finalizers }
+}
+
+func dependingOn(names ...string) func(*graph.Resource) {
+	return func(r *graph.Resource) { r.DependsOn = names }
+}
+
+// carryingReferences makes the observed Object carry references to the
+// cluster-scoped Objects of the names.
+func carryingReferences(names ...string) func(*graph.Resource) {
+	return func(r *graph.Resource) {
+		for _, n := range names {
+			r.Observed.References = append(r.Observed.References, objectref.Target{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: n})
+		}
+	}
+}
+
+func notObserved(r *graph.Resource) { r.Observed = nil }
+func notDesired(r *graph.Resource)  { r.Desired = nil }
+func deleting(r *graph.Resource)    { r.Observed.Deleting = true }
+
+var xr = usage.Ref{APIVersion: "example.org/v1", Kind: "App", Name: "shop"}
+
+// decision is how the rules decide the resources.
+type decision struct {
+	resources []graph.Resource
+	graph     graph.Options
+	usages    usage.Policy
+	observed  map[string]bool
+}
+
+// facts are what the rules decide, in Enforce mode.
+func (d decision) facts() Facts {
+	g := graph.New(d.resources, d.graph)
+	return Facts{
+		Graph:      g,
+		Finalizers: finalizer.Declare(g),
+		Usages:     usage.Decide(g, usage.Options{Policy: d.usages, API: usage.ProtectionAPI, Owner: xr, Observed: d.observed}),
+		References: explicit.Referencing(g),
+		Enforce:    true,
+	}
+}
+
+// TestSummaryOnlyWhenTheFunctionChangesWhatIsObserved proves that the Normal
+// Summary result is there only when the function changes what is observed,
+// or in Report mode would: its message is the summary, which the condition's
+// message always ends with.
+func TestSummaryOnlyWhenTheFunctionChangesWhatIsObserved(t *testing.T) {
+	shared := object("shared")
+	protected := with(shared, carrying(f("d1")))
+	cases := map[string]struct {
+		reason string
+		facts  Facts
+		want   bool
+	}{
+		"Protected": {
+			reason: "Declaring the finalizers the observed targets carry changes nothing.",
+			facts:  decision{resources: []graph.Resource{protected, object("d1", "shared")}}.facts(),
+		},
+		"NoEdges": {
+			reason: "Without edges there is nothing to change.",
+			facts:  decision{resources: []graph.Resource{shared, configMap("app")}}.facts(),
+		},
+		"FinalizerTheTargetLacks": {
+			reason: "A finalizer declared that the observed target lacks changes it.",
+			facts:  decision{resources: []graph.Resource{with(protected, carrying()), object("d1", "shared")}}.facts(),
+			want:   true,
+		},
+		"FinalizerAnEarlierStepDeclared": {
+			reason: "A finalizer the observed target lacks changes it even when an earlier step declared it already.",
+			facts: decision{resources: []graph.Resource{
+				with(shared, func(r *graph.Resource) { r.Desired.Finalizers = []string{f("d1")} }), object("d1", "shared"),
+			}}.facts(),
+			want: true,
+		},
+		"FinalizerOfATargetNotCreatedYet": {
+			reason: "A target that doesn't exist yet is created with the finalizer.",
+			facts:  decision{resources: []graph.Resource{with(shared, notObserved), object("d1", "shared")}}.facts(),
+			want:   true,
+		},
+		"ReportMode": {
+			reason: "In Report mode the function would change the target.",
+			facts: func() Facts {
+				f := decision{resources: []graph.Resource{shared, object("d1", "shared")}}.facts()
+				f.Enforce = false
+				return f
+			}(),
+			want: true,
+		},
+		"FatalCycle": {
+			reason: "A cycle that fails the step leaves desired state unchanged, but the function would change the targets.",
+			facts: func() Facts {
+				f := decision{resources: []graph.Resource{object("a", "b"), object("b", "a")}}.facts()
+				f.CyclesFatal = true
+				return f
+			}(),
+			want: true,
+		},
+		"PendingReleasingAndUnprotectable": {
+			reason: "Edges pending, releasing, cyclic, or whose target is removed or being deleted change nothing.",
+			facts: decision{
+				resources: []graph.Resource{
+					with(shared, carrying(f("going"))),
+					with(object("new", "shared"), notObserved),
+					with(object("going", "shared"), deleting),
+					object("gone-from", "removed"), with(object("removed"), notDesired),
+					object("to", "deleting"), with(object("deleting"), deleting),
+					object("a", "b"), object("b", "a"),
+				},
+				graph: graph.Options{BreakCycles: true},
+			}.facts(),
+		},
+		"UsageNotObserved": {
+			reason: "A Usage emitted that isn't observed yet changes what is observed.",
+			facts:  decision{resources: []graph.Resource{configMap("db"), configMap("app", "db")}, usages: usage.All}.facts(),
+			want:   true,
+		},
+		"UsageObserved": {
+			reason: "A Usage that is observed already changes nothing.",
+			facts: decision{
+				resources: []graph.Resource{configMap("db"), configMap("app", "db")},
+				usages:    usage.All, observed: map[string]bool{usage.Key("app", "db"): true},
+			}.facts(),
+		},
+		"ExternalUsageNotObserved": {
+			reason: "A Usage of an object outside the composition that isn't observed yet changes what is observed.",
+			facts:  decision{resources: []graph.Resource{protected, object("d1", "shared", "elsewhere")}, usages: usage.External}.facts(),
+			want:   true,
+		},
+		"ExternalUsageObserved": {
+			reason: "One that is observed changes nothing.",
+			facts: decision{
+				resources: []graph.Resource{protected, object("d1", "shared", "elsewhere")},
+				usages:    usage.External, observed: map[string]bool{usage.ExternalKey("d1", objectref.ClusterGroup, objectref.Kind, "", "elsewhere"): true},
+			}.facts(),
+		},
+		"NewReference": {
+			reason: "A reference written that the observed Object lacks changes it, though its target carries the finalizer already.",
+			facts:  decision{resources: []graph.Resource{protected, with(object("d1"), dependingOn("shared"))}}.facts(),
+			want:   true,
+		},
+		"ObservedReference": {
+			reason: "A reference the observed Object carries already changes nothing.",
+			facts:  decision{resources: []graph.Resource{protected, with(object("d1"), dependingOn("shared"), carryingReferences("shared"))}}.facts(),
+		},
+		"NewReferenceHeldBack": {
+			reason: "A reference written on a resource held back is not written yet: holding back has a result of its own.",
+			facts: func() Facts {
+				f := decision{resources: []graph.Resource{protected, with(object("d1"), notObserved, dependingOn("shared"))}}.facts()
+				f.HeldBack = map[string]string{"d1": "waits for shared to be ready"}
+				return f
+			}(),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Of(tc.facts)
+			var summaries []Result
+			for _, r := range got.Results {
+				if r.Reason == ReasonSummary {
+					summaries = append(summaries, r)
+				}
+			}
+			var want []Result
+			if tc.want {
+				want = []Result{{Severity: Normal, Reason: ReasonSummary, Message: got.Summary}}
+			}
+			if diff := cmp.Diff(want, summaries); diff != "" {
+				t.Errorf("%s\nOf(...): -want Summary results, +got:\n%s", tc.reason, diff)
+			}
+			if !strings.HasSuffix(got.Condition.Message, ". "+got.Summary) {
+				t.Errorf("%s\nOf(...).Condition.Message = %q, want it to end with . and the summary %q", tc.reason, got.Condition.Message, got.Summary)
+			}
+		})
+	}
+}
+
+func TestSummaryCountsWhatTheFunctionFoundAndDeclared(t *testing.T) {
+	resources := []graph.Resource{
+		object("shared"),
+		with(object("other"), func(r *graph.Resource) { r.Identity.Name = "shared" }),
+		object("d1", "shared", "elsewhere"),
+		with(object("d2", "shared"), notObserved),
+		with(object("d3", "shared"), func(r *graph.Resource) { r.Observed.UID = "uid-d1" }),
+	}
+	cases := map[string]struct {
+		reason string
+		facts  func(Facts) Facts
+		want   string
+	}{
+		"Enforce": {
+			reason: "It counts resources, edges between them, external ones, the finalizers declared (one for two Objects that claim one UID) and the edges pending.",
+			facts:  func(f Facts) Facts { return f },
+			want:   "5 composed resources, 6 references between them and 1 to external objects; 2 reference finalizers declared, 2 pending until their Object exists",
+		},
+		"Report": {
+			reason: "In Report mode the finalizers are to declare.",
+			facts:  func(f Facts) Facts { f.Enforce = false; return f },
+			want:   "5 composed resources, 6 references between them and 1 to external objects; 2 reference finalizers to declare (Report mode: desired state left unchanged), 2 pending until their Object exists",
+		},
+		"FatalCycle": {
+			reason: "A fatal cycle fails the step: the finalizers are to declare.",
+			facts:  func(f Facts) Facts { f.CyclesFatal = true; f.Graph.Cycles = [][]string{{"a", "b", "a"}}; return f },
+			want:   "5 composed resources, 6 references between them and 1 to external objects; 2 reference finalizers to declare (the cycle failed the step: desired state left unchanged), 2 pending until their Object exists",
+		},
+		"CycleWithoutFailing": {
+			reason: "A cycle that doesn't fail the step declares them.",
+			facts:  func(f Facts) Facts { f.Graph.Cycles = [][]string{{"a", "b", "a"}}; return f },
+			want:   "5 composed resources, 6 references between them and 1 to external objects; 2 reference finalizers declared, 2 pending until their Object exists",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Of(tc.facts(decision{resources: resources}.facts())).Summary
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nOf(...).Summary: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
+	shared := object("shared")
+	cases := map[string]struct {
+		reason string
+		facts  Facts
+		want   []Result
+	}{
+		"Nothing": {
+			reason: "A composition whose edges are all protected needs no attention.",
+			facts:  decision{resources: []graph.Resource{with(shared, carrying(f("d1"))), object("d1", "shared")}}.facts(),
+		},
+		"FatalCycle": {
+			reason: "A cycle that fails the step is fatal, and comes first.",
+			facts: func() Facts {
+				f := decision{resources: []graph.Resource{object("a", "b"), object("b", "a")}}.facts()
+				f.CyclesFatal = true
+				return f
+			}(),
+			want: []Result{
+				{Severity: Fatal, Reason: ReasonCycle, Message: "cannot order deletion: references form a cycle: a → b → a"},
+				{Severity: Normal, Reason: ReasonSummary, Message: "2 composed resources, 2 references between them and 0 to external objects; 2 reference finalizers to declare (the cycle failed the step: desired state left unchanged), 0 pending until their Object exists"},
+			},
+		},
+		"BrokenCycle": {
+			reason: "A cycle that doesn't fail the step is a warning: its edges get no finalizer.",
+			facts:  decision{resources: []graph.Resource{object("a", "b"), object("b", "a")}, graph: graph.Options{BreakCycles: true}}.facts(),
+			want:   []Result{{Severity: Warning, Reason: ReasonCycle, Message: "references form a cycle, so no finalizer is declared on its edges: a → b → a"}},
+		},
+		"TargetRemoved": {
+			reason: "A target the composition no longer includes is named once, with its dependents.",
+			facts: decision{resources: []graph.Resource{
+				with(shared, carrying(f("d1"), f("d2")), notDesired), object("d1", "shared"), object("d2", "shared"),
+			}}.facts(),
+			want: []Result{{Severity: Warning, Reason: ReasonTargetRemoved, Message: "the composition no longer includes resources that live Objects still reference, so they may be deleted first: shared (referenced by d1, d2)"}},
+		},
+		"TargetDeleting": {
+			reason: "A target being deleted without its dependent's finalizer can't be given it any more.",
+			facts:  decision{resources: []graph.Resource{with(shared, deleting), object("d1", "shared")}}.facts(),
+			want:   []Result{{Severity: Warning, Reason: ReasonTargetDeleting, Message: "referenced resources are being deleted without their dependents' finalizers, which can no longer be added: d1 → shared"}},
+		},
+		"External": {
+			reason: "Without Usages a reference to an object outside the composition can't be protected.",
+			facts:  decision{resources: []graph.Resource{object("d1", "elsewhere")}}.facts(),
+			want: []Result{{Severity: Warning, Reason: ReasonExternalReference, Message: "references to objects outside this composition can't be protected by it: " +
+				"d1 spec.references[0].dependsOn → Object.kubernetes.crossplane.io elsewhere"}},
+		},
+		"ExternalUsage": {
+			reason: "One a Usage protects needs no warning: the Usage it emits is a change.",
+			facts:  decision{resources: []graph.Resource{object("d1", "elsewhere")}, usages: usage.External}.facts(),
+			want:   []Result{{Severity: Normal, Reason: ReasonSummary, Message: "1 composed resources, 0 references between them and 1 to external objects; 0 reference finalizers declared, 0 pending until their Object exists"}},
+		},
+		"Stale": {
+			reason: "A reference finalizer of no Object that references the resource here is stale.",
+			facts:  decision{resources: []graph.Resource{with(shared, carrying(f("gone"), "example.org/other"))}}.facts(),
+			want: []Result{{Severity: Warning, Reason: ReasonStaleFinalizer, Message: "reference finalizers name no Object that references the resource in this composition, so they are not declared: Crossplane drops those only it applied, and any the provider added stay until their Object, if it still exists, releases them or someone removes them (provider-kubernetes #28): " +
+				"shared " + f("gone")}},
+		},
+		"HeldBack": {
+			reason: "Resources held back from creation have a Normal result of their own, in name order, and are no change.",
+			facts: func() Facts {
+				f := decision{resources: []graph.Resource{shared, with(object("d1"), notObserved, dependingOn("shared")), with(configMap("job"), notObserved)}}.facts()
+				f.HeldBack = map[string]string{"job": "waits for web to be ready", "d1": "waits for shared to be ready"}
+				return f
+			}(),
+			want: []Result{{Severity: Normal, Reason: ReasonHeldBack, Message: "resources are held back from creation until their dependencies allow: d1 (waits for shared to be ready), job (waits for web to be ready)"}},
+		},
+		"Unmatched": {
+			reason: "Dependencies in the input that match no composed resource are named by field.",
+			facts: func() Facts {
+				f := decision{}.facts()
+				f.Unmatched = []explicit.Unmatched{{Field: "dependencies[0].dependsOn[1]", Pattern: "conf"}}
+				return f
+			}(),
+			want: []Result{{Severity: Warning, Reason: ReasonUnmatched, Message: `dependencies in the input match no composed resource: dependencies[0].dependsOn[1] "conf"`}},
+		},
+		"UsageImpossible": {
+			reason: "An edge no Usage can protect is named with why; the Usage of the other edge is a change.",
+			facts: decision{
+				resources: []graph.Resource{
+					configMap("db"), configMap("app", "db"),
+					{Name: "bucket", APIVersion: "s3.aws.upbound.io/v1beta1", Identity: graph.Identity{Group: "s3.aws.upbound.io", Kind: "Bucket", Name: "assets"}, Observed: &graph.Observed{UID: "uid-bucket"}, Desired: &graph.Desired{}},
+					configMap("web", "bucket"),
+				},
+				usages: usage.All,
+			}.facts(),
+			want: []Result{
+				{Severity: Normal, Reason: ReasonSummary, Message: "4 composed resources, 2 references between them and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists"},
+				{Severity: Warning, Reason: ReasonUsageImpossible, Message: "no Usage can protect these edges, so none is emitted: " +
+					"web → bucket (the dependent is namespaced and the dependency is cluster-scoped: a namespaced Usage can't refer to a cluster-scoped Bucket, and a ClusterUsage can't refer to a namespaced ConfigMap)"},
+			},
+		},
+		"InvalidReference": {
+			reason: "References that can't be read are named with the problem.",
+			facts: func() Facts {
+				f := decision{}.facts()
+				f.Invalid = []InvalidReference{{Resource: "d1", Problem: "spec.references[0]: Required value"}}
+				return f
+			}(),
+			want: []Result{{Severity: Warning, Reason: ReasonInvalidReference, Message: "cannot read references: d1: spec.references[0]: Required value"}},
+		},
+		"EveryOneInItsPlace": {
+			reason: "Results come in a fixed order: a fatal cycle, the summary, a cycle warned about, removed and deleting targets, external references, stale finalizers, held back, unmatched, impossible Usages, invalid references.",
+			facts: func() Facts {
+				f := decision{
+					resources: []graph.Resource{
+						object("a", "b"), object("b", "a"),
+						with(object("removed"), notDesired), object("r", "removed"),
+						with(object("deleting"), deleting), object("x", "deleting"),
+						object("e", "elsewhere"),
+						with(shared, carrying(f("gone"))), object("d1", "shared"),
+					},
+					graph: graph.Options{BreakCycles: true},
+				}.facts()
+				f.HeldBack = map[string]string{"job": "waits for web to be ready"}
+				f.Unmatched = []explicit.Unmatched{{Field: "dependencies[0].resource", Pattern: "gone"}}
+				f.Usages.Unusable = []usage.Problem{{Edge: usage.Edge{Dependent: "app", Dependency: "db"}, Reason: "why"}}
+				f.Invalid = []InvalidReference{{Resource: "d1", Problem: "bad"}}
+				return f
+			}(),
+			want: []Result{
+				{Severity: Normal, Reason: ReasonSummary, Message: "9 composed resources, 5 references between them and 1 to external objects; 1 reference finalizers declared, 0 pending until their Object exists"},
+				{Severity: Warning, Reason: ReasonCycle},
+				{Severity: Warning, Reason: ReasonTargetRemoved},
+				{Severity: Warning, Reason: ReasonTargetDeleting},
+				{Severity: Warning, Reason: ReasonExternalReference},
+				{Severity: Warning, Reason: ReasonStaleFinalizer},
+				{Severity: Normal, Reason: ReasonHeldBack},
+				{Severity: Warning, Reason: ReasonUnmatched},
+				{Severity: Warning, Reason: ReasonUsageImpossible},
+				{Severity: Warning, Reason: ReasonInvalidReference},
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Of(tc.facts).Results
+			// A wanted result without a message is wanted in its place, whatever
+			// its message.
+			if len(got) == len(tc.want) {
+				for i := range got {
+					if tc.want[i].Message == "" {
+						got[i].Message = ""
+					}
+				}
+			}
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nOf(...).Results: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestExternalEdgesAUsageProtectsAreNotWarnedAbout proves that only an
+// external edge nothing protects is warned about: one no Usage can express
+// is, one whose Usage is emitted isn't.
+func TestExternalEdgesAUsageProtectsAreNotWarnedAbout(t *testing.T) {
+	token := objectref.Target{APIVersion: "v1", Kind: "Secret", Namespace: "vault", Name: "token", Index: 0, Via: "dependsOn"}
+	// A cluster-scoped Object can't use a namespaced Secret; a namespaced
+	// Object can.
+	a := object("a")
+	a.References = []objectref.Target{token}
+	b := object("b")
+	b.Identity.Group, b.Identity.Namespace, b.References = objectref.NamespacedGroup, "vault", []objectref.Target{token}
+	r := Of(decision{resources: []graph.Resource{a, b}, usages: usage.External}.facts())
 	var warned []string
-	for _, r := range results {
+	for _, r := range r.Results {
 		if r.Reason == ReasonExternalReference {
 			warned = append(warned, r.Message)
 		}
@@ -97,5 +574,42 @@ func TestExternalWarning(t *testing.T) {
 	want := []string{"references to objects outside this composition can't be protected by it: a spec.references[0].dependsOn → Secret vault/token"}
 	if diff := cmp.Diff(want, warned); diff != "" {
 		t.Errorf("an external edge a Usage protects is warned about: -want, +got:\n%s", diff)
+	}
+}
+
+// TestEdgesOfSaysWhatProtectsEachEdge proves that a finalizer's state wins
+// over a Usage's, and that an edge neither protects is exposed, or cyclic
+// when broken.
+func TestEdgesOfSaysWhatProtectsEachEdge(t *testing.T) {
+	target := objectref.Target{Kind: "Secret", Namespace: "vault", Name: "token"}
+	g := &graph.Graph{
+		Edges: []graph.Edge{
+			{Dependent: "a", Target: "s"},
+			{Dependent: "app", Target: "db", Origin: graph.FromInput},
+			{Dependent: "b", Target: "c", Origin: graph.FromInput},
+			{Dependent: "c", Target: "b", Origin: graph.FromInput, Broken: true},
+			{Dependent: "d", Target: "s", Broken: true},
+		},
+		External: []graph.External{{Dependent: "a", Target: target}, {Dependent: "b", Target: target}},
+	}
+	fin := finalizer.Plan{States: map[int]graph.State{0: graph.Protected, 4: graph.Cyclic}}
+	use := usage.Plan{States: map[int]graph.State{1: graph.Declared}, External: map[int]graph.State{1: graph.Pending}}
+	edges, external := EdgesOf(g, fin, use)
+	wantEdges := []Edge{
+		{Edge: g.Edges[0], Protection: ByFinalizer, State: graph.Protected},
+		{Edge: g.Edges[1], Protection: ByUsage, State: graph.Declared},
+		{Edge: g.Edges[2], Protection: Unprotected, State: graph.Exposed},
+		{Edge: g.Edges[3], Protection: Unprotected, State: graph.Cyclic},
+		{Edge: g.Edges[4], Protection: ByFinalizer, State: graph.Cyclic},
+	}
+	if diff := cmp.Diff(wantEdges, edges); diff != "" {
+		t.Errorf("EdgesOf(...): -want edges, +got:\n%s", diff)
+	}
+	wantExternal := []External{
+		{External: g.External[0], Protection: Unprotected, State: graph.Exposed},
+		{External: g.External[1], Protection: ByUsage, State: graph.Pending},
+	}
+	if diff := cmp.Diff(wantExternal, external); diff != "" {
+		t.Errorf("EdgesOf(...): -want external edges, +got:\n%s", diff)
 	}
 }

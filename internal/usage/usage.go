@@ -1,5 +1,6 @@
-// Package usage writes the Crossplane Usages that protect edges no reference
-// finalizer can protect: a Usage of the dependency by the dependent keeps the
+// Package usage decides the Crossplane Usages that protect edges no reference
+// finalizer can protect: which edges get one, its name, its state, and which
+// no Usage can express. A Usage of the dependency by the dependent keeps the
 // dependency from being deleted while the dependent exists.
 package usage
 
@@ -8,6 +9,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+
+	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
+	"github.com/crossplane-contrib/function-dependencies/internal/graph"
 )
 
 // The APIs a Usage can be written in.
@@ -72,21 +76,118 @@ type Problem struct {
 	Reason string
 }
 
-// Write returns the Usages, by composition resource name, that protect the
-// edges, written in the API. owner names the composite resource, so that the
-// Usages of two composites never share a name.
-func Write(api string, owner Ref, edges []Edge) (map[string]map[string]any, []Problem) {
-	usages := map[string]map[string]any{}
-	var problems []Problem
-	for _, e := range edges {
-		u, why := write(api, owner, e)
-		if why != "" {
-			problems = append(problems, Problem{Edge: e, Reason: why})
-			continue
+// Policy says which edges a Usage protects.
+type Policy int
+
+// The policies.
+const (
+	// None protects no edge with a Usage.
+	None Policy = iota
+	// External protects the edges to objects outside the composition.
+	External
+	// All protects every edge no finalizer protects.
+	All
+)
+
+// Options say which Usages to write, and how.
+type Options struct {
+	Policy Policy
+	// API is the apiVersion the Usages are written in.
+	API string
+	// Owner names the composite resource, so that the Usages of two
+	// composites never share a name.
+	Owner Ref
+	// Observed are the composition resource names of the Usages this
+	// function emitted that exist.
+	Observed map[string]bool
+}
+
+// A Plan is the Usages that protect the graph's edges.
+type Plan struct {
+	// States holds the state of each composed edge a Usage protects, by its
+	// place in the graph's edges; External, of each external edge, by its
+	// place in the graph's external edges.
+	States, External map[int]graph.State
+	// Usages are the Usages to emit, by composition resource name.
+	Usages map[string]map[string]any
+	// Unusable are the edges a Usage would protect that none can: they are
+	// not in States or External.
+	Unusable []Problem
+}
+
+// Decide returns the Usages the graph's edges need. A Usage protects an edge
+// that no finalizer protects, as the policy says; it is emitted once both ends
+// exist, unless the target is being deleted already, which no Usage can undo.
+func Decide(g *graph.Graph, o Options) Plan {
+	p := Plan{States: map[int]graph.State{}, External: map[int]graph.State{}, Usages: map[string]map[string]any{}}
+	// emit writes the edge's Usage when it is due, and says whether a Usage
+	// can protect it at all.
+	emit := func(e Edge, state graph.State) bool {
+		if state != graph.Declared && state != graph.Protected && state != graph.TargetDeleting {
+			return true
 		}
-		usages[e.Key] = u
+		u, why := write(o.API, o.Owner, e)
+		if why != "" {
+			p.Unusable = append(p.Unusable, Problem{Edge: e, Reason: why})
+			return false
+		}
+		if state != graph.TargetDeleting {
+			p.Usages[e.Key] = u
+		}
+		return true
 	}
-	return usages, problems
+	if o.Policy == All {
+		for i, ge := range g.Edges {
+			d, t := g.Resource(ge.Dependent), g.Resource(ge.Target)
+			if finalizer.Protects(d) {
+				continue
+			}
+			e := Edge{Key: Key(d.Name, t.Name), Dependent: d.Name, Dependency: t.Name, By: refOf(d), Of: refOf(t)}
+			state := stateOf(d, t, o.Observed[e.Key], ge.Broken)
+			if emit(e, state) {
+				p.States[i] = state
+			}
+		}
+	}
+	if o.Policy != None {
+		for i, ge := range g.External {
+			d, t := g.Resource(ge.Dependent), ge.Target
+			e := Edge{
+				Key: ExternalKey(d.Name, t.Group, t.Kind, t.Namespace, t.Name), Dependent: d.Name, Dependency: t.Describe(),
+				By: refOf(d), Of: Ref{APIVersion: t.APIVersion, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name},
+			}
+			state := stateOf(d, nil, o.Observed[e.Key], false)
+			if emit(e, state) {
+				p.External[i] = state
+			}
+		}
+	}
+	return p
+}
+
+// stateOf is the state of an edge a Usage protects: protected once the Usage
+// is observed, declared once both ends exist (t is nil for an external
+// dependency, which the function can't see), else pending.
+func stateOf(d, t *graph.Resource, observed, broken bool) graph.State {
+	switch {
+	case broken:
+		return graph.Cyclic
+	case d.Observed == nil || (t != nil && t.Observed == nil):
+		return graph.Pending
+	case t != nil && t.Observed.Deleting:
+		// A Usage can't undo a deletion the API server accepted, observed
+		// or not: the target goes first, as with a finalizer it can't be
+		// given.
+		return graph.TargetDeleting
+	case observed:
+		return graph.Protected
+	default:
+		return graph.Declared
+	}
+}
+
+func refOf(r *graph.Resource) Ref {
+	return Ref{APIVersion: r.APIVersion, Kind: r.Identity.Kind, Namespace: r.Identity.Namespace, Name: r.Identity.Name}
 }
 
 func write(api string, owner Ref, e Edge) (map[string]any, string) {

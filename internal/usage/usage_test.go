@@ -5,11 +5,15 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/crossplane-contrib/function-dependencies/internal/graph"
+	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 )
 
 var xr = Ref{APIVersion: "example.org/v1", Kind: "App", Namespace: "team", Name: "shop"}
 
-func TestWrite(t *testing.T) {
+func TestUsageKindAndScopeFollowTheEnds(t *testing.T) {
 	cm := Ref{APIVersion: "v1", Kind: "ConfigMap", Namespace: "team", Name: "settings"}
 	other := Ref{APIVersion: "v1", Kind: "Secret", Namespace: "vault", Name: "token"}
 	deploy := Ref{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "team", Name: "web"}
@@ -68,28 +72,20 @@ func TestWrite(t *testing.T) {
 	}
 	for n, tc := range cases {
 		t.Run(n, func(t *testing.T) {
-			usages, problems := Write(tc.api, xr, []Edge{tc.edge})
-			var want map[string]map[string]any
-			if tc.want != nil {
-				want = map[string]map[string]any{"usage-a-b": tc.want}
-			}
-			if diff := cmp.Diff(want, usages, cmpEmpty); diff != "" {
-				t.Errorf("%s\nWrite(...): -want, +got:\n%s", tc.reason, diff)
-			}
-			var problem string
-			if len(problems) > 0 {
-				problem = problems[0].Reason
+			u, problem := write(tc.api, xr, tc.edge)
+			if diff := cmp.Diff(tc.want, u, cmpEmpty); diff != "" {
+				t.Errorf("%s\nwrite(...): -want, +got:\n%s", tc.reason, diff)
 			}
 			if problem != tc.problem {
-				t.Errorf("%s\nWrite(...) problem = %q, want %q", tc.reason, problem, tc.problem)
+				t.Errorf("%s\nwrite(...) problem = %q, want %q", tc.reason, problem, tc.problem)
 			}
 		})
 	}
 }
 
-var cmpEmpty = cmp.FilterValues(func(a, b map[string]map[string]any) bool { return len(a) == 0 && len(b) == 0 }, cmp.Ignore())
+var cmpEmpty = cmp.FilterValues(func(a, b map[string]any) bool { return len(a) == 0 && len(b) == 0 }, cmp.Ignore())
 
-func TestName(t *testing.T) {
+func TestNamesAreShortUniquePerCompositeAndReadable(t *testing.T) {
 	long := "usage-" + strings.Repeat("very-long-dependent-name-", 5) + "shared"
 	n := name(xr, long)
 	if len(n) > maxName {
@@ -140,5 +136,264 @@ func TestKeysFollowTheirRule(t *testing.T) {
 	}
 	if got, want := ExternalKey("app", "", "Secret", "vault", "token"), "usage-3x-app-secret./vault/token"; got != want {
 		t.Errorf("ExternalKey(...) = %q, want %q: usage-, the dependent's length and x, then kind.group/namespace/name", got, want)
+	}
+}
+
+// configMap is a live ConfigMap in namespace team, named as its composition
+// resource: a composed resource that is not an Object.
+func configMap(name string, dependsOn ...string) graph.Resource {
+	return graph.Resource{
+		Name: name, APIVersion: "v1", Identity: graph.Identity{Kind: "ConfigMap", Namespace: "team", Name: name},
+		Observed: &graph.Observed{UID: "uid-" + name}, Desired: &graph.Desired{}, DependsOn: dependsOn,
+	}
+}
+
+// bucket is a live cluster-scoped resource that is not an Object.
+func bucket(name string) graph.Resource {
+	return graph.Resource{
+		Name: name, APIVersion: "s3.aws.upbound.io/v1beta1", Identity: graph.Identity{Group: "s3.aws.upbound.io", Kind: "Bucket", Name: name},
+		Observed: &graph.Observed{UID: "uid-" + name}, Desired: &graph.Desired{},
+	}
+}
+
+// object is a live cluster-scoped Object the provider manages, named as its
+// composition resource, that references the targets.
+func object(name string, references ...objectref.Target) graph.Resource {
+	for i := range references {
+		references[i].Index, references[i].Via = i, "dependsOn"
+	}
+	return graph.Resource{
+		Name: name, APIVersion: "kubernetes.crossplane.io/v1alpha2", IsObject: true,
+		Identity:   graph.Identity{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: name},
+		Observed:   &graph.Observed{UID: "uid-" + name, Finalizers: []string{objectref.ObjectFinalizer}},
+		Desired:    &graph.Desired{},
+		References: references,
+	}
+}
+
+// clusterObject is a reference to the cluster-scoped Object of the name.
+func clusterObject(name string) objectref.Target {
+	return objectref.Target{APIVersion: "kubernetes.crossplane.io/v1alpha2", Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: name}
+}
+
+// secret is a reference to a Secret, which no composed resource is here.
+func secret(namespace, name string) objectref.Target {
+	return objectref.Target{APIVersion: "v1", Kind: "Secret", Namespace: namespace, Name: name}
+}
+
+// with returns a copy of the resource, changed by the functions.
+func with(r graph.Resource, changes ...func(*graph.Resource)) graph.Resource {
+	if r.Observed != nil {
+		observed := *r.Observed
+		r.Observed = &observed
+	}
+	if r.Desired != nil {
+		desired := *r.Desired
+		r.Desired = &desired
+	}
+	for _, c := range changes {
+		c(&r)
+	}
+	return r
+}
+
+func notObserved(r *graph.Resource) { r.Observed = nil }
+func deleting(r *graph.Resource)    { r.Observed.Deleting = true }
+func dependingOn(names ...string) func(*graph.Resource) {
+	return func(r *graph.Resource) { r.DependsOn = names }
+}
+
+// end is how a Usage names the resource.
+func end(r graph.Resource) Ref {
+	return Ref{APIVersion: r.APIVersion, Kind: r.Identity.Kind, Namespace: r.Identity.Namespace, Name: r.Identity.Name}
+}
+
+// between is the edge from one composed resource to another.
+func between(d, t graph.Resource) Edge {
+	return Edge{Key: Key(d.Name, t.Name), Dependent: d.Name, Dependency: t.Name, By: end(d), Of: end(t)}
+}
+
+// outside is the edge from a composed resource to an object outside the
+// composition.
+func outside(d graph.Resource, t objectref.Target) Edge {
+	return Edge{
+		Key: ExternalKey(d.Name, t.Group, t.Kind, t.Namespace, t.Name), Dependent: d.Name, Dependency: t.Describe(),
+		By: end(d), Of: Ref{APIVersion: t.APIVersion, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name},
+	}
+}
+
+func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
+	db, app, cache := configMap("db"), configMap("app", "db"), configMap("cache", "db")
+	shared := object("shared")
+	d1 := object("d1", clusterObject("shared"), clusterObject("elsewhere"))
+	token := secret("vault", "token")
+	type args struct {
+		resources []graph.Resource
+		graph     graph.Options
+		policy    Policy
+		api       string
+		observed  map[string]bool
+	}
+	type want struct {
+		states, external map[int]graph.State
+		// usages are the edges whose Usage is emitted, as write writes it.
+		usages   []Edge
+		unusable []Problem
+	}
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   want
+	}{
+		"NoneProtectsNothing": {
+			reason: "Without Usages, nothing protects an edge whose dependent is not an Object, nor one to an object outside the composition.",
+			args:   args{resources: []graph.Resource{db, app, d1, shared}, policy: None},
+		},
+		"AllProtectsInputDependenciesOfNonObjects": {
+			reason: "With All a Usage protects an input dependency of a resource that is not an Object: declared once both ends exist, protected once the Usage is observed (and still emitted), pending before.",
+			args: args{
+				resources: []graph.Resource{db, app, cache, with(configMap("new", "db"), notObserved)},
+				policy:    All, observed: map[string]bool{Key("cache", "db"): true},
+			},
+			want: want{
+				states: map[int]graph.State{0: graph.Declared, 1: graph.Protected, 2: graph.Pending},
+				usages: []Edge{between(app, db), between(cache, db)},
+			},
+		},
+		"PendingUntilTheDependencyExists": {
+			reason: "A Usage is emitted only once both its ends exist.",
+			args:   args{resources: []graph.Resource{with(db, notObserved), app}, policy: All},
+			want:   want{states: map[int]graph.State{0: graph.Pending}},
+		},
+		"UsageOfADeletingTargetIsTooLate": {
+			reason: "A Usage can't undo a deletion the API server accepted, observed or not: an edge whose target is being deleted gets none.",
+			args: args{
+				resources: []graph.Resource{with(db, deleting), app, cache},
+				policy:    All, observed: map[string]bool{Key("cache", "db"): true},
+			},
+			want: want{states: map[int]graph.State{0: graph.TargetDeleting, 1: graph.TargetDeleting}},
+		},
+		"UsagesOfDashedNamesDiffer": {
+			reason: "Each edge has a Usage of its own: a → b-c and a-b → c once shared one, and one Usage silently replaced the other.",
+			args: args{
+				resources: []graph.Resource{configMap("b-c"), configMap("c"), configMap("a", "b-c"), configMap("a-b", "c")},
+				policy:    All,
+			},
+			want: want{
+				states: map[int]graph.State{0: graph.Declared, 1: graph.Declared},
+				usages: []Edge{between(configMap("a", "b-c"), configMap("b-c")), between(configMap("a-b", "c"), configMap("c"))},
+			},
+		},
+		"ExternalProtectsOnlyEdgesOutOfTheComposition": {
+			reason: "With External an external reference gets a Usage; an edge between composed resources gets none, whether a finalizer protects it or not.",
+			args:   args{resources: []graph.Resource{shared, d1, db, app}, policy: External},
+			want: want{
+				external: map[int]graph.State{0: graph.Declared},
+				usages:   []Edge{outside(d1, clusterObject("elsewhere"))},
+			},
+		},
+		"AllNeverUsesAnEdgeAFinalizerProtects": {
+			reason: "With All the edges of an Object, referenced or declared in the input, keep their finalizers and get no Usage; its external edges still get one.",
+			args: args{
+				resources: []graph.Resource{shared, with(d1, dependingOn("db")), db, app},
+				policy:    All,
+			},
+			want: want{
+				states:   map[int]graph.State{0: graph.Declared},
+				external: map[int]graph.State{0: graph.Declared},
+				usages:   []Edge{between(app, db), outside(d1, clusterObject("elsewhere"))},
+			},
+		},
+		"ExternalStates": {
+			reason: "An external edge's Usage is protected once observed, and pending while its dependent doesn't exist: the function can't see the object outside.",
+			args: args{
+				resources: []graph.Resource{
+					object("d1", clusterObject("elsewhere")),
+					with(object("d2", clusterObject("elsewhere")), notObserved),
+				},
+				policy:   External,
+				observed: map[string]bool{ExternalKey("d1", objectref.ClusterGroup, objectref.Kind, "", "elsewhere"): true},
+			},
+			want: want{
+				external: map[int]graph.State{0: graph.Protected, 1: graph.Pending},
+				usages:   []Edge{outside(object("d1"), clusterObject("elsewhere"))},
+			},
+		},
+		"CyclicEdgesGetNone": {
+			reason: "An edge on a cycle the input breaks is cyclic: no Usage, which would keep both ends for ever.",
+			args: args{
+				resources: []graph.Resource{configMap("a", "b"), configMap("b", "a"), configMap("c", "a")},
+				graph:     graph.Options{BreakCycles: true},
+				policy:    All,
+			},
+			want: want{
+				states: map[int]graph.State{0: graph.Cyclic, 1: graph.Cyclic, 2: graph.Declared},
+				usages: []Edge{between(configMap("c"), configMap("a"))},
+			},
+		},
+		"CyclesKeptGetUsages": {
+			reason: "Without BreakCycles the edges of a cycle get Usages as any other (the caller fails the step).",
+			args: args{
+				resources: []graph.Resource{configMap("a", "b"), configMap("b", "a")},
+				policy:    All,
+			},
+			want: want{
+				states: map[int]graph.State{0: graph.Declared, 1: graph.Declared},
+				usages: []Edge{between(configMap("a"), configMap("b")), between(configMap("b"), configMap("a"))},
+			},
+		},
+		"UnusableEdgesAreProblems": {
+			reason: "An edge no Usage can express is reported, left out of the states and emits nothing, even when its target is being deleted; usable ones still get theirs.",
+			args: args{
+				resources: []graph.Resource{
+					db, app, bucket("assets"), configMap("web", "assets"), configMap("worker", "gone"), with(bucket("gone"), deleting),
+					object("d1", secret("vault", "token")),
+				},
+				policy: All,
+			},
+			want: want{
+				states: map[int]graph.State{0: graph.Declared},
+				usages: []Edge{between(app, db)},
+				unusable: []Problem{
+					{Edge: between(configMap("web"), bucket("assets")), Reason: "the dependent is namespaced and the dependency is cluster-scoped: a namespaced Usage can't refer to a cluster-scoped Bucket, and a ClusterUsage can't refer to a namespaced ConfigMap"},
+					{Edge: between(configMap("worker"), bucket("gone")), Reason: "the dependent is namespaced and the dependency is cluster-scoped: a namespaced Usage can't refer to a cluster-scoped Bucket, and a ClusterUsage can't refer to a namespaced ConfigMap"},
+					{Edge: outside(object("d1"), token), Reason: "the dependent is cluster-scoped and the dependency is namespaced: a ClusterUsage can't refer to a namespaced Secret, and a namespaced Usage can't be used by a cluster-scoped Object"},
+				},
+			},
+		},
+		"UnusableWhilePendingIsPending": {
+			reason: "Whether a Usage can express an edge is decided when it is due: until both ends exist the edge is pending, and no problem yet.",
+			args:   args{resources: []graph.Resource{bucket("assets"), with(configMap("web", "assets"), notObserved)}, policy: All},
+			want:   want{states: map[int]graph.State{0: graph.Pending}},
+		},
+		"CrossplaneV1": {
+			reason: "Crossplane v1's Usages protect cluster-scoped resources only: namespaced ends are problems.",
+			args:   args{resources: []graph.Resource{db, app}, policy: All, api: ApiextensionsAPI},
+			want: want{unusable: []Problem{
+				{Edge: between(app, db), Reason: "apiextensions.crossplane.io/v1beta1 Usages protect cluster-scoped resources only"},
+			}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			api := tc.args.api
+			if api == "" {
+				api = ProtectionAPI
+			}
+			g := graph.New(tc.args.resources, tc.args.graph)
+			got := Decide(g, Options{Policy: tc.args.policy, API: api, Owner: xr, Observed: tc.args.observed})
+			usages := map[string]map[string]any{}
+			for _, e := range tc.want.usages {
+				u, problem := write(api, xr, e)
+				if problem != "" {
+					t.Fatalf("the wanted Usage of %s can't be written: %s", e.Key, problem)
+				}
+				usages[e.Key] = u
+			}
+			want := Plan{States: tc.want.states, External: tc.want.external, Usages: usages, Unusable: tc.want.unusable}
+			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nDecide(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
 	}
 }

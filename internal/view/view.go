@@ -1,4 +1,4 @@
-// Package view describes a dependency plan as a graph that machines and
+// Package view describes the dependency graph as one that machines and
 // people can read: JSON for later pipeline steps, Mermaid and DOT to draw.
 package view
 
@@ -8,7 +8,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/crossplane-contrib/function-dependencies/internal/protection"
+	"github.com/crossplane-contrib/function-dependencies/internal/graph"
+	"github.com/crossplane-contrib/function-dependencies/internal/report"
 )
 
 // A Graph is the dependency graph of one composite.
@@ -45,64 +46,31 @@ type Edge struct {
 	State string `json:"state"`
 }
 
-// Of returns the graph of the plan. enforce is false in Report mode, where
-// what the function would declare is missing.
-func Of(p protection.Plan, resources []protection.Resource, enforce bool) Graph {
-	var g Graph
-	if nodes := len(resources) + len(p.External); nodes > 0 {
-		g.Nodes = make([]Node, 0, nodes)
+// Of returns the graph of the composed resources and their edges, as the
+// report sees them. enforce is false in Report mode, where what the function
+// would declare is missing.
+func Of(g *graph.Graph, edges []report.Edge, external []report.External, held map[string]string, enforce bool) Graph {
+	var v Graph
+	for _, r := range g.Resources {
+		v.Nodes = append(v.Nodes, Node{Name: r.Name, Kind: r.Identity.Kind, Scope: scope(r.Identity.Namespace), State: nodeState(r, held)})
 	}
-	if edges := len(p.Edges) + len(p.External); edges > 0 {
-		g.Edges = make([]Edge, 0, edges)
+	for _, e := range edges {
+		v.Edges = append(v.Edges, Edge{From: e.Dependent, To: e.Target, Origin: origin(e.Origin), Protection: protectionName(e.Protection), State: edgeState(e.State, enforce)})
 	}
-	for _, r := range resources {
-		g.Nodes = append(g.Nodes, Node{Name: r.Name, Kind: r.Identity.Kind, Scope: scope(r.Identity.Namespace), State: nodeState(r, p.HeldBack)})
-	}
-	for _, e := range p.Edges {
-		g.Edges = append(g.Edges, Edge{From: e.Dependent, To: e.Target, Origin: origin(e.Origin), Protection: protectionName(e.Protection), State: edgeState(e.State, enforce)})
-	}
-	composedNodes, composedEdges := len(g.Nodes), len(g.Edges)
-	external := map[string]bool{}
-	for _, e := range p.External {
+	seen := map[string]bool{}
+	for _, e := range external {
 		name := strings.Join(slices.DeleteFunc([]string{e.Target.Kind, e.Target.Namespace, e.Target.Name}, func(s string) bool { return s == "" }), "/")
-		if !external[name] {
-			external[name] = true
-			g.Nodes = append(g.Nodes, Node{Name: name, Kind: e.Target.Kind, Scope: scope(e.Target.Namespace), State: "external"})
+		if !seen[name] {
+			seen[name] = true
+			v.Nodes = append(v.Nodes, Node{Name: name, Kind: e.Target.Kind, Scope: scope(e.Target.Namespace), State: "external"})
 		}
-		state := edgeState(e.State, enforce)
-		g.Edges = append(g.Edges, Edge{From: e.Dependent, To: name, Origin: "reference", Protection: protectionName(e.Protection), State: state})
+		v.Edges = append(v.Edges, Edge{From: e.Dependent, To: name, Origin: "reference", Protection: protectionName(e.Protection), State: edgeState(e.State, enforce)})
 	}
-	byName := func(a, b Node) int { return strings.Compare(a.Name, b.Name) }
-	byEnds := func(a, b Edge) int { return cmp.Or(strings.Compare(a.From, b.From), strings.Compare(a.To, b.To)) }
-	sortWithFewAfter(g.Nodes, composedNodes, byName)
-	sortWithFewAfter(g.Edges, composedEdges, byEnds)
-	return g
-}
-
-// sortWithFewAfter sorts s, whose first n elements usually come sorted
-// already (resources and the plan's edges are in name order) and the rest
-// are few (those of external objects): it sorts each part only if it must,
-// then merges the few in from the back, so that thousands of composed
-// resources are compared a few times each rather than sorted again. Equal
-// elements keep their order, those of the first part first.
-func sortWithFewAfter[T any](s []T, n int, compare func(a, b T) int) {
-	if !slices.IsSortedFunc(s[:n], compare) {
-		slices.SortStableFunc(s[:n], compare)
-	}
-	few := slices.Clone(s[n:])
-	slices.SortStableFunc(few, compare)
-	// Each element goes to the back of what is left, the larger first; of
-	// equal ones, those of the first part stay first.
-	i, j := n-1, len(few)-1
-	for back := len(s) - 1; j >= 0; back-- {
-		if i >= 0 && compare(s[i], few[j]) > 0 {
-			s[back] = s[i]
-			i--
-		} else {
-			s[back] = few[j]
-			j--
-		}
-	}
+	// Stable, so that an external node named like a composed resource comes
+	// after it.
+	slices.SortStableFunc(v.Nodes, func(a, b Node) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortStableFunc(v.Edges, func(a, b Edge) int { return cmp.Or(strings.Compare(a.From, b.From), strings.Compare(a.To, b.To)) })
+	return v
 }
 
 func scope(namespace string) string {
@@ -112,7 +80,7 @@ func scope(namespace string) string {
 	return "Namespaced"
 }
 
-func nodeState(r protection.Resource, held map[string]string) string {
+func nodeState(r graph.Resource, held map[string]string) string {
 	switch {
 	case held[r.Name] != "":
 		return "held"
@@ -129,36 +97,36 @@ func nodeState(r protection.Resource, held map[string]string) string {
 	}
 }
 
-func origin(o protection.Origin) string {
-	if o == protection.FromInput {
+func origin(o graph.Origin) string {
+	if o == graph.FromInput {
 		return "explicit"
 	}
 	return "reference"
 }
 
-func protectionName(p protection.Protection) string {
+func protectionName(p report.Protection) string {
 	switch p {
-	case protection.ByFinalizer:
+	case report.ByFinalizer:
 		return "finalizer"
-	case protection.ByUsage:
+	case report.ByUsage:
 		return "usage"
 	default:
 		return "none"
 	}
 }
 
-func edgeState(s protection.EdgeState, enforce bool) string {
+func edgeState(s graph.State, enforce bool) string {
 	switch s {
-	case protection.Protected:
+	case graph.Protected:
 		return "protected"
-	case protection.Declared:
+	case graph.Declared:
 		if enforce {
 			return "pending"
 		}
 		return "missing"
-	case protection.Pending:
+	case graph.Pending:
 		return "pending"
-	case protection.Releasing:
+	case graph.Releasing:
 		return "stale"
 	default:
 		return "missing"

@@ -35,6 +35,7 @@ type input struct {
 	Usages       string       `json:"usages"`
 	UsageAPI     string       `json:"usageAPI"`
 	Creation     string       `json:"creation"`
+	Graph        string       `json:"graph"`
 	Dependencies []dependency `json:"dependencies"`
 }
 
@@ -45,7 +46,7 @@ type dependency struct {
 
 // oracle is the input as test/oracle reads it.
 func (in input) oracle() oracle.Input {
-	out := oracle.Input{Mode: in.Mode, OnCycle: in.OnCycle, References: in.References, Usages: in.Usages, UsageAPI: in.UsageAPI, Creation: in.Creation}
+	out := oracle.Input{Mode: in.Mode, OnCycle: in.OnCycle, References: in.References, Usages: in.Usages, UsageAPI: in.UsageAPI, Creation: in.Creation, Graph: in.Graph}
 	for _, d := range in.Dependencies {
 		out.Dependencies = append(out.Dependencies, oracle.Dependency{Resource: d.Resource, DependsOn: d.DependsOn})
 	}
@@ -211,12 +212,13 @@ func planOf(t *testing.T, ex example, baseline map[string]doc, observed []doc) p
 }
 
 // results are the results the function's step must report, in order: the
-// Summary, then the held-back resources. planOf made sure there is no other.
+// Summary when the function changes what is observed, then the held-back
+// resources. planOf made sure there is no other.
 func (p plan) results(step string) []result {
-	s := p.oracle.Summary()
-	rs := []result{{step: step, severity: severityNormal, reason: "Summary", message: fmt.Sprintf(
-		"%d composed resources, %d references between them and %d to external objects; %d reference finalizers declared, %d pending until their Object exists",
-		s.Resources, s.References, s.External, s.Declared, s.Pending)}}
+	var rs []result
+	if p.oracle.Changes() {
+		rs = append(rs, result{step: step, severity: severityNormal, reason: "Summary", message: p.oracle.SummaryMessage()})
+	}
 	if len(p.heldBack) > 0 {
 		var items []string
 		for _, name := range slices.Sorted(maps.Keys(p.heldBack)) {
@@ -237,5 +239,5 @@ func (p plan) condition() (status, reason, message string) {
 	if c.Status {
 		status = "True"
 	}
-	return status, c.Reason, c.Message()
+	return status, c.Reason, p.oracle.ConditionMessage()
 }

@@ -102,8 +102,8 @@ const (
 // Input is the function's input, each field as the YAML says it; "" is the
 // default.
 type Input struct {
-	Mode, OnCycle, References, Usages, UsageAPI, Creation string
-	Dependencies                                          []Dependency
+	Mode, OnCycle, References, Usages, UsageAPI, Creation, Graph string
+	Dependencies                                                 []Dependency
 }
 
 // A Dependency is one entry of the input's dependencies: composition resource
@@ -127,6 +127,7 @@ func (in Input) withDefaults() Input {
 	def(&in.Usages, "Disabled")
 	def(&in.UsageAPI, ProtectionAPI)
 	def(&in.Creation, "Immediate")
+	def(&in.Graph, "None")
 	return in
 }
 
@@ -137,6 +138,7 @@ func ReadInput(m map[string]any) Input {
 	in := Input{
 		Mode: harness.String(m, "mode"), OnCycle: harness.String(m, "onCycle"), References: harness.String(m, "references"),
 		Usages: harness.String(m, "usages"), UsageAPI: harness.String(m, "usageAPI"), Creation: harness.String(m, "creation"),
+		Graph: harness.String(m, "graph"),
 	}
 	deps, _ := m["dependencies"].([]any)
 	for _, d := range deps {
@@ -228,6 +230,9 @@ type Node struct {
 	// as its identity. With references: Ignore they make no edge, but an
 	// explicit dependency equal to one is not written again.
 	References []Target
+	// ObservedReferences are an observed Object's valid references, read
+	// from observed state.
+	ObservedReferences []Target
 	// UID, Deleting, ObservedFinalizers: observed state's.
 	UID                string
 	Deleting           bool
@@ -578,8 +583,6 @@ type Condition struct {
 	Edges []string
 	// Cycles are the cycles' paths, for Cycle.
 	Cycles []string
-	// Protected counts the protected edges, for Protected.
-	Protected int
 }
 
 // Prefix is the message up to the list of edges it names: the whole message
@@ -593,7 +596,7 @@ func (c Condition) Prefix() string {
 	case "FinalizersPending":
 		return "finalizers are declared but not yet applied, or wait for their Object to exist: "
 	default:
-		return fmt.Sprintf("every live reference between composed resources is protected by a finalizer (%d)", c.Protected)
+		return "every live reference between composed resources is protected"
 	}
 }
 
@@ -679,6 +682,9 @@ type Plan struct {
 	Condition Condition
 }
 
+// WritesGraph tells whether the function writes the graph into the context.
+func (p *Plan) WritesGraph() bool { return p.Input.Graph == "Context" }
+
 // Enforce is false in Report mode.
 func (p *Plan) Enforce() bool { return p.Input.Mode != "Report" }
 
@@ -725,6 +731,49 @@ func (p *Plan) Summary() Summary {
 	return Summary{Resources: len(p.Nodes), References: len(p.Edges), External: len(p.External), Declared: declared, Pending: p.Count(Pending)}
 }
 
+// SummaryMessage is the summary the condition's message ends with, and the
+// Summary result says.
+func (p *Plan) SummaryMessage() string {
+	s := p.Summary()
+	verb := "declared"
+	switch {
+	case !p.Enforce():
+		verb = "to declare (Report mode: desired state left unchanged)"
+	case p.CyclesFatal() && len(p.Cycles) > 0:
+		verb = "to declare (the cycle failed the step: desired state left unchanged)"
+	}
+	return fmt.Sprintf("%d composed resources, %d references between them and %d to external objects; %d reference finalizers %s, %d pending until their Object exists",
+		s.Resources, s.References, s.External, s.Declared, verb, s.Pending)
+}
+
+// ConditionMessage is the condition's whole message: what it says, then
+// the summary.
+func (p *Plan) ConditionMessage() string {
+	return p.Condition.Message() + ". " + p.SummaryMessage()
+}
+
+// Changes tells whether the function changes what is observed, or in Report
+// mode would: whether an edge's finalizer or Usage is declared but not
+// observed, or a reference is written that the observed Object lacks. Only
+// then does it report a Normal Summary result.
+func (p *Plan) Changes() bool {
+	if slices.ContainsFunc(p.Edges, func(e Edge) bool { return e.State == Declared }) ||
+		slices.ContainsFunc(p.External, func(e External) bool { return e.State == Declared }) {
+		return true
+	}
+	for name, refs := range p.References {
+		observed := p.Nodes[name].ObservedReferences
+		for _, r := range refs {
+			group, _ := GroupOf(r.APIVersion)
+			id := Identity{Group: group, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
+			if !slices.ContainsFunc(observed, func(t Target) bool { return t.Identity == id }) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // CyclePaths are the cycles as messages name them: a → b → a.
 func (p *Plan) CyclePaths() []string {
 	out := make([]string, len(p.Cycles))
@@ -737,12 +786,13 @@ func (p *Plan) CyclePaths() []string {
 // Results are the results the step must report, each once, sorted by
 // severity and reason.
 func (p *Plan) Results() []Result {
-	rs := []Result{{Normal, "Summary"}}
+	var rs []Result
 	add := func(cond bool, severity, reason string) {
 		if cond {
 			rs = append(rs, Result{severity, reason})
 		}
 	}
+	add(p.Changes(), Normal, "Summary")
 	add(len(p.Cycles) > 0 && p.CyclesFatal(), Fatal, "Cycle")
 	add(len(p.Cycles) > 0 && !p.CyclesFatal(), Warning, "Cycle")
 	add(slices.ContainsFunc(p.External, func(e External) bool { return e.Protection == Unprotected }), Warning, "ExternalReference")
@@ -826,6 +876,9 @@ func (p *Plan) readNodes(s State) {
 			n.Deleting = harness.String(o, "metadata", "deletionTimestamp") != ""
 			n.ObservedFinalizers = harness.Strings(o, "metadata", "finalizers")
 			n.Ready = readyCondition(o) || s.DesiredReady[name]
+			if g, ok := GroupOf(harness.String(o, "apiVersion")); ok && IsObject(harness.String(o, "apiVersion"), harness.String(o, "kind")) {
+				n.ObservedReferences, _ = ReadReferences(g, harness.Lookup(o, "spec", "references"))
+			}
 		}
 		if desired {
 			n.DesiredFinalizers = harness.Strings(d, "metadata", "finalizers")
@@ -1330,7 +1383,7 @@ func (p *Plan) condition() {
 		p.Condition = Condition{Reason: "FinalizersPending", Edges: edges}
 		return
 	}
-	p.Condition = Condition{Status: true, Reason: "Protected", Protected: p.Count(Protected)}
+	p.Condition = Condition{Status: true, Reason: "Protected"}
 }
 
 // writeFinalizers works out every kept desired resource's metadata.finalizers:

@@ -57,6 +57,13 @@ func (r res) fin(fs ...string) res {
 	r.md()["finalizers"] = list
 	return r
 }
+
+// labelled gives the resource the label the function adds to a dependent
+// Object: the composite's UID, u-app.
+func (r res) labelled() res {
+	r.md()["labels"] = map[string]any{DependentLabel: "u-app"}
+	return r
+}
 func (r res) deleting() res { r.md()["deletionTimestamp"] = "2026-11-30T00:00:00Z"; return r }
 func (r res) ready() res {
 	r["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
@@ -157,7 +164,7 @@ func TestExpect(t *testing.T) {
 				"dep":    nsObject("dep").refs(dependsOn("shared")),
 				"shared": nsObject("shared"),
 			}, nil)),
-			want: want{edges: []string{}, external: []string{"dep → Object.kubernetes.m.crossplane.io shared: exposed"}, results: []Result{{Normal, "Summary"}, {Warning, "ExternalReference"}}},
+			want: want{edges: []string{}, external: []string{"dep → Object.kubernetes.m.crossplane.io shared: exposed"}, results: []Result{{Warning, "ExternalReference"}}},
 		},
 		"AnyVersionMatches": {
 			reason: "A reference matches by group, kind, namespace and name: v1alpha2 finds an Object served as v1alpha1.",
@@ -185,7 +192,7 @@ func TestExpect(t *testing.T) {
 			want: want{
 				edges:    []string{"dep → shared: pending"},
 				problems: []string{"dep spec.references[0]", "dep spec.references[1]", "dep spec.references[2]"},
-				results:  []Result{{Normal, "Summary"}, {Warning, "InvalidReference"}},
+				results:  []Result{{Warning, "InvalidReference"}},
 			},
 		},
 		"ObservedNameFirstElseDesired": {
@@ -209,7 +216,7 @@ func TestExpect(t *testing.T) {
 			want: want{edges: []string{"dep → cm: pending"}},
 		},
 		"LiveDependentsFinalizerDeclared": {
-			reason: "A dependent that exists, isn't being deleted and is desired gets its finalizer declared on what it references; pending until applied.",
+			reason: "A dependent that exists, isn't being deleted and is desired gets its finalizer declared on what it references; pending until applied, and a change, so summarised.",
 			state: state(Input{}, map[string]res{
 				"dep":    object("dep").refs(dependsOn("shared")),
 				"shared": object("shared"),
@@ -222,6 +229,7 @@ func TestExpect(t *testing.T) {
 				finalizers: map[string][]string{"dep": nil, "shared": {f("u-dep")}},
 				condition:  "False FinalizersPending: finalizers are declared but not yet applied, or wait for their Object to exist: dep → shared",
 				summary:    &Summary{Resources: 2, References: 1, Declared: 1},
+				results:    []Result{{Normal, "Summary"}},
 			},
 		},
 		"CarriedFinalizerProtects": {
@@ -236,7 +244,7 @@ func TestExpect(t *testing.T) {
 			want: want{
 				edges:      []string{"dep → shared: protected"},
 				finalizers: map[string][]string{"dep": nil, "shared": {f("u-dep")}},
-				condition:  "True Protected: every live reference between composed resources is protected by a finalizer (1)",
+				condition:  "True Protected: every live reference between composed resources is protected",
 			},
 		},
 		"EarlierFinalizersKeptMissingFollowSorted": {
@@ -264,7 +272,7 @@ func TestExpect(t *testing.T) {
 				edges:      []string{"dep → shared: target deleting"},
 				finalizers: map[string][]string{"dep": nil, "shared": nil},
 				condition:  "False UnprotectedEdges: referenced resources lack their dependents' finalizers: dep → shared",
-				results:    []Result{{Normal, "Summary"}, {Warning, "ReferencedResourceDeleting"}},
+				results:    []Result{{Warning, "ReferencedResourceDeleting"}},
 			},
 		},
 		"DeletingTargetKeepsItsFinalizer": {
@@ -291,11 +299,11 @@ func TestExpect(t *testing.T) {
 			want: want{
 				edges:      []string{"going → shared: releasing", "removed → shared: releasing"},
 				finalizers: map[string][]string{"going": nil, "shared": {f("u-going")}},
-				condition:  "True Protected: every live reference between composed resources is protected by a finalizer (0)",
+				condition:  "True Protected: every live reference between composed resources is protected",
 			},
 		},
 		"DependentWithoutUIDIsPending": {
-			reason: "A dependent that doesn't exist yet has no UID to name a finalizer by: the edge is pending.",
+			reason: "A dependent that doesn't exist yet has no UID to name a finalizer by: the edge is pending, which changes nothing, so no Summary.",
 			state: state(Input{}, map[string]res{
 				"dep":    object("dep").refs(dependsOn("shared")),
 				"shared": object("shared"),
@@ -304,6 +312,7 @@ func TestExpect(t *testing.T) {
 				edges:     []string{"dep → shared: pending"},
 				condition: "False FinalizersPending: finalizers are declared but not yet applied, or wait for their Object to exist: dep → shared",
 				summary:   &Summary{Resources: 2, References: 1, Pending: 1},
+				results:   []Result{},
 			},
 		},
 		"RemovedTargetReportedNotResurrected": {
@@ -318,7 +327,7 @@ func TestExpect(t *testing.T) {
 				edges:      []string{"dep → shared: target removed"},
 				finalizers: map[string][]string{"dep": nil},
 				condition:  "False UnprotectedEdges: referenced resources lack their dependents' finalizers: dep → shared",
-				results:    []Result{{Normal, "Summary"}, {Warning, "ReferencedResourceRemoved"}},
+				results:    []Result{{Warning, "ReferencedResourceRemoved"}},
 			},
 		},
 		"StaleFinalizerReportedNeverDeclared": {
@@ -331,11 +340,11 @@ func TestExpect(t *testing.T) {
 			want: want{
 				stale:      []string{"shared " + f("u-gone")},
 				finalizers: map[string][]string{"shared": nil},
-				results:    []Result{{Normal, "Summary"}, {Warning, "StaleFinalizer"}},
+				results:    []Result{{Warning, "StaleFinalizer"}},
 			},
 		},
 		"ReportModeLeavesDesiredState": {
-			reason: "Report mode computes the same and writes nothing: a missing finalizer is then unprotected.",
+			reason: "Report mode computes the same and writes nothing: a missing finalizer is then unprotected, and the Summary says what Enforce would change.",
 			state: state(Input{Mode: "Report"}, map[string]res{
 				"dep":    object("dep").refs(dependsOn("shared")),
 				"shared": object("shared"),
@@ -344,6 +353,7 @@ func TestExpect(t *testing.T) {
 				edges:      []string{"dep → shared: declared"},
 				finalizers: map[string][]string{"dep": nil, "shared": nil},
 				condition:  "False UnprotectedEdges: referenced resources lack their dependents' finalizers: dep → shared",
+				results:    []Result{{Normal, "Summary"}},
 				writes:     &no,
 			},
 		},
@@ -376,7 +386,7 @@ func TestExpect(t *testing.T) {
 			},
 		},
 		"ExplicitDependencyWritesADependsOn": {
-			reason: "An Object the input says depends on a resource gets a dependsOn naming it by its observed name, else its desired one, and its namespace.",
+			reason: "An Object the input says depends on a resource gets a dependsOn naming it by its observed name, else its desired one, and its namespace; written into an Object not observed yet, it is a change.",
 			state: namespaced(state(Input{Dependencies: []Dependency{{Resource: "deployment-.*", DependsOn: []string{"config", "quota"}}}}, map[string]res{
 				"deployment-api": nsObject("api"),
 				"config":         nsObject(""),
@@ -388,6 +398,7 @@ func TestExpect(t *testing.T) {
 					{APIVersion: NamespacedObjectGroup + "/v1alpha1", Kind: ObjectKind, Namespace: "team", Name: "gen-config"},
 					{APIVersion: NamespacedObjectGroup + "/v1alpha1", Kind: ObjectKind, Namespace: "team", Name: "app-quota"},
 				}},
+				results: []Result{{Normal, "Summary"}},
 			},
 		},
 		"ExplicitDependencyNotWrittenTwice": {
@@ -405,12 +416,12 @@ func TestExpect(t *testing.T) {
 			},
 		},
 		"AReferenceMakesTheExplicitEdgeAlready": {
-			reason: "With references: Infer a dependency the Object references already is one edge, and nothing is written.",
+			reason: "With references: Infer a dependency the Object references already is one edge, and nothing is written: no Summary.",
 			state: state(Input{Dependencies: []Dependency{{Resource: "dep", DependsOn: []string{"shared"}}}}, map[string]res{
 				"dep":    object("dep").refs(dependsOn("shared")),
 				"shared": object("shared"),
 			}, nil),
-			want: want{edges: []string{"dep → shared: pending"}, references: map[string][]Reference{}},
+			want: want{edges: []string{"dep → shared: pending"}, references: map[string][]Reference{}, results: []Result{}},
 		},
 		"PatternsNeverMatchTheFunctionsOwnUsages": {
 			reason: "The Usages the function emitted, once observed, are no part of the graph: .* matches the composition's resources only, and the observed Usage protects its edge.",
@@ -432,7 +443,7 @@ func TestExpect(t *testing.T) {
 			want: want{
 				edges:      []string{"app → db: protected (explicit)"},
 				observedAs: []string{"whatever-the-function-named-it"},
-				condition:  "True Protected: every live reference between composed resources is protected by a finalizer (1)",
+				condition:  "True Protected: every live reference between composed resources is protected",
 				summary:    &Summary{Resources: 2, References: 1},
 			},
 		},
@@ -510,7 +521,7 @@ func TestExpect(t *testing.T) {
 				external:   []string{"dep → Namespace team: exposed"},
 				usages:     []map[string]any{},
 				impossible: []string{"dep → Namespace team"},
-				results:    []Result{{Normal, "Summary"}, {Warning, "ExternalReference"}, {Warning, "UsageImpossible"}},
+				results:    []Result{{Warning, "ExternalReference"}, {Warning, "UsageImpossible"}},
 			},
 		},
 		"UsageOnlyOnceBothEndsExist": {
@@ -534,7 +545,7 @@ func TestExpect(t *testing.T) {
 			want: want{
 				heldBack:   map[string]string{"late": "waits for cm, d1 to be ready"},
 				finalizers: map[string][]string{"ns": nil, "cm": nil, "d1": nil, "d2": nil, "d3": nil},
-				results:    []Result{{Normal, "HeldBack"}, {Normal, "Summary"}},
+				results:    []Result{{Normal, "HeldBack"}},
 			},
 		},
 		"HeldBackUntilTheDependencyIsNamed": {
@@ -611,7 +622,43 @@ func TestExpect(t *testing.T) {
 		"UnmatchedDependencyIsAWarning": {
 			reason: "A pattern that matches nothing is a warning.",
 			state:  state(Input{Dependencies: []Dependency{{Resource: "a", DependsOn: []string{"nothing-.*"}}}}, map[string]res{"a": object("a")}, nil),
-			want:   want{edges: []string{}, results: []Result{{Normal, "Summary"}, {Warning, "UnmatchedDependency"}}},
+			want:   want{edges: []string{}, results: []Result{{Warning, "UnmatchedDependency"}}},
+		},
+		"NoSummaryWhenNothingChanges": {
+			reason: "A converged composition, every finalizer carried, every dependent labelled and the dependsOn the function writes already on the observed Object, changes nothing: no Summary result, and no result at all.",
+			state: state(Input{Dependencies: []Dependency{{Resource: "dep", DependsOn: []string{"shared"}}}}, map[string]res{
+				"app":    object("app").refs(dependsOn("shared")),
+				"dep":    object("dep"),
+				"shared": object("shared"),
+			}, map[string]res{
+				"app":    object("app").uid("u-app").labelled().refs(dependsOn("shared")),
+				"dep":    object("dep").uid("u-dep").labelled().refs(dependsOn("shared", "apiVersion", ClusterObjectGroup+"/v1alpha2", "kind", ObjectKind)),
+				"shared": object("shared").uid("u-shared").fin(f("u-app"), f("u-dep")),
+			}),
+			want: want{
+				edges:      []string{"app → shared: protected", "dep → shared: protected (explicit)"},
+				references: map[string][]Reference{"dep": {{APIVersion: ClusterObjectGroup + "/v1alpha2", Kind: ObjectKind, Name: "shared"}}},
+				condition:  "True Protected: every live reference between composed resources is protected",
+				results:    []Result{},
+			},
+		},
+		"SummaryWhenAReferenceIsWritten": {
+			reason: "The same composition, but the observed Object lacks the dependsOn the function writes: writing it is a change, so a Summary result, though every edge is protected.",
+			state: state(Input{Dependencies: []Dependency{{Resource: "dep", DependsOn: []string{"shared"}}}}, map[string]res{
+				"app":    object("app").refs(dependsOn("shared")),
+				"dep":    object("dep"),
+				"shared": object("shared"),
+			}, map[string]res{
+				"app":    object("app").uid("u-app").labelled().refs(dependsOn("shared")),
+				"dep":    object("dep").uid("u-dep").labelled(),
+				"shared": object("shared").uid("u-shared").fin(f("u-app"), f("u-dep")),
+			}),
+			want: want{
+				edges:      []string{"app → shared: protected", "dep → shared: protected (explicit)"},
+				references: map[string][]Reference{"dep": {{APIVersion: ClusterObjectGroup + "/v1alpha2", Kind: ObjectKind, Name: "shared"}}},
+				condition:  "True Protected: every live reference between composed resources is protected",
+				results:    []Result{{Normal, "Summary"}},
+			},
 		},
 	}
 	for name, tc := range cases {
@@ -764,5 +811,100 @@ func TestExpectIsDeterministic(t *testing.T) {
 			first.Condition.Message() != again.Condition.Message() {
 			t.Fatalf("Expect answers differently for one state: %v, %v", edges(first), edges(again))
 		}
+	}
+}
+
+// TestConditionMessage pins the condition's whole message: what the
+// condition says, then ". " and the summary, whose verb says when desired
+// state is left unchanged.
+func TestConditionMessage(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		state  State
+		want   string
+	}{
+		"ProtectedThenTheSummary": {
+			reason: "A True condition says every live reference is protected, without a count, then the summary.",
+			state: state(Input{}, map[string]res{
+				"dep":    object("dep").refs(dependsOn("shared")),
+				"shared": object("shared"),
+			}, map[string]res{
+				"dep":    object("dep").uid("u-dep"),
+				"shared": object("shared").uid("u-shared").fin(f("u-dep")),
+			}),
+			want: "every live reference between composed resources is protected. " +
+				"2 composed resources, 1 references between them and 0 to external objects; 1 reference finalizers declared, 0 pending until their Object exists",
+		},
+		"PendingEdgesThenTheSummary": {
+			reason: "A False condition names its edges, then the summary counts the pending ones and the external references.",
+			state: state(Input{}, map[string]res{
+				"dep":    object("dep").refs(dependsOn("shared"), dependsOn("db", "apiVersion", "v1", "kind", "Secret", "namespace", "data")),
+				"shared": object("shared"),
+			}, nil),
+			want: "finalizers are declared but not yet applied, or wait for their Object to exist: dep → shared. " +
+				"2 composed resources, 1 references between them and 1 to external objects; 0 reference finalizers declared, 1 pending until their Object exists",
+		},
+		"ReportModeSaysWhatItWouldDeclare": {
+			reason: "In Report mode the summary's finalizers are still to declare, and desired state is left unchanged.",
+			state: state(Input{Mode: "Report"}, map[string]res{
+				"dep":    object("dep").refs(dependsOn("shared")),
+				"shared": object("shared"),
+			}, map[string]res{"dep": object("dep").uid("u-dep")}),
+			want: "referenced resources lack their dependents' finalizers: dep → shared. " +
+				"2 composed resources, 1 references between them and 0 to external objects; 1 reference finalizers to declare (Report mode: desired state left unchanged), 0 pending until their Object exists",
+		},
+		"AFatalCycleSaysWhatItWouldDeclare": {
+			reason: "When a cycle fails the step the summary's finalizers are still to declare, and desired state is left unchanged.",
+			state: state(Input{}, map[string]res{
+				"a": object("a").refs(dependsOn("b")),
+				"b": object("b").refs(dependsOn("a")),
+			}, map[string]res{"a": object("a").uid("u-a"), "b": object("b").uid("u-b")}),
+			want: "references form a cycle: a → b → a. " +
+				"2 composed resources, 2 references between them and 0 to external objects; 2 reference finalizers to declare (the cycle failed the step: desired state left unchanged), 0 pending until their Object exists",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := Expect(tc.state)
+			if diff := cmp.Diff(tc.want, p.ConditionMessage()); diff != "" {
+				t.Errorf("%s\nConditionMessage(): -want +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(p.Condition.Message()+". "+p.SummaryMessage(), p.ConditionMessage()); diff != "" {
+				t.Errorf("%s\nConditionMessage() is not Condition.Message() + \". \" + SummaryMessage(): -want +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestWritesGraph pins the input's graph field: the graph goes into the
+// context only when the input asks for it.
+func TestWritesGraph(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		input  map[string]any
+		want   bool
+	}{
+		"NoneByDefault": {
+			reason: "A step without input, or without the field, gets graph: None and writes no graph.",
+			want:   false,
+		},
+		"None": {
+			reason: "graph: None writes no graph.",
+			input:  map[string]any{"graph": "None"},
+			want:   false,
+		},
+		"Context": {
+			reason: "graph: Context writes the graph into the context.",
+			input:  map[string]any{"graph": "Context"},
+			want:   true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := Expect(state(ReadInput(tc.input), nil, nil))
+			if diff := cmp.Diff(tc.want, p.WritesGraph()); diff != "" {
+				t.Errorf("%s\nWritesGraph(): -want +got:\n%s", tc.reason, diff)
+			}
+		})
 	}
 }

@@ -1,0 +1,575 @@
+package finalizer
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/crossplane-contrib/function-dependencies/internal/graph"
+	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+)
+
+// object is a live cluster-scoped Object the provider manages, whose object
+// name is its composition resource name and whose UID is "uid-" and that
+// name, referencing Objects by name.
+func object(name string, references ...string) graph.Resource {
+	r := graph.Resource{
+		Name:       name,
+		APIVersion: "kubernetes.crossplane.io/v1alpha2",
+		IsObject:   true,
+		Identity:   graph.Identity{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: name},
+		Observed:   &graph.Observed{UID: "uid-" + name, Finalizers: []string{objectref.ObjectFinalizer}},
+		Desired:    &graph.Desired{},
+	}
+	for i, ref := range references {
+		r.References = append(r.References, objectref.Target{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: ref, Index: i, Via: "dependsOn"})
+	}
+	return r
+}
+
+// plain is a live composed resource that is not an Object, in namespace team.
+func plain(name string) graph.Resource {
+	return graph.Resource{
+		Name: name, APIVersion: "v1", Identity: graph.Identity{Kind: "ConfigMap", Namespace: "team", Name: name},
+		Observed: &graph.Observed{UID: "uid-" + name}, Desired: &graph.Desired{},
+	}
+}
+
+// f is the reference finalizer of the Object of the name.
+func f(name string) string { return objectref.Finalizer("uid-" + name) }
+
+// with returns the resource changed by the functions.
+func with(r graph.Resource, changes ...func(*graph.Resource)) graph.Resource {
+	for _, c := range changes {
+		c(&r)
+	}
+	return r
+}
+
+func carrying(finalizers ...string) func(*graph.Resource) {
+	return func(r *graph.Resource) { r.Observed.Finalizers = finalizers }
+}
+
+func declaring(finalizers ...string) func(*graph.Resource) {
+	return func(r *graph.Resource) { r.Desired.Finalizers = finalizers }
+}
+
+func dependingOn(names ...string) func(*graph.Resource) {
+	return func(r *graph.Resource) { r.DependsOn = names }
+}
+
+func named(name string) func(*graph.Resource) {
+	return func(r *graph.Resource) { r.Identity.Name = name }
+}
+
+func uid(u string) func(*graph.Resource) {
+	return func(r *graph.Resource) { r.Observed.UID = u }
+}
+
+func deleting(r *graph.Resource)    { r.Observed.Deleting = true }
+func going(r *graph.Resource)       { r.Observed.Going = true }
+func notDesired(r *graph.Resource)  { r.Desired = nil }
+func notObserved(r *graph.Resource) { r.Observed = nil }
+
+// outcome is a plan with its edges' states by dependent → target.
+type outcome struct {
+	States    map[string]graph.State
+	Additions map[string][]string
+	Declared  int
+	Stale     []Stale
+}
+
+type planCase struct {
+	reason    string
+	resources []graph.Resource
+	o         graph.Options
+	want      outcome
+}
+
+func checkPlans(t *testing.T, cases map[string]planCase) {
+	t.Helper()
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := graph.New(tc.resources, tc.o)
+			p := Declare(g)
+			got := outcome{States: map[string]graph.State{}, Additions: p.Additions, Declared: p.Declared, Stale: p.Stale}
+			for i, s := range p.States {
+				if i < 0 || i >= len(g.Edges) {
+					t.Fatalf("%s\nDeclare(...).States has a state for edge %d of %d", tc.reason, i, len(g.Edges))
+				}
+				got.States[g.Edges[i].Dependent+" → "+g.Edges[i].Target] = s
+			}
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nDeclare(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestATargetDeclaresTheFinalizerOfEveryObjectThatReferencesIt(t *testing.T) {
+	checkPlans(t, map[string]planCase{
+		"Issue371": {
+			reason: "A shared Object that carries only some of its dependents' finalizers declares all of them, the ones it carries too: those are what keeps them applied.",
+			resources: []graph.Resource{
+				with(object("shared"), carrying(f("d1"), f("d3")), declaring("example.org/keep")),
+				object("d1", "shared"), object("d2", "shared"), object("d3", "shared"), object("d4", "shared"),
+			},
+			want: outcome{
+				States: map[string]graph.State{
+					"d1 → shared": graph.Protected,
+					"d2 → shared": graph.Declared,
+					"d3 → shared": graph.Protected,
+					"d4 → shared": graph.Declared,
+				},
+				Additions: map[string][]string{"shared": {f("d1"), f("d2"), f("d3"), f("d4")}},
+				Declared:  4,
+			},
+		},
+		"AlreadyDeclared": {
+			reason: "Finalizers earlier steps declared already are not added twice, but still counted; a resource that needs nothing new has no additions.",
+			resources: []graph.Resource{
+				with(object("shared"), declaring(f("d1"))),
+				object("d1", "shared"),
+			},
+			want: outcome{
+				States:   map[string]graph.State{"d1 → shared": graph.Declared},
+				Declared: 1,
+			},
+		},
+		"AdditionsSortedAfterEarlierSteps": {
+			reason: "The additions are the finalizers earlier steps didn't declare, sorted by finalizer whatever the dependents' names.",
+			resources: []graph.Resource{
+				with(object("shared"), declaring(f("m"), "example.org/keep")),
+				with(object("d1", "shared"), uid("uid-z")),
+				with(object("d2", "shared"), uid("uid-m")),
+				with(object("d3", "shared"), uid("uid-a")),
+			},
+			want: outcome{
+				States: map[string]graph.State{
+					"d1 → shared": graph.Declared,
+					"d2 → shared": graph.Declared,
+					"d3 → shared": graph.Declared,
+				},
+				Additions: map[string][]string{"shared": {f("a"), f("z")}},
+				Declared:  3,
+			},
+		},
+		"TargetNotCreatedYet": {
+			reason: "A desired target that doesn't exist yet declares its dependents' finalizers from the start.",
+			resources: []graph.Resource{
+				with(object("shared"), notObserved),
+				object("d1", "shared"),
+			},
+			want: outcome{
+				States:    map[string]graph.State{"d1 → shared": graph.Declared},
+				Additions: map[string][]string{"shared": {f("d1")}},
+				Declared:  1,
+			},
+		},
+		"AnyKind": {
+			reason: "Any composed kind an Object references declares its finalizer, such as a ConfigMap composed directly.",
+			resources: []graph.Resource{
+				plain("cm"),
+				with(object("d1"), func(r *graph.Resource) {
+					r.References = []objectref.Target{{Kind: "ConfigMap", Namespace: "team", Name: "cm"}}
+				}),
+			},
+			want: outcome{
+				States:    map[string]graph.State{"d1 → cm": graph.Declared},
+				Additions: map[string][]string{"cm": {f("d1")}},
+				Declared:  1,
+			},
+		},
+		"SharedIdentity": {
+			reason: "Two composed resources for the same object both declare the finalizer: whichever is applied, it is there.",
+			resources: []graph.Resource{
+				with(object("shared-a"), named("shared")),
+				with(object("shared-b"), named("shared")),
+				object("d1", "shared"),
+			},
+			want: outcome{
+				States:    map[string]graph.State{"d1 → shared-a": graph.Declared, "d1 → shared-b": graph.Declared},
+				Additions: map[string][]string{"shared-a": {f("d1")}, "shared-b": {f("d1")}},
+				Declared:  2,
+			},
+		},
+		"InputDependency": {
+			reason:    "An Object that depends on a resource by the input's word is protected by its finalizer as by a reference's.",
+			resources: []graph.Resource{object("shared"), with(object("d1"), dependingOn("shared"))},
+			want: outcome{
+				States:    map[string]graph.State{"d1 → shared": graph.Declared},
+				Additions: map[string][]string{"shared": {f("d1")}},
+				Declared:  1,
+			},
+		},
+		"InputDependencyOnTwoVersionsOfAnObject": {
+			reason: "Two composed resources for one object, in two versions, both declare the finalizer of an Object that depends on them.",
+			resources: []graph.Resource{
+				with(object("shared-a"), named("shared")),
+				with(object("shared-b"), named("shared"), func(r *graph.Resource) { r.APIVersion = "kubernetes.crossplane.io/v1alpha1" }),
+				with(object("d1"), dependingOn("shared-a", "shared-b")),
+			},
+			want: outcome{
+				States:    map[string]graph.State{"d1 → shared-a": graph.Declared, "d1 → shared-b": graph.Declared},
+				Additions: map[string][]string{"shared-a": {f("d1")}, "shared-b": {f("d1")}},
+				Declared:  2,
+			},
+		},
+		"IgnoredReferences": {
+			reason: "With references ignored, only the input's dependencies are protected.",
+			resources: []graph.Resource{
+				object("shared"), object("other"),
+				with(object("d1", "shared", "other"), dependingOn("shared")),
+			},
+			o: graph.Options{IgnoreReferences: true},
+			want: outcome{
+				States:    map[string]graph.State{"d1 → shared": graph.Declared},
+				Additions: map[string][]string{"shared": {f("d1")}},
+				Declared:  1,
+			},
+		},
+	})
+}
+
+func TestAFinalizerIsDeclaredOnlyForAnObjectTheProviderManages(t *testing.T) {
+	checkPlans(t, map[string]planCase{
+		"DependentNotCreatedYet": {
+			reason: "A dependent without a UID has no finalizer yet: the edge is pending.",
+			resources: []graph.Resource{
+				object("shared"),
+				with(object("d1", "shared"), notObserved),
+			},
+			want: outcome{States: map[string]graph.State{"d1 → shared": graph.Pending}},
+		},
+		"DependentWithoutUID": {
+			reason: "A dependent observed without a UID has no finalizer to declare either.",
+			resources: []graph.Resource{
+				object("shared"),
+				with(object("d1", "shared"), uid("")),
+			},
+			want: outcome{States: map[string]graph.State{"d1 → shared": graph.Pending}},
+		},
+		"UnmanagedDependent": {
+			reason: "An Object that lacks the provider's own finalizer has references that don't all resolve: it would not release a finalizer declared for it, so none is declared until the provider manages it.",
+			resources: []graph.Resource{
+				object("shared"),
+				with(object("d1", "shared", "nowhere"), carrying("example.org/other")),
+			},
+			want: outcome{States: map[string]graph.State{"d1 → shared": graph.Pending}},
+		},
+		"UnmanagedDependentsCarriedFinalizerIsNotStale": {
+			reason: "The finalizer an unmanaged Object's target carries for it is not declared, nor stale: the Object still references the target.",
+			resources: []graph.Resource{
+				with(object("shared"), carrying(f("d1"))),
+				with(object("d1", "shared"), carrying()),
+			},
+			want: outcome{States: map[string]graph.State{"d1 → shared": graph.Pending}},
+		},
+		"DependencyNotNamed": {
+			reason: "An Object that doesn't exist yet is pending on a dependency that has no name; an existing one is declared by it.",
+			resources: []graph.Resource{
+				with(object("shared"), notObserved, named("")),
+				with(object("new"), notObserved, dependingOn("shared")),
+				with(object("old"), dependingOn("shared")),
+			},
+			want: outcome{
+				States:    map[string]graph.State{"new → shared": graph.Pending, "old → shared": graph.Declared},
+				Additions: map[string][]string{"shared": {f("old")}},
+				Declared:  1,
+			},
+		},
+	})
+}
+
+func TestOnlyAnObjectsEdgesAreProtectedByAFinalizer(t *testing.T) {
+	checkPlans(t, map[string]planCase{
+		"NotAnObject": {
+			reason: "No finalizer protects an edge whose dependent is not an Object, and a reference finalizer for its UID is stale: the provider never releases it.",
+			resources: []graph.Resource{
+				with(plain("db"), carrying(f("app"))),
+				with(plain("app"), dependingOn("db")),
+			},
+			want: outcome{Stale: []Stale{{Resource: "db", Finalizer: f("app")}}},
+		},
+		"ObjectDependingOnANonObject": {
+			reason: "An Object protects a dependency that is not an Object; the dependency's own edges stay unprotected.",
+			resources: []graph.Resource{
+				with(plain("db"), dependingOn("ns")),
+				plain("ns"),
+				with(object("d1"), dependingOn("db")),
+			},
+			want: outcome{
+				States:    map[string]graph.State{"d1 → db": graph.Declared},
+				Additions: map[string][]string{"db": {f("d1")}},
+				Declared:  1,
+			},
+		},
+	})
+	for _, tc := range []struct {
+		r    graph.Resource
+		want bool
+	}{{object("o"), true}, {plain("p"), false}, {with(object("o"), notObserved), true}} {
+		if got := Protects(&tc.r); got != tc.want {
+			t.Errorf("Protects(%s) = %t, want %t: a finalizer protects the edges of an Object, whether it exists or not", tc.r.Name, got, tc.want)
+		}
+	}
+}
+
+func TestADependentGoingAwayKeepsItsFinalizerOnlyWhileTheTargetCarriesIt(t *testing.T) {
+	checkPlans(t, map[string]planCase{
+		"DependentGoing": {
+			reason: "A dependent being deleted, or no longer desired, keeps its finalizer declared while the target carries it, and never gets it back once the provider removed it.",
+			resources: []graph.Resource{
+				with(object("shared"), carrying(f("deleting"), f("removed"))),
+				with(object("deleting", "shared"), deleting),
+				with(object("deleted", "shared"), deleting),
+				with(object("removed", "shared"), notDesired),
+				with(object("released", "shared"), notDesired),
+			},
+			want: outcome{
+				States: map[string]graph.State{
+					"deleted → shared":  graph.Releasing,
+					"deleting → shared": graph.Releasing,
+					"released → shared": graph.Releasing,
+					"removed → shared":  graph.Releasing,
+				},
+				Additions: map[string][]string{"shared": {f("deleting"), f("removed")}},
+				Declared:  2,
+			},
+		},
+		"TargetNotDesiredEither": {
+			reason: "A target no longer desired declares nothing, even the finalizer of a dependent going away that it carries.",
+			resources: []graph.Resource{
+				with(object("shared"), carrying(f("d1")), notDesired),
+				with(object("d1", "shared"), deleting),
+			},
+			want: outcome{States: map[string]graph.State{"d1 → shared": graph.Releasing}},
+		},
+		"DeclaredByAnEarlierStep": {
+			reason: "A finalizer an earlier step declared is not added again for a dependent going away, but counted while the target carries it.",
+			resources: []graph.Resource{
+				with(object("shared"), carrying(f("d1")), declaring(f("d1"))),
+				with(object("d1", "shared"), deleting),
+			},
+			want: outcome{
+				States:   map[string]graph.State{"d1 → shared": graph.Releasing},
+				Declared: 1,
+			},
+		},
+	})
+}
+
+func TestATargetThatCanNoLongerTakeAFinalizerGetsNoNewOne(t *testing.T) {
+	checkPlans(t, map[string]planCase{
+		"TargetDeleting": {
+			reason: "A deleting target keeps the finalizers it carries, and gets no new one: the API server would reject it.",
+			resources: []graph.Resource{
+				with(object("shared"), carrying(f("d1")), deleting),
+				object("d1", "shared"), object("d2", "shared"),
+			},
+			want: outcome{
+				States:    map[string]graph.State{"d1 → shared": graph.Protected, "d2 → shared": graph.TargetDeleting},
+				Additions: map[string][]string{"shared": {f("d1")}},
+				Declared:  1,
+			},
+		},
+		"TargetRemovedFromComposition": {
+			reason: "A target the composition no longer desires can't declare anything, and is never added back to desired state; the finalizer it carries for a live dependent is not stale.",
+			resources: []graph.Resource{
+				with(object("shared"), carrying(f("d1")), notDesired),
+				object("d1", "shared"),
+			},
+			want: outcome{States: map[string]graph.State{"d1 → shared": graph.TargetRemoved}},
+		},
+	})
+}
+
+func TestAnEdgeOnABrokenCycleDeclaresNoFinalizer(t *testing.T) {
+	checkPlans(t, map[string]planCase{
+		"CycleKept": {
+			reason:    "Without BreakCycles the edges of a cycle are declared as any other (the caller fails the step).",
+			resources: []graph.Resource{object("a", "b"), object("b", "a")},
+			want: outcome{
+				States:    map[string]graph.State{"a → b": graph.Declared, "b → a": graph.Declared},
+				Additions: map[string][]string{"a": {f("b")}, "b": {f("a")}},
+				Declared:  2,
+			},
+		},
+		"CycleBroken": {
+			reason:    "With BreakCycles no edge inside a cycle gets a finalizer; an edge into the cycle still does.",
+			resources: []graph.Resource{object("a", "b"), object("b", "a"), object("c", "a")},
+			o:         graph.Options{BreakCycles: true},
+			want: outcome{
+				States:    map[string]graph.State{"a → b": graph.Cyclic, "b → a": graph.Cyclic, "c → a": graph.Declared},
+				Additions: map[string][]string{"a": {f("c")}},
+				Declared:  1,
+			},
+		},
+		"CarriedOnABrokenCycle": {
+			reason:    "A finalizer carried along a broken edge is not declared, and not stale: the dependent still references the target.",
+			resources: []graph.Resource{with(object("a", "b"), carrying(f("b"), objectref.ObjectFinalizer)), object("b", "a")},
+			o:         graph.Options{BreakCycles: true},
+			want:      outcome{States: map[string]graph.State{"a → b": graph.Cyclic, "b → a": graph.Cyclic}},
+		},
+		"SelfReference": {
+			reason:    "An Object that references itself would keep itself forever: with BreakCycles it declares no finalizer for itself.",
+			resources: []graph.Resource{object("a", "a")},
+			o:         graph.Options{BreakCycles: true},
+			want:      outcome{States: map[string]graph.State{"a → a": graph.Cyclic}},
+		},
+	})
+}
+
+func TestTwoObjectsClaimingOneUIDShareOneFinalizer(t *testing.T) {
+	checkPlans(t, map[string]planCase{
+		"CountedOnce": {
+			reason: "Declared counts finalizers, not edges: two Objects that claim one UID share one finalizer, declared and counted once, since server-side apply rejects a duplicate in a set.",
+			resources: []graph.Resource{
+				object("shared"),
+				with(object("d1", "shared"), uid("uid-same")),
+				with(object("d2", "shared"), uid("uid-same")),
+			},
+			want: outcome{
+				States:    map[string]graph.State{"d1 → shared": graph.Declared, "d2 → shared": graph.Declared},
+				Additions: map[string][]string{"shared": {f("same")}},
+				Declared:  1,
+			},
+		},
+		"UIDsSharingAPrefix": {
+			reason: "Finalizers are sorted by the whole UID, not its first bytes, and two Objects that claim one UID get its finalizer declared once and both their edges protected by it.",
+			resources: []graph.Resource{
+				with(object("shared"), carrying(f("same-z"), f("same-b"))),
+				with(object("d1", "shared"), uid("uid-same-z")),
+				with(object("d2", "shared"), uid("uid-same-b")),
+				with(object("d3", "shared"), uid("uid-same-a")),
+				with(object("d4", "shared"), uid("uid-same-b")),
+			},
+			want: outcome{
+				States: map[string]graph.State{
+					"d1 → shared": graph.Protected,
+					"d2 → shared": graph.Protected,
+					"d3 → shared": graph.Declared,
+					"d4 → shared": graph.Protected,
+				},
+				Additions: map[string][]string{"shared": {f("same-a"), f("same-b"), f("same-z")}},
+				Declared:  3,
+			},
+		},
+		"OneLiveOneGoing": {
+			reason: "Of two Objects that claim one UID, a live one declares the finalizer the other, going away, would release: once.",
+			resources: []graph.Resource{
+				object("shared"),
+				with(object("d1", "shared"), uid("uid-same")),
+				with(object("d2", "shared"), uid("uid-same"), deleting),
+			},
+			want: outcome{
+				States:    map[string]graph.State{"d1 → shared": graph.Declared, "d2 → shared": graph.Releasing},
+				Additions: map[string][]string{"shared": {f("same")}},
+				Declared:  1,
+			},
+		},
+		"CountedPerTarget": {
+			reason: "A finalizer declared by two targets counts twice: each declares it.",
+			resources: []graph.Resource{
+				object("a"), object("b"),
+				object("d1", "a", "b"),
+				with(object("d2", "a"), uid("uid-d1")),
+			},
+			want: outcome{
+				States:    map[string]graph.State{"d1 → a": graph.Declared, "d1 → b": graph.Declared, "d2 → a": graph.Declared},
+				Additions: map[string][]string{"a": {f("d1")}, "b": {f("d1")}},
+				Declared:  2,
+			},
+		},
+	})
+}
+
+func TestAReferenceFinalizerOfNoReferencingObjectIsStale(t *testing.T) {
+	checkPlans(t, map[string]planCase{
+		"NoReferences": {
+			reason:    "Without references, a reference finalizer left on a resource names no dependent.",
+			resources: []graph.Resource{with(object("alone"), carrying(f("gone"), objectref.ObjectFinalizer)), plain("config")},
+			want:      outcome{Stale: []Stale{{Resource: "alone", Finalizer: f("gone")}}},
+		},
+		"Stale": {
+			reason: "Reference finalizers of no Object that references the resource here are stale: reported, not declared; other finalizers are not reference finalizers.",
+			resources: []graph.Resource{
+				with(object("shared"), carrying(f("gone"), f("d1"), f("d2"), "example.org/other")),
+				object("d1", "shared"),
+				object("d2"),
+			},
+			want: outcome{
+				States:    map[string]graph.State{"d1 → shared": graph.Protected},
+				Stale:     []Stale{{Resource: "shared", Finalizer: f("d2")}, {Resource: "shared", Finalizer: f("gone")}},
+				Additions: map[string][]string{"shared": {f("d1")}},
+				Declared:  1,
+			},
+		},
+		"SortedByResourceThenFinalizer": {
+			reason: "Stale finalizers are sorted by resource, then finalizer.",
+			resources: []graph.Resource{
+				with(plain("b"), carrying(f("z"), f("a"))),
+				with(plain("a"), carrying(f("y"))),
+			},
+			want: outcome{Stale: []Stale{
+				{Resource: "a", Finalizer: f("y")},
+				{Resource: "b", Finalizer: f("a")},
+				{Resource: "b", Finalizer: f("z")},
+			}},
+		},
+		"ReferencingAnotherResource": {
+			reason: "The finalizer of an Object that references another resource is stale on this one.",
+			resources: []graph.Resource{
+				with(object("shared"), carrying(f("d1"))),
+				object("other"),
+				object("d1", "other"),
+			},
+			want: outcome{
+				States:    map[string]graph.State{"d1 → other": graph.Declared},
+				Stale:     []Stale{{Resource: "shared", Finalizer: f("d1")}},
+				Additions: map[string][]string{"other": {f("d1")}},
+				Declared:  1,
+			},
+		},
+		"NotOnAResourceCrossplaneIsDeleting": {
+			reason: "A resource read from the required resources, which Crossplane is deleting, has left the composition: its finalizers are not reported.",
+			resources: []graph.Resource{
+				with(object("old"), carrying(f("gone"), objectref.ObjectFinalizer), going, deleting, notDesired),
+				with(plain("kept"), carrying(f("gone"))),
+			},
+			want: outcome{Stale: []Stale{{Resource: "kept", Finalizer: f("gone")}}},
+		},
+		"NotOnAResourceThatDoesNotExist": {
+			reason:    "A resource that doesn't exist carries nothing.",
+			resources: []graph.Resource{with(object("new"), notObserved, declaring(f("gone")))},
+		},
+	})
+}
+
+// TestThePlanDoesNotDependOnTheOrderOfTheResources proves the finalizers
+// don't depend on the order of the resources or of an Object's references.
+func TestThePlanDoesNotDependOnTheOrderOfTheResources(t *testing.T) {
+	var resources []graph.Resource
+	resources = append(resources, with(object("shared"), carrying(f("d00"), f("gone"), f("d01"))))
+	for i := range 30 {
+		d := object(fmt.Sprintf("d%02d", i), "shared", fmt.Sprintf("d%02d", (i+1)%30), "external")
+		resources = append(resources, d)
+	}
+	want := Declare(graph.New(resources, graph.Options{BreakCycles: true}))
+	reversed := make([]graph.Resource, len(resources))
+	for i, r := range resources {
+		r.References = slices.Clone(r.References)
+		slices.Reverse(r.References)
+		reversed[len(resources)-1-i] = r
+	}
+	got := Declare(graph.New(reversed, graph.Options{BreakCycles: true}))
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Declare(reversed): -want, +got:\n%s", diff)
+	}
+	if len(want.Additions["shared"]) != 30 || want.Declared != 30 || len(want.Stale) != 1 {
+		t.Errorf("Declare(...) = %d additions to shared, %d declared, %d stale; want 30, 30 and 1", len(want.Additions["shared"]), want.Declared, len(want.Stale))
+	}
+}

@@ -1,0 +1,215 @@
+// Package graph is the dependency graph of a composite's composed resources:
+// what each resource is, which depends on which, and where the edges form
+// cycles.
+package graph
+
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+)
+
+// A Resource is one composed resource, as observed and as desired.
+type Resource struct {
+	// Name is the composition resource name.
+	Name string
+
+	// Identity is how a reference finds the resource.
+	Identity Identity
+
+	// APIVersion is the resource's apiVersion, for the references written to
+	// its dependents.
+	APIVersion string
+
+	// Observed is nil when the resource doesn't exist yet.
+	Observed *Observed
+
+	// Desired is nil when no pipeline step asks for the resource, that is
+	// when the composition is removing it.
+	Desired *Desired
+
+	// IsObject is true for a provider-kubernetes Object.
+	IsObject bool
+
+	// References are the objects the resource references, when it is an
+	// Object: read from desired state when it is desired, else from observed.
+	References []objectref.Target
+
+	// DependsOn are the composed resources the input says it depends on, by
+	// composition resource name.
+	DependsOn []string
+}
+
+// Identity is how provider-kubernetes finds a referenced object: API group
+// and kind (any version), namespace and name.
+type Identity struct {
+	Group     string
+	Kind      string
+	Namespace string
+	Name      string
+}
+
+// IdentityOf is the identity of the object a reference targets.
+func IdentityOf(t objectref.Target) Identity {
+	return Identity{Group: t.Group, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name}
+}
+
+// Observed is what the function needs of an observed resource.
+type Observed struct {
+	UID        string
+	Finalizers []string
+	Deleting   bool
+	// Ready is true when the resource's Ready condition is True.
+	Ready bool
+	// Going is true for a resource read from the resources the function
+	// required, because observed state lacks it: Crossplane is deleting it.
+	Going bool
+	// References are, for an Object whose input dependencies the function
+	// writes, the references it carries.
+	References []objectref.Target
+}
+
+// Desired is what the function needs of a desired resource.
+type Desired struct {
+	// Finalizers are the finalizers earlier pipeline steps declared.
+	Finalizers []string
+	// Ready is true when an earlier step said the resource is ready.
+	Ready bool
+}
+
+// UID is the resource's UID, "" while it doesn't exist.
+func (r *Resource) UID() string {
+	if r.Observed == nil {
+		return ""
+	}
+	return r.Observed.UID
+}
+
+// Ready is true when the resource exists and it, or an earlier step, says
+// it's ready.
+func (r *Resource) Ready() bool {
+	return r.Observed != nil && (r.Observed.Ready || (r.Desired != nil && r.Desired.Ready))
+}
+
+// Origin says where an edge comes from.
+type Origin uint8
+
+// The origins of edges.
+const (
+	// FromReference: an Object's spec.references.
+	FromReference Origin = iota
+	// FromInput: the function's input.
+	FromInput
+)
+
+// An Edge says that the dependent composed resource depends on the target.
+type Edge struct {
+	Dependent string
+	Target    string
+	Origin    Origin
+	// Broken is true when the edge lies on a cycle and the input breaks
+	// cycles: nothing protects it, and nothing waits for it.
+	Broken bool
+}
+
+// An External edge is a reference to an object that no composed resource is.
+type External struct {
+	Dependent string
+	Target    objectref.Target
+}
+
+// Options change how the graph is made.
+type Options struct {
+	// IgnoreReferences makes no edge of the Objects' references.
+	IgnoreReferences bool
+	// BreakCycles marks the edges on cycles broken.
+	BreakCycles bool
+}
+
+// A Graph is the composed resources and their edges, all in name order.
+type Graph struct {
+	// Resources are in name order.
+	Resources []Resource
+	// Edges are sorted by dependent, then target: one for each target a
+	// dependent references or depends on.
+	Edges []Edge
+	// External are sorted by dependent, each dependent's in the order of its
+	// references: one for each object it references that no composed
+	// resource is.
+	External []External
+	// Cycles are paths such as [a b a]: one through each group of resources
+	// that depend on each other, from its first name back to it by the
+	// shortest way.
+	Cycles [][]string
+
+	index map[string]int
+}
+
+// New returns the graph of the resources, which have unique names.
+func New(resources []Resource, o Options) *Graph {
+	byName := func(a, b Resource) int { return strings.Compare(a.Name, b.Name) }
+	if !slices.IsSortedFunc(resources, byName) {
+		resources = slices.Clone(resources)
+		slices.SortFunc(resources, byName)
+	}
+	g := &Graph{Resources: resources, index: make(map[string]int, len(resources))}
+	named := map[Identity][]int{}
+	for i, r := range resources {
+		g.index[r.Name] = i
+		if r.Identity.Name != "" {
+			named[r.Identity] = append(named[r.Identity], i)
+		}
+	}
+	out := make([][]int, len(resources))
+	for d, r := range resources {
+		targets := map[int]Origin{}
+		var external []External
+		if !o.IgnoreReferences {
+			for _, ref := range r.References {
+				matches := named[IdentityOf(ref)]
+				for _, t := range matches {
+					targets[t] = FromReference
+				}
+				if len(matches) == 0 && !slices.ContainsFunc(external, func(e External) bool { return IdentityOf(e.Target) == IdentityOf(ref) }) {
+					external = append(external, External{Dependent: r.Name, Target: ref})
+				}
+			}
+		}
+		for _, name := range r.DependsOn {
+			t, ok := g.index[name]
+			if _, seen := targets[t]; ok && t != d && !seen {
+				targets[t] = FromInput
+			}
+		}
+		// Numbers are in name order.
+		out[d] = slices.Sorted(maps.Keys(targets))
+		for _, t := range out[d] {
+			g.Edges = append(g.Edges, Edge{Dependent: r.Name, Target: resources[t].Name, Origin: targets[t]})
+		}
+		g.External = append(g.External, external...)
+	}
+	paths, onCycle := cycles(out)
+	for _, p := range paths {
+		names := make([]string, len(p))
+		for i, n := range p {
+			names[i] = resources[n].Name
+		}
+		g.Cycles = append(g.Cycles, names)
+	}
+	if o.BreakCycles {
+		for i, e := range g.Edges {
+			g.Edges[i].Broken = onCycle(g.index[e.Dependent], g.index[e.Target])
+		}
+	}
+	return g
+}
+
+// Resource returns the composed resource of the name, or nil.
+func (g *Graph) Resource(name string) *Resource {
+	if i, ok := g.index[name]; ok {
+		return &g.Resources[i]
+	}
+	return nil
+}

@@ -1,0 +1,463 @@
+package graph
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+)
+
+// object is a live cluster-scoped Object whose object name is its composition
+// resource name and whose UID is "uid-" and that name, referencing Objects by
+// name.
+func object(name string, references ...string) Resource {
+	r := Resource{
+		Name:       name,
+		APIVersion: "kubernetes.crossplane.io/v1alpha2",
+		IsObject:   true,
+		Identity:   Identity{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: name},
+		Observed:   &Observed{UID: "uid-" + name, Finalizers: []string{objectref.ObjectFinalizer}},
+		Desired:    &Desired{},
+	}
+	for i, ref := range references {
+		r.References = append(r.References, objectRef(ref, i))
+	}
+	return r
+}
+
+// objectRef is the reference at index i to the cluster-scoped Object of the
+// name.
+func objectRef(name string, i int) objectref.Target {
+	return objectref.Target{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: name, Index: i, Via: "dependsOn"}
+}
+
+// plain is a live composed resource that is not an Object, in namespace team.
+func plain(name string) Resource {
+	return Resource{
+		Name: name, APIVersion: "v1", Identity: Identity{Kind: "ConfigMap", Namespace: "team", Name: name},
+		Observed: &Observed{UID: "uid-" + name}, Desired: &Desired{},
+	}
+}
+
+// with returns the resource changed by the functions.
+func with(r Resource, changes ...func(*Resource)) Resource {
+	for _, c := range changes {
+		c(&r)
+	}
+	return r
+}
+
+func dependingOn(names ...string) func(*Resource) {
+	return func(r *Resource) { r.DependsOn = names }
+}
+
+func named(name string) func(*Resource) {
+	return func(r *Resource) { r.Identity.Name = name }
+}
+
+func notObserved(r *Resource) { r.Observed = nil }
+
+// shape is what a graph says of its resources' dependencies.
+type shape struct {
+	Edges    []Edge
+	External []External
+	Cycles   [][]string
+}
+
+func shapeOf(g *Graph) shape {
+	return shape{Edges: g.Edges, External: g.External, Cycles: g.Cycles}
+}
+
+type graphCase struct {
+	reason    string
+	resources []Resource
+	o         Options
+	want      shape
+}
+
+func checkGraphs(t *testing.T, cases map[string]graphCase) {
+	t.Helper()
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := shapeOf(New(tc.resources, tc.o))
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nNew(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestAReferenceMakesAnEdgeToEachComposedResourceItNames(t *testing.T) {
+	checkGraphs(t, map[string]graphCase{
+		"NoReferences": {
+			reason:    "Without references or dependencies there are no edges.",
+			resources: []Resource{object("alone"), plain("config")},
+		},
+		"OneEdgePerDependentAndTarget": {
+			reason: "Each dependent gets one edge to each target it references, however often it references it; edges are sorted by dependent, then target, whatever order the references come in.",
+			resources: []Resource{
+				object("shared"), object("other"),
+				object("d2", "shared"),
+				object("d1", "shared", "other", "shared"),
+			},
+			want: shape{Edges: []Edge{
+				{Dependent: "d1", Target: "other"},
+				{Dependent: "d1", Target: "shared"},
+				{Dependent: "d2", Target: "shared"},
+			}},
+		},
+		"MatchesByGroupKindNamespaceAndNameInAnyVersion": {
+			reason: "References match by group, kind, namespace and name, whatever their version: a namespaced reference without namespace matches nothing.",
+			resources: []Resource{
+				{Name: "shared", APIVersion: "kubernetes.m.crossplane.io/v1alpha1", Identity: Identity{Group: objectref.NamespacedGroup, Kind: objectref.Kind, Namespace: "team", Name: "shared-x"}, Observed: &Observed{UID: "uid-shared"}, Desired: &Desired{}},
+				{
+					Name: "d1", IsObject: true, Identity: Identity{Group: objectref.NamespacedGroup, Kind: objectref.Kind, Namespace: "team", Name: "d1-x"}, Observed: &Observed{UID: "uid-d1"}, Desired: &Desired{},
+					References: []objectref.Target{
+						{APIVersion: "kubernetes.m.crossplane.io/v1alpha2", Group: objectref.NamespacedGroup, Kind: objectref.Kind, Namespace: "team", Name: "shared-x", Index: 0, Via: "dependsOn"},
+						{APIVersion: "kubernetes.m.crossplane.io/v1alpha2", Group: objectref.NamespacedGroup, Kind: objectref.Kind, Name: "shared-x", Index: 1, Via: "dependsOn"},
+					},
+				},
+			},
+			want: shape{
+				Edges: []Edge{{Dependent: "d1", Target: "shared"}},
+				External: []External{{Dependent: "d1", Target: objectref.Target{
+					APIVersion: "kubernetes.m.crossplane.io/v1alpha2", Group: objectref.NamespacedGroup, Kind: objectref.Kind, Name: "shared-x", Index: 1, Via: "dependsOn",
+				}}},
+			},
+		},
+		"AnotherGroupOrKindMatchesNothing": {
+			reason: "A reference of the right name but another group or kind names another object.",
+			resources: []Resource{
+				object("shared"),
+				with(object("d1"), func(r *Resource) {
+					r.References = []objectref.Target{
+						{Group: objectref.NamespacedGroup, Kind: objectref.Kind, Name: "shared", Index: 0, Via: "dependsOn"},
+						{Group: objectref.ClusterGroup, Kind: "Other", Name: "shared", Index: 1, Via: "dependsOn"},
+					}
+				}),
+			},
+			want: shape{External: []External{
+				{Dependent: "d1", Target: objectref.Target{Group: objectref.NamespacedGroup, Kind: objectref.Kind, Name: "shared", Index: 0, Via: "dependsOn"}},
+				{Dependent: "d1", Target: objectref.Target{Group: objectref.ClusterGroup, Kind: "Other", Name: "shared", Index: 1, Via: "dependsOn"}},
+			}},
+		},
+		"AnyKind": {
+			reason: "An Object may reference any composed kind, such as a ConfigMap composed directly.",
+			resources: []Resource{
+				plain("cm"),
+				with(object("d1"), func(r *Resource) {
+					r.References = []objectref.Target{{Kind: "ConfigMap", Namespace: "team", Name: "cm"}}
+				}),
+			},
+			want: shape{Edges: []Edge{{Dependent: "d1", Target: "cm"}}},
+		},
+		"UnnamedMatchesNothing": {
+			reason: "A desired resource without a name yet can't be what a reference names, not even one without a name.",
+			resources: []Resource{
+				with(object("shared"), notObserved, named("")),
+				object("d1", ""),
+			},
+			want: shape{External: []External{{Dependent: "d1", Target: objectRef("", 0)}}},
+		},
+		"SharedIdentity": {
+			reason: "Two composed resources for the same object are both targets of a reference to it.",
+			resources: []Resource{
+				with(object("shared-a"), named("shared")),
+				with(object("shared-b"), named("shared")),
+				object("d1", "shared"),
+			},
+			want: shape{Edges: []Edge{
+				{Dependent: "d1", Target: "shared-a"},
+				{Dependent: "d1", Target: "shared-b"},
+			}},
+		},
+		"SelfReference": {
+			reason:    "An Object that references itself has an edge to itself, a cycle of one.",
+			resources: []Resource{object("a", "a")},
+			want: shape{
+				Edges:  []Edge{{Dependent: "a", Target: "a"}},
+				Cycles: [][]string{{"a", "a"}},
+			},
+		},
+	})
+}
+
+func TestAReferenceThatNamesNoComposedResourceIsExternalOncePerDependent(t *testing.T) {
+	checkGraphs(t, map[string]graphCase{
+		"OncePerTarget": {
+			reason:    "A reference that matches no composed resource is an external edge, once per target: the first reference to it.",
+			resources: []Resource{object("d1", "elsewhere", "elsewhere")},
+			want:      shape{External: []External{{Dependent: "d1", Target: objectRef("elsewhere", 0)}}},
+		},
+		"OnceWhateverTheVersionOrField": {
+			reason: "References to one object in two versions, or through two fields, are one external edge.",
+			resources: []Resource{with(object("d1"), func(r *Resource) {
+				r.References = []objectref.Target{
+					{APIVersion: "kubernetes.crossplane.io/v1alpha1", Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: "elsewhere", Index: 0, Via: "dependsOn"},
+					{APIVersion: "kubernetes.crossplane.io/v1alpha2", Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: "elsewhere", Index: 1, Via: "patchesFrom"},
+				}
+			})},
+			want: shape{External: []External{{Dependent: "d1", Target: objectref.Target{
+				APIVersion: "kubernetes.crossplane.io/v1alpha1", Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: "elsewhere", Index: 0, Via: "dependsOn",
+			}}}},
+		},
+		"EachDependentItsOwn": {
+			reason: "Two dependents of one external object each have an external edge, sorted by dependent; a dependent's are in the order of its references.",
+			resources: []Resource{
+				object("d2", "elsewhere"),
+				object("d1", "z-elsewhere", "elsewhere"),
+			},
+			want: shape{External: []External{
+				{Dependent: "d1", Target: objectRef("z-elsewhere", 0)},
+				{Dependent: "d1", Target: objectRef("elsewhere", 1)},
+				{Dependent: "d2", Target: objectRef("elsewhere", 0)},
+			}},
+		},
+		"BesideEdges": {
+			reason: "A dependent may have edges and external edges at once, whether the provider manages it or not.",
+			resources: []Resource{
+				object("shared"),
+				with(object("d1", "shared", "nowhere"), func(r *Resource) { r.Observed.Finalizers = nil }),
+			},
+			want: shape{
+				Edges:    []Edge{{Dependent: "d1", Target: "shared"}},
+				External: []External{{Dependent: "d1", Target: objectRef("nowhere", 1)}},
+			},
+		},
+	})
+}
+
+func TestAnInputDependencyMakesAnEdgeUnlessAReferenceDoes(t *testing.T) {
+	checkGraphs(t, map[string]graphCase{
+		"Object": {
+			reason:    "An Object that depends on a resource by the input's word has an edge from the input.",
+			resources: []Resource{object("shared"), with(object("d1"), dependingOn("shared"))},
+			want:      shape{Edges: []Edge{{Dependent: "d1", Target: "shared", Origin: FromInput}}},
+		},
+		"NotAnObject": {
+			reason:    "Any composed resource may depend on another by the input's word.",
+			resources: []Resource{plain("db"), with(plain("app"), dependingOn("db"))},
+			want:      shape{Edges: []Edge{{Dependent: "app", Target: "db", Origin: FromInput}}},
+		},
+		"AlreadyReferenced": {
+			reason:    "A dependency the Object already references adds no second edge: the reference's edge stands.",
+			resources: []Resource{object("shared"), with(object("d1", "shared"), dependingOn("shared"))},
+			want:      shape{Edges: []Edge{{Dependent: "d1", Target: "shared"}}},
+		},
+		"IgnoredReferencesStillLeaveInputEdges": {
+			reason:    "With references ignored, a dependency the Object also references makes an edge from the input.",
+			resources: []Resource{object("shared"), with(object("d1", "shared"), dependingOn("shared"))},
+			o:         Options{IgnoreReferences: true},
+			want:      shape{Edges: []Edge{{Dependent: "d1", Target: "shared", Origin: FromInput}}},
+		},
+		"IgnoredReferencesMakeNoEdge": {
+			reason:    "With references ignored, a reference the input doesn't declare makes no edge, nor an external one.",
+			resources: []Resource{object("shared"), object("d1", "shared", "elsewhere", "d1")},
+			o:         Options{IgnoreReferences: true},
+		},
+		"TwoVersionsOfAnObject": {
+			reason: "Depending on two composed resources for one object makes an edge to each.",
+			resources: []Resource{
+				with(object("shared-a"), named("shared")),
+				with(object("shared-b"), named("shared"), func(r *Resource) { r.APIVersion = "kubernetes.crossplane.io/v1alpha1" }),
+				with(object("d1"), dependingOn("shared-b", "shared-a")),
+			},
+			want: shape{Edges: []Edge{
+				{Dependent: "d1", Target: "shared-a", Origin: FromInput},
+				{Dependent: "d1", Target: "shared-b", Origin: FromInput},
+			}},
+		},
+		"ItselfUnknownOrRepeated": {
+			reason: "A dependency on itself or on no composed resource makes no edge, and one repeated makes one.",
+			resources: []Resource{
+				plain("db"),
+				with(plain("app"), dependingOn("app", "gone", "db", "db")),
+			},
+			want: shape{Edges: []Edge{{Dependent: "app", Target: "db", Origin: FromInput}}},
+		},
+		"UnnamedDependency": {
+			reason: "The input names dependencies by composition resource name: one that has no object name yet is still a dependency.",
+			resources: []Resource{
+				with(object("shared"), notObserved, named("")),
+				with(object("new"), notObserved, dependingOn("shared")),
+			},
+			want: shape{Edges: []Edge{{Dependent: "new", Target: "shared", Origin: FromInput}}},
+		},
+		"SortedWithReferences": {
+			reason: "A dependent's edges from references and from the input are sorted by target together.",
+			resources: []Resource{
+				plain("a"), plain("b"), plain("c"),
+				with(object("d1", "b"), func(r *Resource) {
+					r.References = []objectref.Target{{Kind: "ConfigMap", Namespace: "team", Name: "b"}}
+				}, dependingOn("c", "a")),
+			},
+			want: shape{Edges: []Edge{
+				{Dependent: "d1", Target: "a", Origin: FromInput},
+				{Dependent: "d1", Target: "b", Origin: FromReference},
+				{Dependent: "d1", Target: "c", Origin: FromInput},
+			}},
+		},
+	})
+}
+
+func TestTheEdgesOfACycleAreBrokenOnlyWhenCyclesAreBroken(t *testing.T) {
+	checkGraphs(t, map[string]graphCase{
+		"Kept": {
+			reason:    "Without BreakCycles the cycle is reported and its edges are edges as any other (the caller fails the step).",
+			resources: []Resource{object("a", "b"), object("b", "a")},
+			want: shape{
+				Edges:  []Edge{{Dependent: "a", Target: "b"}, {Dependent: "b", Target: "a"}},
+				Cycles: [][]string{{"a", "b", "a"}},
+			},
+		},
+		"Broken": {
+			reason:    "With BreakCycles every edge inside a cycle is broken; an edge into the cycle is not.",
+			resources: []Resource{object("a", "b"), object("b", "a"), object("c", "a")},
+			o:         Options{BreakCycles: true},
+			want: shape{
+				Edges: []Edge{
+					{Dependent: "a", Target: "b", Broken: true},
+					{Dependent: "b", Target: "a", Broken: true},
+					{Dependent: "c", Target: "a"},
+				},
+				Cycles: [][]string{{"a", "b", "a"}},
+			},
+		},
+		"SelfReference": {
+			reason:    "An edge to itself is a cycle, broken too; the dependent's other edges are not.",
+			resources: []Resource{object("a", "a", "b"), object("b")},
+			o:         Options{BreakCycles: true},
+			want: shape{
+				Edges:  []Edge{{Dependent: "a", Target: "a", Broken: true}, {Dependent: "a", Target: "b"}},
+				Cycles: [][]string{{"a", "a"}},
+			},
+		},
+		"InputDependencies": {
+			reason: "Edges from the input close cycles as references do, together with them.",
+			resources: []Resource{
+				with(plain("a"), dependingOn("b")),
+				with(object("b", "c"), dependingOn("c")),
+				with(object("c"), dependingOn("a")),
+			},
+			o: Options{BreakCycles: true},
+			want: shape{
+				Edges: []Edge{
+					{Dependent: "a", Target: "b", Origin: FromInput, Broken: true},
+					{Dependent: "b", Target: "c", Origin: FromReference, Broken: true},
+					{Dependent: "c", Target: "a", Origin: FromInput, Broken: true},
+				},
+				Cycles: [][]string{{"a", "b", "c", "a"}},
+			},
+		},
+		"TwoCycles": {
+			reason:    "Each cycle is reported once, in name order, and an edge between them is not broken.",
+			resources: []Resource{object("q", "p"), object("p", "q"), object("b", "a", "p"), object("a", "b")},
+			o:         Options{BreakCycles: true},
+			want: shape{
+				Edges: []Edge{
+					{Dependent: "a", Target: "b", Broken: true},
+					{Dependent: "b", Target: "a", Broken: true},
+					{Dependent: "b", Target: "p"},
+					{Dependent: "p", Target: "q", Broken: true},
+					{Dependent: "q", Target: "p", Broken: true},
+				},
+				Cycles: [][]string{{"a", "b", "a"}, {"p", "q", "p"}},
+			},
+		},
+	})
+}
+
+// TestTheGraphDoesNotDependOnTheOrderOfItsInput proves the graph doesn't
+// depend on the order of the resources or of an Object's references.
+func TestTheGraphDoesNotDependOnTheOrderOfItsInput(t *testing.T) {
+	var resources []Resource
+	resources = append(resources, object("shared"))
+	for i := range 30 {
+		d := object(fmt.Sprintf("d%02d", i), "shared", fmt.Sprintf("d%02d", (i+1)%30), "external")
+		resources = append(resources, d)
+	}
+	want := New(resources, Options{BreakCycles: true})
+	reversed := make([]Resource, len(resources))
+	for i, r := range resources {
+		r.References = slices.Clone(r.References)
+		slices.Reverse(r.References)
+		reversed[len(resources)-1-i] = r
+	}
+	got := New(reversed, Options{BreakCycles: true})
+	if diff := cmp.Diff(shapeOf(want), shapeOf(got), cmpopts.IgnoreFields(objectref.Target{}, "Index")); diff != "" {
+		t.Errorf("New(reversed): -want, +got:\n%s", diff)
+	}
+	if diff := cmp.Diff(want.Resources, got.Resources, cmpopts.IgnoreFields(objectref.Target{}, "Index"), cmpopts.SortSlices(func(a, b objectref.Target) bool { return a.Name < b.Name })); diff != "" {
+		t.Errorf("New(reversed).Resources: -want, +got:\n%s", diff)
+	}
+}
+
+func TestAResourceIsFoundByItsNameWithoutReorderingTheCallersResources(t *testing.T) {
+	resources := []Resource{plain("c"), plain("a"), plain("b")}
+	g := New(resources, Options{})
+	if diff := cmp.Diff([]string{"c", "a", "b"}, names(resources)); diff != "" {
+		t.Errorf("New(...) reordered its argument: -want, +got:\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"a", "b", "c"}, names(g.Resources)); diff != "" {
+		t.Errorf("New(...).Resources are not in name order: -want, +got:\n%s", diff)
+	}
+	for _, name := range []string{"a", "b", "c"} {
+		if r := g.Resource(name); r == nil || r.Name != name {
+			t.Errorf("Resource(%q) = %v, want the resource of that name", name, r)
+		}
+	}
+	if r := g.Resource("gone"); r != nil {
+		t.Errorf("Resource(%q) = %v, want nil", "gone", r)
+	}
+}
+
+func names(rs []Resource) []string {
+	var n []string
+	for _, r := range rs {
+		n = append(n, r.Name)
+	}
+	return n
+}
+
+func TestAResourceIsReadyOnceItExistsAndItOrAnEarlierStepSaysSo(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		r      Resource
+		want   bool
+	}{
+		"NotCreatedYet": {
+			reason: "A resource that doesn't exist isn't ready, whatever an earlier step says.",
+			r:      Resource{Desired: &Desired{Ready: true}},
+		},
+		"Observed": {
+			reason: "A resource whose Ready condition is True is ready.",
+			r:      Resource{Observed: &Observed{Ready: true}, Desired: &Desired{}},
+			want:   true,
+		},
+		"EarlierStep": {
+			reason: "An existing resource an earlier step says is ready is ready.",
+			r:      Resource{Observed: &Observed{}, Desired: &Desired{Ready: true}},
+			want:   true,
+		},
+		"NotDesired": {
+			reason: "A resource no step desires is ready by its condition alone.",
+			r:      Resource{Observed: &Observed{Ready: true}},
+			want:   true,
+		},
+		"NotReady": {
+			reason: "An existing resource that neither its condition nor an earlier step says is ready isn't.",
+			r:      Resource{Observed: &Observed{}, Desired: &Desired{}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, tc.r.Ready()); diff != "" {
+				t.Errorf("%s\nReady(): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
