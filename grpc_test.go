@@ -79,7 +79,7 @@ func TestConcurrentCalls(t *testing.T) {
 		case !proto.Equal(want[i], got[i]):
 			problems = []string{"the answer over gRPC differs from the answer in process"}
 		case i%10 == 0:
-			// TestProperties checks the answers in process against the
+			// TestEveryAnswerFollowsTheRules checks the answers in process against the
 			// rules; a sample checks them again here.
 			exp := expectFor(reqs[i])
 			problems = append(checkPassThrough(reqs[i], got[i], exp), checkInvariants(reqs[i], got[i], exp)...)

@@ -60,8 +60,8 @@ type lookout struct {
 	wanted []objectref.Target
 }
 
-func newLookout() lookout {
-	return lookout{uids: map[string]bool{}, objectVersions: map[string]string{}, seen: map[graph.Identity]bool{}}
+func newLookout(observed int) lookout {
+	return lookout{uids: make(map[string]bool, observed), objectVersions: map[string]string{}, seen: make(map[graph.Identity]bool, observed)}
 }
 
 // resource looks at a composed resource, observed in the request or not.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"cmp"
-	"maps"
 	"slices"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -54,14 +53,17 @@ func composedResources(req *fnv1.RunFunctionRequest, inferReferences, explicit b
 
 	// In name order, which is the order of the graph; the request's maps
 	// have none.
-	names := slices.Sorted(maps.Keys(desired))
+	names := make([]string, 0, len(desired)+len(observed))
+	for name := range desired {
+		names = append(names, name)
+	}
 	for name := range observed {
 		if _, ok := desired[name]; !ok {
 			names = append(names, name)
 		}
 	}
 	slices.Sort(names)
-	c := composition{usages: map[string]bool{}, lookout: newLookout()}
+	c := composition{resources: make([]graph.Resource, 0, len(names)), usages: map[string]bool{}, lookout: newLookout(len(asObserved))}
 	for _, name := range names {
 		r := graph.Resource{Name: name}
 		// The composition's current intent decides what a resource is and
@@ -229,8 +231,12 @@ func text(s *structpb.Struct, path ...string) string {
 
 // texts returns the strings of a list value.
 func texts(list *structpb.Value) []string {
-	var out []string
-	for _, v := range list.GetListValue().GetValues() {
+	values := list.GetListValue().GetValues()
+	if len(values) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(values))
+	for _, v := range values {
 		if t, ok := v.GetKind().(*structpb.Value_StringValue); ok {
 			out = append(out, t.StringValue)
 		}

@@ -68,7 +68,7 @@ go test -race -count=1 . -fd.property.n=200 -fd.loop.n=200
 
 # Each target in turn: go test -fuzz takes one at a time. Set FUZZTIME for
 # longer runs; -fuzzminimizetime 0 because the function's sorts make the
-# coverage of one input vary a little from run to run (see fuzz_test.go).
+# coverage of one input vary a little from run to run (see fn_never_damages_test.go).
 step "fuzzing, ${FUZZTIME:-5s} per target"
 for target in ./input/v1beta1:FuzzDecode ./internal/objectref:FuzzParse .:FuzzRunFunction .:FuzzRandomGraph; do
   go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${FUZZTIME:-5s}" -fuzzminimizetime 0 "${target%%:*}"

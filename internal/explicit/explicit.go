@@ -116,7 +116,7 @@ type References struct {
 func Referencing(g *graph.Graph) References {
 	refs := References{Write: map[string][]Reference{}, New: map[string]bool{}, Unnamed: map[string][]string{}}
 	for _, e := range g.Edges {
-		d, t := g.Resource(e.Dependent), g.Resource(e.Target)
+		d, t := &g.Resources[e.From], &g.Resources[e.To]
 		if e.Origin != graph.FromInput || !d.IsObject || d.Desired == nil {
 			continue
 		}

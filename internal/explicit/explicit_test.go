@@ -80,9 +80,9 @@ func object(name string, dependsOn ...string) graph.Resource {
 	}
 }
 
-// to is a reference to the cluster-scoped Object of the name.
-func to(name string) objectref.Target {
-	return objectref.Target{APIVersion: "kubernetes.crossplane.io/v1alpha2", Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: name, Via: "dependsOn"}
+// toShared is a reference to the cluster-scoped Object named shared.
+func toShared() objectref.Target {
+	return objectref.Target{APIVersion: "kubernetes.crossplane.io/v1alpha2", Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: "shared", Via: "dependsOn"}
 }
 
 // with returns a copy of the resource, changed by the functions.
@@ -145,7 +145,7 @@ func TestReferencingWritesAReferencePerInputDependencyOfADesiredObject(t *testin
 		},
 		"ObservedAlready": {
 			reason: "A reference the observed Object carries already is written again, since desired state is built afresh, but changes nothing.",
-			args:   args{resources: []graph.Resource{object("shared"), with(object("d1", "shared"), carrying(to("shared")))}},
+			args:   args{resources: []graph.Resource{object("shared"), with(object("d1", "shared"), carrying(toShared()))}},
 			want:   References{Write: map[string][]Reference{"d1": {shared}}},
 		},
 		"NotCreatedYet": {
@@ -157,7 +157,7 @@ func TestReferencingWritesAReferencePerInputDependencyOfADesiredObject(t *testin
 			reason: "An Object that carries some of its references but not all changes.",
 			args: args{resources: []graph.Resource{
 				object("shared"), object("other"),
-				with(object("d1", "shared", "other"), carrying(to("shared"))),
+				with(object("d1", "shared", "other"), carrying(toShared())),
 			}},
 			want: References{
 				Write: map[string][]Reference{"d1": {{APIVersion: "kubernetes.crossplane.io/v1alpha2", Kind: "Object", Name: "other"}, shared}},
@@ -166,12 +166,12 @@ func TestReferencingWritesAReferencePerInputDependencyOfADesiredObject(t *testin
 		},
 		"ExplicitAlreadyReferenced": {
 			reason: "A dependency the Object already references adds no reference.",
-			args:   args{resources: []graph.Resource{object("shared"), with(object("d1", "shared"), referencing(to("shared")))}},
+			args:   args{resources: []graph.Resource{object("shared"), with(object("d1", "shared"), referencing(toShared()))}},
 		},
 		"IgnoredReferencesStillStopADuplicate": {
 			reason: "With references ignored, a dependency the Object already references makes an edge of the input, but no second reference.",
 			args: args{
-				resources: []graph.Resource{object("shared"), with(object("d1", "shared"), referencing(to("shared")))},
+				resources: []graph.Resource{object("shared"), with(object("d1", "shared"), referencing(toShared()))},
 				o:         graph.Options{IgnoreReferences: true},
 			},
 		},

@@ -9,7 +9,6 @@
 package finalizer
 
 import (
-	"maps"
 	"slices"
 
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
@@ -53,44 +52,58 @@ type Plan struct {
 
 // Declare decides the reference finalizers of the graph's resources.
 func Declare(g *graph.Graph) Plan {
-	p := Plan{States: map[int]graph.State{}, Additions: map[string][]string{}}
-	// The finalizers each target declares, once each: two Objects that claim
-	// one UID would otherwise declare it twice, which server-side apply
-	// rejects in a set.
-	declared := map[string]map[string]bool{}
-	// The finalizers of the dependents whose finalizer protects an edge to
-	// each target.
-	referencing := map[string]map[string]bool{}
+	p := Plan{States: make(map[int]graph.State, len(g.Edges)), Additions: map[string][]string{}}
+	// carried holds, by resource and UID, every reference finalizer an
+	// observed resource carries (a shared resource carries one for each of
+	// its dependents), and whether it is the finalizer of a dependent whose
+	// finalizer protects an edge to the resource: one that is not is stale.
+	carried := make(map[uidOn]carriedFinalizer, len(g.Edges))
+	for t, r := range g.Resources {
+		if r.Observed != nil {
+			for _, f := range r.Observed.Finalizers {
+				if uid, ok := objectref.UIDOf(f); ok {
+					carried[uidOn{t, uid}] = carriedFinalizer{finalizer: f}
+				}
+			}
+		}
+	}
+	// The finalizers each target declares, by its place in the resources.
+	declared := map[int][]string{}
 	for i, e := range g.Edges {
-		d, t := g.Resource(e.Dependent), g.Resource(e.Target)
+		d, t := &g.Resources[e.From], &g.Resources[e.To]
 		if !Protects(d) {
 			continue
 		}
-		f := ""
-		if d.UID() != "" {
-			f = objectref.Finalizer(d.UID())
-			add(referencing, t.Name, f)
+		key := uidOn{e.To, d.UID()}
+		c, on := carried[key]
+		on = on && key.uid != ""
+		if on {
+			c.referenced = true
+			carried[key] = c
 		}
-		state, declares := stateOf(e, d, t, t.Observed != nil && f != "" && slices.Contains(t.Observed.Finalizers, f))
+		state, declares := stateOf(e, d, t, on)
 		p.States[i] = state
 		if declares {
-			add(declared, t.Name, f)
-		}
-	}
-	for _, t := range slices.Sorted(maps.Keys(declared)) {
-		p.Declared += len(declared[t])
-		earlier := g.Resource(t).Desired.Finalizers
-		var missing []string
-		for _, f := range slices.Sorted(maps.Keys(declared[t])) {
-			if !slices.Contains(earlier, f) {
-				missing = append(missing, f)
+			f := c.finalizer // Carried already: no need to make it.
+			if !on {
+				f = objectref.Finalizer(d.UID())
 			}
-		}
-		if len(missing) > 0 {
-			p.Additions[t] = missing
+			declared[e.To] = append(declared[e.To], f)
 		}
 	}
-	for _, r := range g.Resources {
+	for t, fs := range declared {
+		// Once each: two Objects that claim one UID would otherwise declare
+		// it twice, which server-side apply rejects in a set.
+		slices.Sort(fs)
+		fs = slices.Compact(fs)
+		p.Declared += len(fs)
+		earlier := g.Resources[t].Desired.Finalizers
+		fs = slices.DeleteFunc(fs, func(f string) bool { return slices.Contains(earlier, f) })
+		if len(fs) > 0 {
+			p.Additions[g.Resources[t].Name] = fs
+		}
+	}
+	for t, r := range g.Resources {
 		// A resource Crossplane is deleting has left the composition's
 		// observed state: the finalizers on it are not the composition's to
 		// report.
@@ -99,7 +112,7 @@ func Declare(g *graph.Graph) Plan {
 		}
 		var stale []string
 		for _, f := range r.Observed.Finalizers {
-			if _, ok := objectref.UIDOf(f); ok && !referencing[r.Name][f] {
+			if uid, ok := objectref.UIDOf(f); ok && !carried[uidOn{t, uid}].referenced {
 				stale = append(stale, f)
 			}
 		}
@@ -111,11 +124,17 @@ func Declare(g *graph.Graph) Plan {
 	return p
 }
 
-func add(sets map[string]map[string]bool, key, value string) {
-	if sets[key] == nil {
-		sets[key] = map[string]bool{}
-	}
-	sets[key][value] = true
+// uidOn is the UID of a reference finalizer on a resource, by its place in
+// the graph's resources.
+type uidOn struct {
+	resource int
+	uid      string
+}
+
+// A carriedFinalizer is a reference finalizer an observed resource carries.
+type carriedFinalizer struct {
+	finalizer  string
+	referenced bool
 }
 
 // stateOf returns the state of the edge from d to t, and whether t declares

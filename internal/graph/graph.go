@@ -4,7 +4,6 @@
 package graph
 
 import (
-	"maps"
 	"slices"
 	"strings"
 
@@ -108,7 +107,10 @@ const (
 type Edge struct {
 	Dependent string
 	Target    string
-	Origin    Origin
+	// From and To are the places of the dependent and the target in the
+	// graph's resources.
+	From, To int
+	Origin   Origin
 	// Broken is true when the edge lies on a cycle and the input breaks
 	// cycles: nothing protects it, and nothing waits for it.
 	Broken bool
@@ -155,40 +157,73 @@ func New(resources []Resource, o Options) *Graph {
 		slices.SortFunc(resources, byName)
 	}
 	g := &Graph{Resources: resources, index: make(map[string]int, len(resources))}
-	named := map[Identity][]int{}
-	for i, r := range resources {
-		g.index[r.Name] = i
-		if r.Identity.Name != "" {
-			named[r.Identity] = append(named[r.Identity], i)
-		}
+	edges := 0
+	for _, r := range resources {
+		edges += len(r.References) + len(r.DependsOn)
 	}
-	out := make([][]int, len(resources))
+	g.Edges = make([]Edge, 0, edges)
+	// first holds the first resource of each identity that has a name, and
+	// next[i] the next one after resource i with its identity, or -1: two
+	// resources may share one.
+	first := make(map[Identity]int, len(resources))
+	next := make([]int, len(resources))
+	for i := len(resources) - 1; i >= 0; i-- {
+		r := &resources[i]
+		g.index[r.Name] = i
+		next[i] = -1
+		if r.Identity.Name == "" {
+			continue
+		}
+		if j, ok := first[r.Identity]; ok {
+			next[i] = j
+		}
+		first[r.Identity] = i
+	}
+	// lastAdded[t] is 1 + the last dependent with an edge to t: a dependent
+	// has one edge to each target, and may depend on every other resource.
+	lastAdded := make([]int, len(resources))
 	for d, r := range resources {
-		targets := map[int]Origin{}
-		var external []External
+		firstEdge := len(g.Edges)
+		add := func(t int, o Origin) {
+			if lastAdded[t] != d+1 {
+				lastAdded[t] = d + 1
+				g.Edges = append(g.Edges, Edge{Dependent: r.Name, Target: resources[t].Name, From: d, To: t, Origin: o})
+			}
+		}
+		firstExternal := len(g.External)
 		if !o.IgnoreReferences {
 			for _, ref := range r.References {
-				matches := named[IdentityOf(ref)]
-				for _, t := range matches {
-					targets[t] = FromReference
+				id := IdentityOf(ref)
+				t, matched := first[id]
+				for ; matched && t >= 0; t = next[t] {
+					add(t, FromReference)
 				}
-				if len(matches) == 0 && !slices.ContainsFunc(external, func(e External) bool { return IdentityOf(e.Target) == IdentityOf(ref) }) {
-					external = append(external, External{Dependent: r.Name, Target: ref})
+				if !matched && !slices.ContainsFunc(g.External[firstExternal:], func(e External) bool { return IdentityOf(e.Target) == id }) {
+					g.External = append(g.External, External{Dependent: r.Name, Target: ref})
 				}
 			}
 		}
 		for _, name := range r.DependsOn {
-			t, ok := g.index[name]
-			if _, seen := targets[t]; ok && t != d && !seen {
-				targets[t] = FromInput
+			if t, ok := g.index[name]; ok && t != d {
+				add(t, FromInput)
 			}
 		}
 		// Numbers are in name order.
-		out[d] = slices.Sorted(maps.Keys(targets))
-		for _, t := range out[d] {
-			g.Edges = append(g.Edges, Edge{Dependent: r.Name, Target: resources[t].Name, Origin: targets[t]})
+		slices.SortFunc(g.Edges[firstEdge:], func(a, b Edge) int { return a.To - b.To })
+	}
+	// The successors of each resource, for the cycle search.
+	out := make([][]int, len(resources))
+	targets := make([]int, len(g.Edges))
+	for i, e := range g.Edges {
+		targets[i] = e.To
+	}
+	for i := 0; i < len(g.Edges); {
+		j := i
+		for j < len(g.Edges) && g.Edges[j].From == g.Edges[i].From {
+			j++
 		}
-		g.External = append(g.External, external...)
+		out[g.Edges[i].From] = targets[i:j:j]
+		i = j
 	}
 	paths, onCycle := cycles(out)
 	for _, p := range paths {
@@ -200,7 +235,7 @@ func New(resources []Resource, o Options) *Graph {
 	}
 	if o.BreakCycles {
 		for i, e := range g.Edges {
-			g.Edges[i].Broken = onCycle(g.index[e.Dependent], g.index[e.Target])
+			g.Edges[i].Broken = onCycle(e.From, e.To)
 		}
 	}
 	return g

@@ -83,8 +83,14 @@ func checkGraphs(t *testing.T, cases map[string]graphCase) {
 	t.Helper()
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := shapeOf(New(tc.resources, tc.o))
-			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+			g := New(tc.resources, tc.o)
+			for _, e := range g.Edges {
+				if g.Resources[e.From].Name != e.Dependent || g.Resources[e.To].Name != e.Target {
+					t.Errorf("edge %s → %s: From and To are %d and %d, the places of %s and %s", e.Dependent, e.Target, e.From, e.To, g.Resources[e.From].Name, g.Resources[e.To].Name)
+				}
+			}
+			got := shapeOf(g)
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty(), cmpopts.IgnoreFields(Edge{}, "From", "To")); diff != "" {
 				t.Errorf("%s\nNew(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})

@@ -20,7 +20,7 @@ func HeldBack(g *graph.Graph, unnamed map[string][]string, waitForReady bool) ma
 	held := map[string]string{}
 	notReady := map[string][]string{}
 	for _, e := range g.Edges {
-		d, t := g.Resource(e.Dependent), g.Resource(e.Target)
+		d, t := &g.Resources[e.From], &g.Resources[e.To]
 		if waitForReady && d.Observed == nil && d.Desired != nil && !e.Broken && !t.Ready() {
 			notReady[d.Name] = append(notReady[d.Name], t.Name)
 		}

@@ -103,25 +103,46 @@ type External struct {
 // with what protects it: a finalizer where one can, else a Usage where one
 // does, else nothing.
 func EdgesOf(g *graph.Graph, fin finalizer.Plan, use usage.Plan) ([]Edge, []External) {
+	v := verdictsOf(g, fin, use)
 	edges := make([]Edge, len(g.Edges))
 	for i, e := range g.Edges {
-		edges[i] = Edge{Edge: e, Protection: Unprotected, State: graph.Exposed}
-		if s, ok := fin.States[i]; ok {
-			edges[i].Protection, edges[i].State = ByFinalizer, s
-		} else if s, ok := use.States[i]; ok {
-			edges[i].Protection, edges[i].State = ByUsage, s
-		} else if e.Broken {
-			edges[i].State = graph.Cyclic
-		}
+		edges[i] = Edge{Edge: e, Protection: v.edges[i].protection, State: v.edges[i].state}
 	}
 	external := make([]External, len(g.External))
 	for i, e := range g.External {
-		external[i] = External{External: e, Protection: Unprotected, State: graph.Exposed}
-		if s, ok := use.External[i]; ok {
-			external[i].Protection, external[i].State = ByUsage, s
-		}
+		external[i] = External{External: e, Protection: v.external[i].protection, State: v.external[i].state}
 	}
 	return edges, external
+}
+
+// A verdict is what protects an edge, and how.
+type verdict struct {
+	protection Protection
+	state      graph.State
+}
+
+// verdicts are those of the graph's edges and external edges, by place.
+type verdicts struct{ edges, external []verdict }
+
+func verdictsOf(g *graph.Graph, fin finalizer.Plan, use usage.Plan) verdicts {
+	v := verdicts{edges: make([]verdict, len(g.Edges)), external: make([]verdict, len(g.External))}
+	for i, e := range g.Edges {
+		v.edges[i] = verdict{Unprotected, graph.Exposed}
+		if s, ok := fin.States[i]; ok {
+			v.edges[i] = verdict{ByFinalizer, s}
+		} else if s, ok := use.States[i]; ok {
+			v.edges[i] = verdict{ByUsage, s}
+		} else if e.Broken {
+			v.edges[i].state = graph.Cyclic
+		}
+	}
+	for i := range g.External {
+		v.external[i] = verdict{Unprotected, graph.Exposed}
+		if s, ok := use.External[i]; ok {
+			v.external[i] = verdict{ByUsage, s}
+		}
+	}
+	return v
 }
 
 // Facts are what the report is made of.
@@ -160,19 +181,19 @@ func Of(f Facts) Report {
 		results = append(results, Result{Severity: s, Reason: reason, Message: message})
 	}
 	g := f.Graph
-	edges, external := EdgesOf(g, f.Finalizers, f.Usages)
-	states := statesOf(edges)
+	v := verdictsOf(g, f.Finalizers, f.Usages)
+	states := statesOf(g.Edges, v.edges)
 	summary := summaryOf(f, states)
 	if len(g.Cycles) > 0 && f.CyclesFatal {
 		add(Fatal, ReasonCycle, "cannot order deletion: references form a cycle: "+cyclePaths(g.Cycles))
 	}
-	if changes(f, edges, external) {
+	if changes(f, v) {
 		add(Normal, ReasonSummary, summary)
 	}
 
 	removed := map[string][]string{}
-	for _, e := range edges {
-		if e.State == graph.TargetRemoved {
+	for i, e := range g.Edges {
+		if v.edges[i].state == graph.TargetRemoved {
 			removed[e.Target] = append(removed[e.Target], e.Dependent)
 		}
 	}
@@ -187,9 +208,15 @@ func Of(f Facts) Report {
 		add(Warning, ReasonTargetDeleting, "referenced resources are being deleted without their dependents' finalizers, which can no longer be added: "+edges)
 	}
 	// An external edge a Usage protects needs no warning.
-	if external := slices.DeleteFunc(external, func(e External) bool { return e.Protection != Unprotected }); len(external) > 0 {
+	var exposed []graph.External
+	for i, e := range g.External {
+		if v.external[i].protection == Unprotected {
+			exposed = append(exposed, e)
+		}
+	}
+	if len(exposed) > 0 {
 		add(Warning, ReasonExternalReference, "references to objects outside this composition can't be protected by it: "+
-			listOf(external, func(e External) string {
+			listOf(exposed, func(e graph.External) string {
 				return fmt.Sprintf("%s %s → %s", e.Dependent, e.Target.Field(), e.Target.Describe())
 			}))
 	}
@@ -224,14 +251,14 @@ func Of(f Facts) Report {
 // mode would: it declares a finalizer the observed target lacks, emits a
 // Usage not observed yet, or writes a reference the observed Object lacks.
 // Holding a resource back has a result of its own.
-func changes(f Facts, edges []Edge, external []External) bool {
+func changes(f Facts, v verdicts) bool {
 	for name := range f.References.New {
 		if f.HeldBack[name] == "" {
 			return true
 		}
 	}
-	return slices.ContainsFunc(edges, func(e Edge) bool { return e.State == graph.Declared }) ||
-		slices.ContainsFunc(external, func(e External) bool { return e.State == graph.Declared })
+	declared := func(v verdict) bool { return v.state == graph.Declared }
+	return slices.ContainsFunc(v.edges, declared) || slices.ContainsFunc(v.external, declared)
 }
 
 func summaryOf(f Facts, states edgeStates) string {
@@ -273,14 +300,15 @@ func condition(f Facts, edges edgeStates) Condition {
 
 // edgeStates counts the edges by state.
 type edgeStates struct {
-	edges []Edge
-	count map[graph.State]int
+	edges    []graph.Edge
+	verdicts []verdict
+	count    map[graph.State]int
 }
 
-func statesOf(edges []Edge) edgeStates {
-	s := edgeStates{edges: edges, count: map[graph.State]int{}}
-	for _, e := range edges {
-		s.count[e.State]++
+func statesOf(edges []graph.Edge, verdicts []verdict) edgeStates {
+	s := edgeStates{edges: edges, verdicts: verdicts, count: map[graph.State]int{}}
+	for _, v := range verdicts {
+		s.count[v.state]++
 	}
 	return s
 }
@@ -292,11 +320,11 @@ func (s edgeStates) list(states ...graph.State) (string, int) {
 	var named []string
 	for _, state := range states {
 		n += s.count[state]
-		for _, e := range s.edges {
+		for i, e := range s.edges {
 			if len(named) == maxListed {
 				break
 			}
-			if e.State == state {
+			if s.verdicts[i].state == state {
 				named = append(named, e.Dependent+" → "+e.Target)
 			}
 		}

@@ -119,7 +119,11 @@ type Plan struct {
 // that no finalizer protects, as the policy says; it is emitted once both ends
 // exist, unless the target is being deleted already, which no Usage can undo.
 func Decide(g *graph.Graph, o Options) Plan {
-	p := Plan{States: map[int]graph.State{}, External: map[int]graph.State{}, Usages: map[string]map[string]any{}}
+	var p Plan
+	if o.Policy == None {
+		return p
+	}
+	p = Plan{States: map[int]graph.State{}, External: map[int]graph.State{}, Usages: map[string]map[string]any{}}
 	// emit writes the edge's Usage when it is due, and says whether a Usage
 	// can protect it at all.
 	emit := func(e Edge, state graph.State) bool {
@@ -138,7 +142,7 @@ func Decide(g *graph.Graph, o Options) Plan {
 	}
 	if o.Policy == All {
 		for i, ge := range g.Edges {
-			d, t := g.Resource(ge.Dependent), g.Resource(ge.Target)
+			d, t := &g.Resources[ge.From], &g.Resources[ge.To]
 			if finalizer.Protects(d) {
 				continue
 			}
@@ -149,17 +153,15 @@ func Decide(g *graph.Graph, o Options) Plan {
 			}
 		}
 	}
-	if o.Policy != None {
-		for i, ge := range g.External {
-			d, t := g.Resource(ge.Dependent), ge.Target
-			e := Edge{
-				Key: ExternalKey(d.Name, t.Group, t.Kind, t.Namespace, t.Name), Dependent: d.Name, Dependency: t.Describe(),
-				By: refOf(d), Of: Ref{APIVersion: t.APIVersion, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name},
-			}
-			state := stateOf(d, nil, o.Observed[e.Key], false)
-			if emit(e, state) {
-				p.External[i] = state
-			}
+	for i, ge := range g.External {
+		d, t := g.Resource(ge.Dependent), ge.Target
+		e := Edge{
+			Key: ExternalKey(d.Name, t.Group, t.Kind, t.Namespace, t.Name), Dependent: d.Name, Dependency: t.Describe(),
+			By: refOf(d), Of: Ref{APIVersion: t.APIVersion, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name},
+		}
+		state := stateOf(d, nil, o.Observed[e.Key], false)
+		if emit(e, state) {
+			p.External[i] = state
 		}
 	}
 	return p

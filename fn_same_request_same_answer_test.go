@@ -79,11 +79,11 @@ func generatedRequest(seed uint64, n int) *fnv1.RunFunctionRequest {
 
 const objectFinalizer = "finalizer.managedresource.crossplane.io"
 
-// TestDeterministicAndIdempotent runs the function many times on a request of
+// TestTheSameRequestGetsTheSameAnswerAndItsOwnOutputChangesNothing runs the function many times on a request of
 // hundreds of resources: Go randomises map order on every range, so equal
 // responses show that no map order leaks into the output. It then runs the
 // function on its own output and expects no change.
-func TestDeterministicAndIdempotent(t *testing.T) {
+func TestTheSameRequestGetsTheSameAnswerAndItsOwnOutputChangesNothing(t *testing.T) {
 	f := &Function{log: logging.NewNopLogger()}
 	req := generatedRequest(371, 400)
 	run := func(r *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {

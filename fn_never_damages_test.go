@@ -68,7 +68,7 @@ func FuzzRunFunction(f *testing.F) {
 
 // FuzzRandomGraph drives the property test's generator with the fuzzer's
 // bytes instead of a PRNG, so that coverage guides which graphs it makes, and
-// checks every answer against the README's rules as TestProperties does.
+// checks every answer against the README's rules as TestEveryAnswerFollowsTheRules does.
 func FuzzRandomGraph(f *testing.F) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	for range 20 {

@@ -34,17 +34,17 @@ import (
 // suite runs a fixed number of requests from a fixed seed; longer runs take
 // flags:
 //
-//	go test -run TestProperties -fd.property.n=100000 -fd.property.seed=7 .
+//	go test -run TestEveryAnswerFollowsTheRules -fd.property.n=100000 -fd.property.seed=7 .
 //
 // A failure names its request; -fd.property.first=i -fd.property.n=1 runs it
 // alone.
 var (
-	propertyN     = flag.Int("fd.property.n", 2000, "how many random requests TestProperties tries")
-	propertySeed  = flag.Uint64("fd.property.seed", 371, "the seed of TestProperties' random requests; request i uses the seeds (seed, i)")
-	propertyFirst = flag.Int("fd.property.first", 0, "the index of TestProperties' first request")
+	propertyN     = flag.Int("fd.property.n", 2000, "how many random requests TestEveryAnswerFollowsTheRules tries")
+	propertySeed  = flag.Uint64("fd.property.seed", 371, "the seed of TestEveryAnswerFollowsTheRules' random requests; request i uses the seeds (seed, i)")
+	propertyFirst = flag.Int("fd.property.first", 0, "the index of TestEveryAnswerFollowsTheRules' first request")
 )
 
-// TestProperties checks, on random requests, every invariant of issue 7:
+// TestEveryAnswerFollowsTheRules checks, on random requests, every invariant of issue 7:
 // nothing dropped or added and nothing changed but metadata.finalizers; the
 // Object's own finalizer never declared; no finalizer added to a deleting
 // object that lacks it; no released dependent's finalizer added back; every
@@ -53,7 +53,7 @@ var (
 // fatal cycles leave desired state as it was; every cycle reported with its
 // exact path. It also checks the whole expected desired state, the condition,
 // the results and what the function asks Crossplane for against the rules.
-func TestProperties(t *testing.T) {
+func TestEveryAnswerFollowsTheRules(t *testing.T) {
 	f := &Function{log: logging.NewNopLogger()}
 	start := time.Now()
 	var stats propertyStats
