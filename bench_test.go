@@ -26,7 +26,8 @@ import (
 //
 //	BenchmarkInProcess  RunFunction and the floor called directly, N = 10 to 10,000
 //	BenchmarkGraph      the work between decoding and encoding alone
-//	BenchmarkServed     (e2e tag) this function, the floor and the neighbours
+//	BenchmarkServed     (e2e tag) this function, the floor, echo (the request's
+//	                    desired state sent back as it came) and the neighbours
 //	                    served on loopback, called through gRPC
 
 // benchSizes are the numbers of composed resources of the benchmarks.
@@ -398,13 +399,20 @@ func runOn(b *testing.B, req *fnv1.RunFunctionRequest) {
 	f := benchFunction(b)
 	undo := undoRun(b, f, req)
 	b.ReportAllocs()
+	size := 0
 	for b.Loop() {
 		rsp, err := f.RunFunction(context.Background(), req)
-		if err != nil || len(rsp.GetResults()) == 0 {
+		if err != nil || len(rsp.GetConditions()) == 0 {
 			b.Fatalf("RunFunction(...): %v, %v", rsp, err)
+		}
+		if size == 0 {
+			size = proto.Size(rsp)
 		}
 		undo()
 	}
+	// What the response costs on the wire, against the request's desired
+	// state sent back as it came (echo over gRPC).
+	b.ReportMetric(float64(size)/float64(proto.Size(&fnv1.RunFunctionResponse{Desired: req.GetDesired()})), "response/echo")
 }
 
 // BenchmarkInProcess calls RunFunction and the floor directly on the same
@@ -446,9 +454,9 @@ func BenchmarkInProcess(b *testing.B) {
 // BenchmarkGraph measures RunFunction on a decoded request in which every
 // dependent has three references to other composed resources (2,970 edges at
 // N=1,000), whole and in its three phases: reading the composed resources
-// from the request's structs, deciding (the graph work: edges, cycles,
-// finalizers, Usages and the report), and writing desired state, results and
-// the graph's view into the response.
+// from the request's structs, deciding (the graph, the finalizers, the
+// Usages, the references and creation order, and the report), and writing
+// desired state, the condition and the results into the response.
 func BenchmarkGraph(b *testing.B) {
 	for _, n := range []int{1_000, 10_000} {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {

@@ -275,16 +275,33 @@ func checkPassThrough(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespons
 	return problems
 }
 
+// without is a copy of the resource without the field at the path, and
+// without the objects on the path that held nothing else: those the function
+// had to create to hold it.
+func without(r *fnv1.Resource, path ...string) *fnv1.Resource {
+	c := proto.Clone(r).(*fnv1.Resource)
+	// holders[i] is the object that holds path[i].
+	holders := []*structpb.Struct{c.GetResource()}
+	for _, k := range path[:len(path)-1] {
+		s := holders[len(holders)-1].GetFields()[k].GetStructValue()
+		if s == nil {
+			return c
+		}
+		holders = append(holders, s)
+	}
+	for i := len(holders) - 1; i >= 0; i-- {
+		delete(holders[i].GetFields(), path[i])
+		if i == 0 || len(holders[i].GetFields()) != 0 {
+			break
+		}
+	}
+	return c
+}
+
 // withoutFinalizers is a copy of the resource without metadata.finalizers,
 // and without the metadata the function had to create to hold them.
 func withoutFinalizers(r *fnv1.Resource) *fnv1.Resource {
-	c := proto.Clone(r).(*fnv1.Resource)
-	if md := c.GetResource().GetFields()["metadata"].GetStructValue(); md != nil {
-		delete(md.Fields, "finalizers")
-		if len(md.GetFields()) == 0 {
-			delete(c.Resource.Fields, "metadata")
-		}
-	}
+	c := without(r, "metadata", "finalizers")
 	if c.GetResource() != nil && len(c.GetResource().GetFields()) == 0 {
 		c.Resource = nil
 	}
@@ -294,18 +311,7 @@ func withoutFinalizers(r *fnv1.Resource) *fnv1.Resource {
 // withoutLabel is a copy of the resource without the label, and without
 // the labels and metadata the function had to create to hold it.
 func withoutLabel(r *fnv1.Resource, key string) *fnv1.Resource {
-	c := proto.Clone(r).(*fnv1.Resource)
-	md := c.GetResource().GetFields()["metadata"].GetStructValue()
-	if labels := md.GetFields()["labels"].GetStructValue(); labels != nil {
-		delete(labels.Fields, key)
-		if len(labels.GetFields()) == 0 {
-			delete(md.Fields, "labels")
-		}
-		if len(md.GetFields()) == 0 {
-			delete(c.Resource.Fields, "metadata")
-		}
-	}
-	return c
+	return without(r, "metadata", "labels", key)
 }
 
 func listOf(s *structpb.Struct, path ...string) []*structpb.Value {

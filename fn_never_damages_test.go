@@ -222,14 +222,7 @@ func checkAnyRequest(fn *Function, req *fnv1.RunFunctionRequest) []string {
 // withoutReferences is a copy of the resource without spec.references, and
 // without the spec the function had to create to hold them.
 func withoutReferences(r *fnv1.Resource) *fnv1.Resource {
-	c := proto.Clone(r).(*fnv1.Resource)
-	if spec := c.GetResource().GetFields()["spec"].GetStructValue(); spec != nil {
-		delete(spec.Fields, "references")
-		if len(spec.GetFields()) == 0 {
-			delete(c.Resource.Fields, "spec")
-		}
-	}
-	return c
+	return without(r, "spec", "references")
 }
 
 // seedRequests are the examples' requests, the unit tests' and a few random

@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
-	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+	"github.com/crossplane-contrib/function-dependencies/internal/graph/graphtest"
 )
 
 func TestResolve(t *testing.T) {
@@ -67,52 +67,10 @@ func TestResolve(t *testing.T) {
 	}
 }
 
-// object is a live cluster-scoped Object the provider manages, named as its
-// composition resource, that depends on the composed resources by the
-// input's word.
+// object is a live Object, as graphtest makes it, that depends on the
+// composed resources by the input's word.
 func object(name string, dependsOn ...string) graph.Resource {
-	return graph.Resource{
-		Name: name, APIVersion: "kubernetes.crossplane.io/v1alpha2", IsObject: true,
-		Identity:  graph.Identity{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: name},
-		Observed:  &graph.Observed{UID: "uid-" + name, Finalizers: []string{objectref.ObjectFinalizer}},
-		Desired:   &graph.Desired{},
-		DependsOn: dependsOn,
-	}
-}
-
-// toShared is a reference to the cluster-scoped Object named shared.
-func toShared() objectref.Target {
-	return objectref.Target{APIVersion: "kubernetes.crossplane.io/v1alpha2", Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: "shared", Via: "dependsOn"}
-}
-
-// with returns a copy of the resource, changed by the functions.
-func with(r graph.Resource, changes ...func(*graph.Resource)) graph.Resource {
-	if r.Observed != nil {
-		observed := *r.Observed
-		r.Observed = &observed
-	}
-	if r.Desired != nil {
-		desired := *r.Desired
-		r.Desired = &desired
-	}
-	for _, c := range changes {
-		c(&r)
-	}
-	return r
-}
-
-func notObserved(r *graph.Resource) { r.Observed = nil }
-func notDesired(r *graph.Resource)  { r.Desired = nil }
-func unnamed(r *graph.Resource)     { r.Identity.Name = "" }
-
-// referencing makes the resource reference the targets, in desired state.
-func referencing(targets ...objectref.Target) func(*graph.Resource) {
-	return func(r *graph.Resource) { r.References = targets }
-}
-
-// carrying makes the observed Object carry the references.
-func carrying(targets ...objectref.Target) func(*graph.Resource) {
-	return func(r *graph.Resource) { r.Observed.References = targets }
+	return graphtest.With(graphtest.Object(name), graphtest.DependingOn(dependsOn...))
 }
 
 func TestReferencingWritesAReferencePerInputDependencyOfADesiredObject(t *testing.T) {
@@ -145,19 +103,19 @@ func TestReferencingWritesAReferencePerInputDependencyOfADesiredObject(t *testin
 		},
 		"ObservedAlready": {
 			reason: "A reference the observed Object carries already is written again, since desired state is built afresh, but changes nothing.",
-			args:   args{resources: []graph.Resource{object("shared"), with(object("d1", "shared"), carrying(toShared()))}},
+			args:   args{resources: []graph.Resource{object("shared"), graphtest.With(object("d1", "shared"), graphtest.CarryingReferences("shared"))}},
 			want:   References{Write: map[string][]Reference{"d1": {shared}}},
 		},
 		"NotCreatedYet": {
 			reason: "An Object that doesn't exist yet lacks every reference.",
-			args:   args{resources: []graph.Resource{object("shared"), with(object("d1", "shared"), notObserved)}},
+			args:   args{resources: []graph.Resource{object("shared"), graphtest.With(object("d1", "shared"), graphtest.NotObserved)}},
 			want:   References{Write: map[string][]Reference{"d1": {shared}}, New: map[string]bool{"d1": true}},
 		},
 		"OneNewReferenceMakesTheObjectNew": {
 			reason: "An Object that carries some of its references but not all changes.",
 			args: args{resources: []graph.Resource{
 				object("shared"), object("other"),
-				with(object("d1", "shared", "other"), carrying(toShared())),
+				graphtest.With(object("d1", "shared", "other"), graphtest.CarryingReferences("shared")),
 			}},
 			want: References{
 				Write: map[string][]Reference{"d1": {{APIVersion: "kubernetes.crossplane.io/v1alpha2", Kind: "Object", Name: "other"}, shared}},
@@ -166,20 +124,20 @@ func TestReferencingWritesAReferencePerInputDependencyOfADesiredObject(t *testin
 		},
 		"ExplicitAlreadyReferenced": {
 			reason: "A dependency the Object already references adds no reference.",
-			args:   args{resources: []graph.Resource{object("shared"), with(object("d1", "shared"), referencing(toShared()))}},
+			args:   args{resources: []graph.Resource{object("shared"), graphtest.With(object("d1", "shared"), graphtest.Referencing(graphtest.ClusterObject("shared")))}},
 		},
 		"IgnoredReferencesStillStopADuplicate": {
 			reason: "With references ignored, a dependency the Object already references makes an edge of the input, but no second reference.",
 			args: args{
-				resources: []graph.Resource{object("shared"), with(object("d1", "shared"), referencing(toShared()))},
+				resources: []graph.Resource{object("shared"), graphtest.With(object("d1", "shared"), graphtest.Referencing(graphtest.ClusterObject("shared")))},
 				o:         graph.Options{IgnoreReferences: true},
 			},
 		},
 		"OneReferenceForTwoVersionsOfAnObject": {
 			reason: "Two composed resources for one object, in two versions, get one dependsOn, in the version of the first: the provider finds the object whatever the version.",
 			args: args{resources: []graph.Resource{
-				with(object("shared-a"), func(r *graph.Resource) { r.Identity.Name = "shared" }),
-				with(object("shared-b"), func(r *graph.Resource) {
+				graphtest.With(object("shared-a"), func(r *graph.Resource) { r.Identity.Name = "shared" }),
+				graphtest.With(object("shared-b"), func(r *graph.Resource) {
 					r.Identity.Name = "shared"
 					r.APIVersion = "kubernetes.crossplane.io/v1alpha1"
 				}),
@@ -190,8 +148,8 @@ func TestReferencingWritesAReferencePerInputDependencyOfADesiredObject(t *testin
 		"ExplicitDependencyNotNamed": {
 			reason: "A dependency without a name yet can't be referenced: it is unnamed for each Object, whether it exists or not (holding back is the order's to decide).",
 			args: args{resources: []graph.Resource{
-				with(object("shared"), notObserved, unnamed),
-				with(object("new", "shared"), notObserved),
+				graphtest.With(object("shared"), graphtest.NotObserved, graphtest.Unnamed),
+				graphtest.With(object("new", "shared"), graphtest.NotObserved),
 				object("old", "shared"),
 			}},
 			want: References{Unnamed: map[string][]string{"new": {"shared"}, "old": {"shared"}}},
@@ -205,7 +163,7 @@ func TestReferencingWritesAReferencePerInputDependencyOfADesiredObject(t *testin
 		},
 		"NotDesired": {
 			reason: "An Object the composition no longer desires has no desired state to write into.",
-			args:   args{resources: []graph.Resource{object("shared"), with(object("d1", "shared"), notDesired)}},
+			args:   args{resources: []graph.Resource{object("shared"), graphtest.With(object("d1", "shared"), graphtest.NotDesired)}},
 		},
 	}
 	for name, tc := range cases {

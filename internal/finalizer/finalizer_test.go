@@ -9,56 +9,15 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
+	"github.com/crossplane-contrib/function-dependencies/internal/graph/graphtest"
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 )
 
-// object is a live cluster-scoped Object the provider manages, whose object
-// name is its composition resource name and whose UID is "uid-" and that
-// name, referencing Objects by name.
-func object(name string, references ...string) graph.Resource {
-	r := graph.Resource{
-		Name:       name,
-		APIVersion: "kubernetes.crossplane.io/v1alpha2",
-		IsObject:   true,
-		Identity:   graph.Identity{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: name},
-		Observed:   &graph.Observed{UID: "uid-" + name, Finalizers: []string{objectref.ObjectFinalizer}},
-		Desired:    &graph.Desired{},
-	}
-	for i, ref := range references {
-		r.References = append(r.References, objectref.Target{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: ref, Index: i, Via: "dependsOn"})
-	}
-	return r
-}
-
-// plain is a live composed resource that is not an Object, in namespace team.
-func plain(name string) graph.Resource {
-	return graph.Resource{
-		Name: name, APIVersion: "v1", Identity: graph.Identity{Kind: "ConfigMap", Namespace: "team", Name: name},
-		Observed: &graph.Observed{UID: "uid-" + name}, Desired: &graph.Desired{},
-	}
-}
-
-// f is the reference finalizer of the Object of the name.
-func f(name string) string { return objectref.Finalizer("uid-" + name) }
-
-// with returns the resource changed by the functions.
-func with(r graph.Resource, changes ...func(*graph.Resource)) graph.Resource {
-	for _, c := range changes {
-		c(&r)
-	}
-	return r
-}
-
-func carrying(finalizers ...string) func(*graph.Resource) {
-	return func(r *graph.Resource) { r.Observed.Finalizers = finalizers }
-}
+// f is graphtest.Finalizer, short for the tables.
+var f = graphtest.Finalizer
 
 func declaring(finalizers ...string) func(*graph.Resource) {
 	return func(r *graph.Resource) { r.Desired.Finalizers = finalizers }
-}
-
-func dependingOn(names ...string) func(*graph.Resource) {
-	return func(r *graph.Resource) { r.DependsOn = names }
 }
 
 func named(name string) func(*graph.Resource) {
@@ -69,10 +28,7 @@ func uid(u string) func(*graph.Resource) {
 	return func(r *graph.Resource) { r.Observed.UID = u }
 }
 
-func deleting(r *graph.Resource)    { r.Observed.Deleting = true }
-func going(r *graph.Resource)       { r.Observed.Going = true }
-func notDesired(r *graph.Resource)  { r.Desired = nil }
-func notObserved(r *graph.Resource) { r.Observed = nil }
+func going(r *graph.Resource) { r.Observed.Going = true }
 
 // outcome is a plan with its edges' states by dependent → target.
 type outcome struct {
@@ -114,8 +70,8 @@ func TestATargetDeclaresTheFinalizerOfEveryObjectThatReferencesIt(t *testing.T) 
 		"Issue371": {
 			reason: "A shared Object that carries only some of its dependents' finalizers declares all of them, the ones it carries too: those are what keeps them applied.",
 			resources: []graph.Resource{
-				with(object("shared"), carrying(f("d1"), f("d3")), declaring("example.org/keep")),
-				object("d1", "shared"), object("d2", "shared"), object("d3", "shared"), object("d4", "shared"),
+				graphtest.With(graphtest.Object("shared"), graphtest.Carrying(f("d1"), f("d3")), declaring("example.org/keep")),
+				graphtest.Object("d1", "shared"), graphtest.Object("d2", "shared"), graphtest.Object("d3", "shared"), graphtest.Object("d4", "shared"),
 			},
 			want: outcome{
 				States: map[string]graph.State{
@@ -131,8 +87,8 @@ func TestATargetDeclaresTheFinalizerOfEveryObjectThatReferencesIt(t *testing.T) 
 		"AlreadyDeclared": {
 			reason: "Finalizers earlier steps declared already are not added twice, but still counted; a resource that needs nothing new has no additions.",
 			resources: []graph.Resource{
-				with(object("shared"), declaring(f("d1"))),
-				object("d1", "shared"),
+				graphtest.With(graphtest.Object("shared"), declaring(f("d1"))),
+				graphtest.Object("d1", "shared"),
 			},
 			want: outcome{
 				States:   map[string]graph.State{"d1 → shared": graph.Declared},
@@ -142,10 +98,10 @@ func TestATargetDeclaresTheFinalizerOfEveryObjectThatReferencesIt(t *testing.T) 
 		"AdditionsSortedAfterEarlierSteps": {
 			reason: "The additions are the finalizers earlier steps didn't declare, sorted by finalizer whatever the dependents' names.",
 			resources: []graph.Resource{
-				with(object("shared"), declaring(f("m"), "example.org/keep")),
-				with(object("d1", "shared"), uid("uid-z")),
-				with(object("d2", "shared"), uid("uid-m")),
-				with(object("d3", "shared"), uid("uid-a")),
+				graphtest.With(graphtest.Object("shared"), declaring(f("m"), "example.org/keep")),
+				graphtest.With(graphtest.Object("d1", "shared"), uid("uid-z")),
+				graphtest.With(graphtest.Object("d2", "shared"), uid("uid-m")),
+				graphtest.With(graphtest.Object("d3", "shared"), uid("uid-a")),
 			},
 			want: outcome{
 				States: map[string]graph.State{
@@ -160,8 +116,8 @@ func TestATargetDeclaresTheFinalizerOfEveryObjectThatReferencesIt(t *testing.T) 
 		"TargetNotCreatedYet": {
 			reason: "A desired target that doesn't exist yet declares its dependents' finalizers from the start.",
 			resources: []graph.Resource{
-				with(object("shared"), notObserved),
-				object("d1", "shared"),
+				graphtest.With(graphtest.Object("shared"), graphtest.NotObserved),
+				graphtest.Object("d1", "shared"),
 			},
 			want: outcome{
 				States:    map[string]graph.State{"d1 → shared": graph.Declared},
@@ -172,8 +128,8 @@ func TestATargetDeclaresTheFinalizerOfEveryObjectThatReferencesIt(t *testing.T) 
 		"AnyKind": {
 			reason: "Any composed kind an Object references declares its finalizer, such as a ConfigMap composed directly.",
 			resources: []graph.Resource{
-				plain("cm"),
-				with(object("d1"), func(r *graph.Resource) {
+				graphtest.ConfigMap("cm"),
+				graphtest.With(graphtest.Object("d1"), func(r *graph.Resource) {
 					r.References = []objectref.Target{{Kind: "ConfigMap", Namespace: "team", Name: "cm"}}
 				}),
 			},
@@ -186,9 +142,9 @@ func TestATargetDeclaresTheFinalizerOfEveryObjectThatReferencesIt(t *testing.T) 
 		"SharedIdentity": {
 			reason: "Two composed resources for the same object both declare the finalizer: whichever is applied, it is there.",
 			resources: []graph.Resource{
-				with(object("shared-a"), named("shared")),
-				with(object("shared-b"), named("shared")),
-				object("d1", "shared"),
+				graphtest.With(graphtest.Object("shared-a"), named("shared")),
+				graphtest.With(graphtest.Object("shared-b"), named("shared")),
+				graphtest.Object("d1", "shared"),
 			},
 			want: outcome{
 				States:    map[string]graph.State{"d1 → shared-a": graph.Declared, "d1 → shared-b": graph.Declared},
@@ -198,7 +154,7 @@ func TestATargetDeclaresTheFinalizerOfEveryObjectThatReferencesIt(t *testing.T) 
 		},
 		"InputDependency": {
 			reason:    "An Object that depends on a resource by the input's word is protected by its finalizer as by a reference's.",
-			resources: []graph.Resource{object("shared"), with(object("d1"), dependingOn("shared"))},
+			resources: []graph.Resource{graphtest.Object("shared"), graphtest.With(graphtest.Object("d1"), graphtest.DependingOn("shared"))},
 			want: outcome{
 				States:    map[string]graph.State{"d1 → shared": graph.Declared},
 				Additions: map[string][]string{"shared": {f("d1")}},
@@ -208,9 +164,9 @@ func TestATargetDeclaresTheFinalizerOfEveryObjectThatReferencesIt(t *testing.T) 
 		"InputDependencyOnTwoVersionsOfAnObject": {
 			reason: "Two composed resources for one object, in two versions, both declare the finalizer of an Object that depends on them.",
 			resources: []graph.Resource{
-				with(object("shared-a"), named("shared")),
-				with(object("shared-b"), named("shared"), func(r *graph.Resource) { r.APIVersion = "kubernetes.crossplane.io/v1alpha1" }),
-				with(object("d1"), dependingOn("shared-a", "shared-b")),
+				graphtest.With(graphtest.Object("shared-a"), named("shared")),
+				graphtest.With(graphtest.Object("shared-b"), named("shared"), func(r *graph.Resource) { r.APIVersion = "kubernetes.crossplane.io/v1alpha1" }),
+				graphtest.With(graphtest.Object("d1"), graphtest.DependingOn("shared-a", "shared-b")),
 			},
 			want: outcome{
 				States:    map[string]graph.State{"d1 → shared-a": graph.Declared, "d1 → shared-b": graph.Declared},
@@ -221,8 +177,8 @@ func TestATargetDeclaresTheFinalizerOfEveryObjectThatReferencesIt(t *testing.T) 
 		"IgnoredReferences": {
 			reason: "With references ignored, only the input's dependencies are protected.",
 			resources: []graph.Resource{
-				object("shared"), object("other"),
-				with(object("d1", "shared", "other"), dependingOn("shared")),
+				graphtest.Object("shared"), graphtest.Object("other"),
+				graphtest.With(graphtest.Object("d1", "shared", "other"), graphtest.DependingOn("shared")),
 			},
 			o: graph.Options{IgnoreReferences: true},
 			want: outcome{
@@ -239,41 +195,41 @@ func TestAFinalizerIsDeclaredOnlyForAnObjectTheProviderManages(t *testing.T) {
 		"DependentNotCreatedYet": {
 			reason: "A dependent without a UID has no finalizer yet: the edge is pending.",
 			resources: []graph.Resource{
-				object("shared"),
-				with(object("d1", "shared"), notObserved),
+				graphtest.Object("shared"),
+				graphtest.With(graphtest.Object("d1", "shared"), graphtest.NotObserved),
 			},
 			want: outcome{States: map[string]graph.State{"d1 → shared": graph.Pending}},
 		},
 		"DependentWithoutUID": {
 			reason: "A dependent observed without a UID has no finalizer to declare either.",
 			resources: []graph.Resource{
-				object("shared"),
-				with(object("d1", "shared"), uid("")),
+				graphtest.Object("shared"),
+				graphtest.With(graphtest.Object("d1", "shared"), uid("")),
 			},
 			want: outcome{States: map[string]graph.State{"d1 → shared": graph.Pending}},
 		},
 		"UnmanagedDependent": {
 			reason: "An Object that lacks the provider's own finalizer has references that don't all resolve: it would not release a finalizer declared for it, so none is declared until the provider manages it.",
 			resources: []graph.Resource{
-				object("shared"),
-				with(object("d1", "shared", "nowhere"), carrying("example.org/other")),
+				graphtest.Object("shared"),
+				graphtest.With(graphtest.Object("d1", "shared", "nowhere"), graphtest.Carrying("example.org/other")),
 			},
 			want: outcome{States: map[string]graph.State{"d1 → shared": graph.Pending}},
 		},
 		"UnmanagedDependentsCarriedFinalizerIsNotStale": {
 			reason: "The finalizer an unmanaged Object's target carries for it is not declared, nor stale: the Object still references the target.",
 			resources: []graph.Resource{
-				with(object("shared"), carrying(f("d1"))),
-				with(object("d1", "shared"), carrying()),
+				graphtest.With(graphtest.Object("shared"), graphtest.Carrying(f("d1"))),
+				graphtest.With(graphtest.Object("d1", "shared"), graphtest.Carrying()),
 			},
 			want: outcome{States: map[string]graph.State{"d1 → shared": graph.Pending}},
 		},
 		"DependencyNotNamed": {
 			reason: "An Object that doesn't exist yet is pending on a dependency that has no name; an existing one is declared by it.",
 			resources: []graph.Resource{
-				with(object("shared"), notObserved, named("")),
-				with(object("new"), notObserved, dependingOn("shared")),
-				with(object("old"), dependingOn("shared")),
+				graphtest.With(graphtest.Object("shared"), graphtest.NotObserved, named("")),
+				graphtest.With(graphtest.Object("new"), graphtest.NotObserved, graphtest.DependingOn("shared")),
+				graphtest.With(graphtest.Object("old"), graphtest.DependingOn("shared")),
 			},
 			want: outcome{
 				States:    map[string]graph.State{"new → shared": graph.Pending, "old → shared": graph.Declared},
@@ -289,17 +245,17 @@ func TestOnlyAnObjectsEdgesAreProtectedByAFinalizer(t *testing.T) {
 		"NotAnObject": {
 			reason: "No finalizer protects an edge whose dependent is not an Object, and a reference finalizer for its UID is stale: the provider never releases it.",
 			resources: []graph.Resource{
-				with(plain("db"), carrying(f("app"))),
-				with(plain("app"), dependingOn("db")),
+				graphtest.With(graphtest.ConfigMap("db"), graphtest.Carrying(f("app"))),
+				graphtest.With(graphtest.ConfigMap("app"), graphtest.DependingOn("db")),
 			},
 			want: outcome{Stale: []Stale{{Resource: "db", Finalizer: f("app")}}},
 		},
 		"ObjectDependingOnANonObject": {
 			reason: "An Object protects a dependency that is not an Object; the dependency's own edges stay unprotected.",
 			resources: []graph.Resource{
-				with(plain("db"), dependingOn("ns")),
-				plain("ns"),
-				with(object("d1"), dependingOn("db")),
+				graphtest.With(graphtest.ConfigMap("db"), graphtest.DependingOn("ns")),
+				graphtest.ConfigMap("ns"),
+				graphtest.With(graphtest.Object("d1"), graphtest.DependingOn("db")),
 			},
 			want: outcome{
 				States:    map[string]graph.State{"d1 → db": graph.Declared},
@@ -311,7 +267,7 @@ func TestOnlyAnObjectsEdgesAreProtectedByAFinalizer(t *testing.T) {
 	for _, tc := range []struct {
 		r    graph.Resource
 		want bool
-	}{{object("o"), true}, {plain("p"), false}, {with(object("o"), notObserved), true}} {
+	}{{graphtest.Object("o"), true}, {graphtest.ConfigMap("p"), false}, {graphtest.With(graphtest.Object("o"), graphtest.NotObserved), true}} {
 		if got := Protects(&tc.r); got != tc.want {
 			t.Errorf("Protects(%s) = %t, want %t: a finalizer protects the edges of an Object, whether it exists or not", tc.r.Name, got, tc.want)
 		}
@@ -323,11 +279,11 @@ func TestADependentGoingAwayKeepsItsFinalizerOnlyWhileTheTargetCarriesIt(t *test
 		"DependentGoing": {
 			reason: "A dependent being deleted, or no longer desired, keeps its finalizer declared while the target carries it, and never gets it back once the provider removed it.",
 			resources: []graph.Resource{
-				with(object("shared"), carrying(f("deleting"), f("removed"))),
-				with(object("deleting", "shared"), deleting),
-				with(object("deleted", "shared"), deleting),
-				with(object("removed", "shared"), notDesired),
-				with(object("released", "shared"), notDesired),
+				graphtest.With(graphtest.Object("shared"), graphtest.Carrying(f("deleting"), f("removed"))),
+				graphtest.With(graphtest.Object("deleting", "shared"), graphtest.Deleting),
+				graphtest.With(graphtest.Object("deleted", "shared"), graphtest.Deleting),
+				graphtest.With(graphtest.Object("removed", "shared"), graphtest.NotDesired),
+				graphtest.With(graphtest.Object("released", "shared"), graphtest.NotDesired),
 			},
 			want: outcome{
 				States: map[string]graph.State{
@@ -343,16 +299,16 @@ func TestADependentGoingAwayKeepsItsFinalizerOnlyWhileTheTargetCarriesIt(t *test
 		"TargetNotDesiredEither": {
 			reason: "A target no longer desired declares nothing, even the finalizer of a dependent going away that it carries.",
 			resources: []graph.Resource{
-				with(object("shared"), carrying(f("d1")), notDesired),
-				with(object("d1", "shared"), deleting),
+				graphtest.With(graphtest.Object("shared"), graphtest.Carrying(f("d1")), graphtest.NotDesired),
+				graphtest.With(graphtest.Object("d1", "shared"), graphtest.Deleting),
 			},
 			want: outcome{States: map[string]graph.State{"d1 → shared": graph.Releasing}},
 		},
 		"DeclaredByAnEarlierStep": {
 			reason: "A finalizer an earlier step declared is not added again for a dependent going away, but counted while the target carries it.",
 			resources: []graph.Resource{
-				with(object("shared"), carrying(f("d1")), declaring(f("d1"))),
-				with(object("d1", "shared"), deleting),
+				graphtest.With(graphtest.Object("shared"), graphtest.Carrying(f("d1")), declaring(f("d1"))),
+				graphtest.With(graphtest.Object("d1", "shared"), graphtest.Deleting),
 			},
 			want: outcome{
 				States:   map[string]graph.State{"d1 → shared": graph.Releasing},
@@ -367,8 +323,8 @@ func TestATargetThatCanNoLongerTakeAFinalizerGetsNoNewOne(t *testing.T) {
 		"TargetDeleting": {
 			reason: "A deleting target keeps the finalizers it carries, and gets no new one: the API server would reject it.",
 			resources: []graph.Resource{
-				with(object("shared"), carrying(f("d1")), deleting),
-				object("d1", "shared"), object("d2", "shared"),
+				graphtest.With(graphtest.Object("shared"), graphtest.Carrying(f("d1")), graphtest.Deleting),
+				graphtest.Object("d1", "shared"), graphtest.Object("d2", "shared"),
 			},
 			want: outcome{
 				States:    map[string]graph.State{"d1 → shared": graph.Protected, "d2 → shared": graph.TargetDeleting},
@@ -379,8 +335,8 @@ func TestATargetThatCanNoLongerTakeAFinalizerGetsNoNewOne(t *testing.T) {
 		"TargetRemovedFromComposition": {
 			reason: "A target the composition no longer desires can't declare anything, and is never added back to desired state; the finalizer it carries for a live dependent is not stale.",
 			resources: []graph.Resource{
-				with(object("shared"), carrying(f("d1")), notDesired),
-				object("d1", "shared"),
+				graphtest.With(graphtest.Object("shared"), graphtest.Carrying(f("d1")), graphtest.NotDesired),
+				graphtest.Object("d1", "shared"),
 			},
 			want: outcome{States: map[string]graph.State{"d1 → shared": graph.TargetRemoved}},
 		},
@@ -391,7 +347,7 @@ func TestAnEdgeOnABrokenCycleDeclaresNoFinalizer(t *testing.T) {
 	checkPlans(t, map[string]planCase{
 		"CycleKept": {
 			reason:    "Without BreakCycles the edges of a cycle are declared as any other (the caller fails the step).",
-			resources: []graph.Resource{object("a", "b"), object("b", "a")},
+			resources: []graph.Resource{graphtest.Object("a", "b"), graphtest.Object("b", "a")},
 			want: outcome{
 				States:    map[string]graph.State{"a → b": graph.Declared, "b → a": graph.Declared},
 				Additions: map[string][]string{"a": {f("b")}, "b": {f("a")}},
@@ -400,7 +356,7 @@ func TestAnEdgeOnABrokenCycleDeclaresNoFinalizer(t *testing.T) {
 		},
 		"CycleBroken": {
 			reason:    "With BreakCycles no edge inside a cycle gets a finalizer; an edge into the cycle still does.",
-			resources: []graph.Resource{object("a", "b"), object("b", "a"), object("c", "a")},
+			resources: []graph.Resource{graphtest.Object("a", "b"), graphtest.Object("b", "a"), graphtest.Object("c", "a")},
 			o:         graph.Options{BreakCycles: true},
 			want: outcome{
 				States:    map[string]graph.State{"a → b": graph.Cyclic, "b → a": graph.Cyclic, "c → a": graph.Declared},
@@ -410,13 +366,13 @@ func TestAnEdgeOnABrokenCycleDeclaresNoFinalizer(t *testing.T) {
 		},
 		"CarriedOnABrokenCycle": {
 			reason:    "A finalizer carried along a broken edge is not declared, and not stale: the dependent still references the target.",
-			resources: []graph.Resource{with(object("a", "b"), carrying(f("b"), objectref.ObjectFinalizer)), object("b", "a")},
+			resources: []graph.Resource{graphtest.With(graphtest.Object("a", "b"), graphtest.Carrying(f("b"), objectref.ObjectFinalizer)), graphtest.Object("b", "a")},
 			o:         graph.Options{BreakCycles: true},
 			want:      outcome{States: map[string]graph.State{"a → b": graph.Cyclic, "b → a": graph.Cyclic}},
 		},
 		"SelfReference": {
 			reason:    "An Object that references itself would keep itself forever: with BreakCycles it declares no finalizer for itself.",
-			resources: []graph.Resource{object("a", "a")},
+			resources: []graph.Resource{graphtest.Object("a", "a")},
 			o:         graph.Options{BreakCycles: true},
 			want:      outcome{States: map[string]graph.State{"a → a": graph.Cyclic}},
 		},
@@ -428,9 +384,9 @@ func TestTwoObjectsClaimingOneUIDShareOneFinalizer(t *testing.T) {
 		"CountedOnce": {
 			reason: "Declared counts finalizers, not edges: two Objects that claim one UID share one finalizer, declared and counted once, since server-side apply rejects a duplicate in a set.",
 			resources: []graph.Resource{
-				object("shared"),
-				with(object("d1", "shared"), uid("uid-same")),
-				with(object("d2", "shared"), uid("uid-same")),
+				graphtest.Object("shared"),
+				graphtest.With(graphtest.Object("d1", "shared"), uid("uid-same")),
+				graphtest.With(graphtest.Object("d2", "shared"), uid("uid-same")),
 			},
 			want: outcome{
 				States:    map[string]graph.State{"d1 → shared": graph.Declared, "d2 → shared": graph.Declared},
@@ -441,11 +397,11 @@ func TestTwoObjectsClaimingOneUIDShareOneFinalizer(t *testing.T) {
 		"UIDsSharingAPrefix": {
 			reason: "Finalizers are sorted by the whole UID, not its first bytes, and two Objects that claim one UID get its finalizer declared once and both their edges protected by it.",
 			resources: []graph.Resource{
-				with(object("shared"), carrying(f("same-z"), f("same-b"))),
-				with(object("d1", "shared"), uid("uid-same-z")),
-				with(object("d2", "shared"), uid("uid-same-b")),
-				with(object("d3", "shared"), uid("uid-same-a")),
-				with(object("d4", "shared"), uid("uid-same-b")),
+				graphtest.With(graphtest.Object("shared"), graphtest.Carrying(f("same-z"), f("same-b"))),
+				graphtest.With(graphtest.Object("d1", "shared"), uid("uid-same-z")),
+				graphtest.With(graphtest.Object("d2", "shared"), uid("uid-same-b")),
+				graphtest.With(graphtest.Object("d3", "shared"), uid("uid-same-a")),
+				graphtest.With(graphtest.Object("d4", "shared"), uid("uid-same-b")),
 			},
 			want: outcome{
 				States: map[string]graph.State{
@@ -461,9 +417,9 @@ func TestTwoObjectsClaimingOneUIDShareOneFinalizer(t *testing.T) {
 		"OneLiveOneGoing": {
 			reason: "Of two Objects that claim one UID, a live one declares the finalizer the other, going away, would release: once.",
 			resources: []graph.Resource{
-				object("shared"),
-				with(object("d1", "shared"), uid("uid-same")),
-				with(object("d2", "shared"), uid("uid-same"), deleting),
+				graphtest.Object("shared"),
+				graphtest.With(graphtest.Object("d1", "shared"), uid("uid-same")),
+				graphtest.With(graphtest.Object("d2", "shared"), uid("uid-same"), graphtest.Deleting),
 			},
 			want: outcome{
 				States:    map[string]graph.State{"d1 → shared": graph.Declared, "d2 → shared": graph.Releasing},
@@ -474,9 +430,9 @@ func TestTwoObjectsClaimingOneUIDShareOneFinalizer(t *testing.T) {
 		"CountedPerTarget": {
 			reason: "A finalizer declared by two targets counts twice: each declares it.",
 			resources: []graph.Resource{
-				object("a"), object("b"),
-				object("d1", "a", "b"),
-				with(object("d2", "a"), uid("uid-d1")),
+				graphtest.Object("a"), graphtest.Object("b"),
+				graphtest.Object("d1", "a", "b"),
+				graphtest.With(graphtest.Object("d2", "a"), uid("uid-d1")),
 			},
 			want: outcome{
 				States:    map[string]graph.State{"d1 → a": graph.Declared, "d1 → b": graph.Declared, "d2 → a": graph.Declared},
@@ -491,15 +447,15 @@ func TestAReferenceFinalizerOfNoReferencingObjectIsStale(t *testing.T) {
 	checkPlans(t, map[string]planCase{
 		"NoReferences": {
 			reason:    "Without references, a reference finalizer left on a resource names no dependent.",
-			resources: []graph.Resource{with(object("alone"), carrying(f("gone"), objectref.ObjectFinalizer)), plain("config")},
+			resources: []graph.Resource{graphtest.With(graphtest.Object("alone"), graphtest.Carrying(f("gone"), objectref.ObjectFinalizer)), graphtest.ConfigMap("config")},
 			want:      outcome{Stale: []Stale{{Resource: "alone", Finalizer: f("gone")}}},
 		},
 		"Stale": {
 			reason: "Reference finalizers of no Object that references the resource here are stale: reported, not declared; other finalizers are not reference finalizers.",
 			resources: []graph.Resource{
-				with(object("shared"), carrying(f("gone"), f("d1"), f("d2"), "example.org/other")),
-				object("d1", "shared"),
-				object("d2"),
+				graphtest.With(graphtest.Object("shared"), graphtest.Carrying(f("gone"), f("d1"), f("d2"), "example.org/other")),
+				graphtest.Object("d1", "shared"),
+				graphtest.Object("d2"),
 			},
 			want: outcome{
 				States:    map[string]graph.State{"d1 → shared": graph.Protected},
@@ -511,8 +467,8 @@ func TestAReferenceFinalizerOfNoReferencingObjectIsStale(t *testing.T) {
 		"SortedByResourceThenFinalizer": {
 			reason: "Stale finalizers are sorted by resource, then finalizer.",
 			resources: []graph.Resource{
-				with(plain("b"), carrying(f("z"), f("a"))),
-				with(plain("a"), carrying(f("y"))),
+				graphtest.With(graphtest.ConfigMap("b"), graphtest.Carrying(f("z"), f("a"))),
+				graphtest.With(graphtest.ConfigMap("a"), graphtest.Carrying(f("y"))),
 			},
 			want: outcome{Stale: []Stale{
 				{Resource: "a", Finalizer: f("y")},
@@ -523,9 +479,9 @@ func TestAReferenceFinalizerOfNoReferencingObjectIsStale(t *testing.T) {
 		"ReferencingAnotherResource": {
 			reason: "The finalizer of an Object that references another resource is stale on this one.",
 			resources: []graph.Resource{
-				with(object("shared"), carrying(f("d1"))),
-				object("other"),
-				object("d1", "other"),
+				graphtest.With(graphtest.Object("shared"), graphtest.Carrying(f("d1"))),
+				graphtest.Object("other"),
+				graphtest.Object("d1", "other"),
 			},
 			want: outcome{
 				States:    map[string]graph.State{"d1 → other": graph.Declared},
@@ -537,14 +493,14 @@ func TestAReferenceFinalizerOfNoReferencingObjectIsStale(t *testing.T) {
 		"NotOnAResourceCrossplaneIsDeleting": {
 			reason: "A resource read from the required resources, which Crossplane is deleting, has left the composition: its finalizers are not reported.",
 			resources: []graph.Resource{
-				with(object("old"), carrying(f("gone"), objectref.ObjectFinalizer), going, deleting, notDesired),
-				with(plain("kept"), carrying(f("gone"))),
+				graphtest.With(graphtest.Object("old"), graphtest.Carrying(f("gone"), objectref.ObjectFinalizer), going, graphtest.Deleting, graphtest.NotDesired),
+				graphtest.With(graphtest.ConfigMap("kept"), graphtest.Carrying(f("gone"))),
 			},
 			want: outcome{Stale: []Stale{{Resource: "kept", Finalizer: f("gone")}}},
 		},
 		"NotOnAResourceThatDoesNotExist": {
 			reason:    "A resource that doesn't exist carries nothing.",
-			resources: []graph.Resource{with(object("new"), notObserved, declaring(f("gone")))},
+			resources: []graph.Resource{graphtest.With(graphtest.Object("new"), graphtest.NotObserved, declaring(f("gone")))},
 		},
 	})
 }
@@ -553,9 +509,9 @@ func TestAReferenceFinalizerOfNoReferencingObjectIsStale(t *testing.T) {
 // don't depend on the order of the resources or of an Object's references.
 func TestThePlanDoesNotDependOnTheOrderOfTheResources(t *testing.T) {
 	var resources []graph.Resource
-	resources = append(resources, with(object("shared"), carrying(f("d00"), f("gone"), f("d01"))))
+	resources = append(resources, graphtest.With(graphtest.Object("shared"), graphtest.Carrying(f("d00"), f("gone"), f("d01"))))
 	for i := range 30 {
-		d := object(fmt.Sprintf("d%02d", i), "shared", fmt.Sprintf("d%02d", (i+1)%30), "external")
+		d := graphtest.Object(fmt.Sprintf("d%02d", i), "shared", fmt.Sprintf("d%02d", (i+1)%30), "external")
 		resources = append(resources, d)
 	}
 	want := Declare(graph.New(resources, graph.Options{BreakCycles: true}))

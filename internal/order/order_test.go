@@ -7,51 +7,11 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
-	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+	"github.com/crossplane-contrib/function-dependencies/internal/graph/graphtest"
 )
 
-// plain is a live composed resource that is not an Object, in namespace team.
-func plain(name string) graph.Resource {
-	return graph.Resource{
-		Name: name, APIVersion: "v1", Identity: graph.Identity{Kind: "ConfigMap", Namespace: "team", Name: name},
-		Observed: &graph.Observed{UID: "uid-" + name}, Desired: &graph.Desired{},
-	}
-}
-
-// object is a live cluster-scoped Object the provider manages, whose object
-// name is its composition resource name, referencing Objects by name.
-func object(name string, references ...string) graph.Resource {
-	r := graph.Resource{
-		Name:       name,
-		APIVersion: "kubernetes.crossplane.io/v1alpha2",
-		IsObject:   true,
-		Identity:   graph.Identity{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: name},
-		Observed:   &graph.Observed{UID: "uid-" + name, Finalizers: []string{objectref.ObjectFinalizer}},
-		Desired:    &graph.Desired{},
-	}
-	for i, ref := range references {
-		r.References = append(r.References, objectref.Target{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: ref, Index: i, Via: "dependsOn"})
-	}
-	return r
-}
-
-// with returns the resource changed by the functions.
-func with(r graph.Resource, changes ...func(*graph.Resource)) graph.Resource {
-	for _, c := range changes {
-		c(&r)
-	}
-	return r
-}
-
-func dependingOn(names ...string) func(*graph.Resource) {
-	return func(r *graph.Resource) { r.DependsOn = names }
-}
-
-func unnamed(r *graph.Resource)              { r.Identity.Name = "" }
 func ready(r *graph.Resource)                { r.Observed.Ready = true }
 func readyByAnEarlierStep(r *graph.Resource) { r.Desired.Ready = true }
-func notObserved(r *graph.Resource)          { r.Observed = nil }
-func notDesired(r *graph.Resource)           { r.Desired = nil }
 
 type orderCase struct {
 	reason       string
@@ -79,10 +39,10 @@ func TestWaitingForReadyHoldsBackOnlyWhatDoesNotExistYet(t *testing.T) {
 		"Chain": {
 			reason: "In a chain only the next link is released; one that exists is never held back, ready or not; an earlier step's ready counts.",
 			resources: []graph.Resource{
-				with(plain("base"), readyByAnEarlierStep),
-				with(plain("mid"), notObserved, dependingOn("base")),
-				with(plain("top"), notObserved, dependingOn("mid")),
-				with(plain("old"), dependingOn("mid")),
+				graphtest.With(graphtest.ConfigMap("base"), readyByAnEarlierStep),
+				graphtest.With(graphtest.ConfigMap("mid"), graphtest.NotObserved, graphtest.DependingOn("base")),
+				graphtest.With(graphtest.ConfigMap("top"), graphtest.NotObserved, graphtest.DependingOn("mid")),
+				graphtest.With(graphtest.ConfigMap("old"), graphtest.DependingOn("mid")),
 			},
 			waitForReady: true,
 			want:         map[string]string{"top": "waits for mid to be ready"},
@@ -90,15 +50,15 @@ func TestWaitingForReadyHoldsBackOnlyWhatDoesNotExistYet(t *testing.T) {
 		"NotAskedTo": {
 			reason: "Without WaitForReady nothing waits for its dependencies to be ready.",
 			resources: []graph.Resource{
-				plain("base"),
-				with(plain("mid"), notObserved, dependingOn("base")),
+				graphtest.ConfigMap("base"),
+				graphtest.With(graphtest.ConfigMap("mid"), graphtest.NotObserved, graphtest.DependingOn("base")),
 			},
 		},
 		"DependencyNotCreatedYet": {
 			reason: "A dependency that doesn't exist isn't ready, whatever an earlier step says of it.",
 			resources: []graph.Resource{
-				with(plain("base"), notObserved, readyByAnEarlierStep),
-				with(plain("top"), notObserved, dependingOn("base")),
+				graphtest.With(graphtest.ConfigMap("base"), graphtest.NotObserved, readyByAnEarlierStep),
+				graphtest.With(graphtest.ConfigMap("top"), graphtest.NotObserved, graphtest.DependingOn("base")),
 			},
 			waitForReady: true,
 			want:         map[string]string{"top": "waits for base to be ready"},
@@ -106,16 +66,16 @@ func TestWaitingForReadyHoldsBackOnlyWhatDoesNotExistYet(t *testing.T) {
 		"NotDesired": {
 			reason: "A resource no step desires is not created, so there is nothing to hold back.",
 			resources: []graph.Resource{
-				plain("base"),
-				with(plain("gone"), notObserved, notDesired, dependingOn("base")),
+				graphtest.ConfigMap("base"),
+				graphtest.With(graphtest.ConfigMap("gone"), graphtest.NotObserved, graphtest.NotDesired, graphtest.DependingOn("base")),
 			},
 			waitForReady: true,
 		},
 		"References": {
 			reason: "An Object waits for what it references as for what the input says it depends on.",
 			resources: []graph.Resource{
-				object("shared"),
-				with(object("new", "shared"), notObserved),
+				graphtest.Object("shared"),
+				graphtest.With(graphtest.Object("new", "shared"), graphtest.NotObserved),
 			},
 			waitForReady: true,
 			want:         map[string]string{"new": "waits for shared to be ready"},
@@ -123,8 +83,8 @@ func TestWaitingForReadyHoldsBackOnlyWhatDoesNotExistYet(t *testing.T) {
 		"EveryDependencyNotReady": {
 			reason: "A resource waits for all its dependencies that aren't ready, named in name order.",
 			resources: []graph.Resource{
-				plain("x"), with(plain("y"), ready), plain("z"),
-				with(plain("new"), notObserved, dependingOn("z", "y", "x")),
+				graphtest.ConfigMap("x"), graphtest.With(graphtest.ConfigMap("y"), ready), graphtest.ConfigMap("z"),
+				graphtest.With(graphtest.ConfigMap("new"), graphtest.NotObserved, graphtest.DependingOn("z", "y", "x")),
 			},
 			waitForReady: true,
 			want:         map[string]string{"new": "waits for x, z to be ready"},
@@ -137,12 +97,12 @@ func TestWaitingForReadyReleasesAFanOutInOnePass(t *testing.T) {
 		"FanOut": {
 			reason: "Dependents of a ready resource are all released in one pass; those of one that isn't ready all wait.",
 			resources: []graph.Resource{
-				with(plain("ready"), ready),
-				plain("unready"),
-				with(plain("a"), notObserved, dependingOn("ready")),
-				with(plain("b"), notObserved, dependingOn("ready")),
-				with(plain("c"), notObserved, dependingOn("unready")),
-				with(plain("d"), notObserved, dependingOn("unready", "ready")),
+				graphtest.With(graphtest.ConfigMap("ready"), ready),
+				graphtest.ConfigMap("unready"),
+				graphtest.With(graphtest.ConfigMap("a"), graphtest.NotObserved, graphtest.DependingOn("ready")),
+				graphtest.With(graphtest.ConfigMap("b"), graphtest.NotObserved, graphtest.DependingOn("ready")),
+				graphtest.With(graphtest.ConfigMap("c"), graphtest.NotObserved, graphtest.DependingOn("unready")),
+				graphtest.With(graphtest.ConfigMap("d"), graphtest.NotObserved, graphtest.DependingOn("unready", "ready")),
 			},
 			waitForReady: true,
 			want:         map[string]string{"c": "waits for unready to be ready", "d": "waits for unready to be ready"},
@@ -152,9 +112,9 @@ func TestWaitingForReadyReleasesAFanOutInOnePass(t *testing.T) {
 
 func TestWaitingForReadyDoesNotWaitAlongABrokenEdge(t *testing.T) {
 	cycle := []graph.Resource{
-		with(plain("a"), notObserved, dependingOn("b")),
-		with(plain("b"), notObserved, dependingOn("a")),
-		with(plain("c"), notObserved, dependingOn("a")),
+		graphtest.With(graphtest.ConfigMap("a"), graphtest.NotObserved, graphtest.DependingOn("b")),
+		graphtest.With(graphtest.ConfigMap("b"), graphtest.NotObserved, graphtest.DependingOn("a")),
+		graphtest.With(graphtest.ConfigMap("c"), graphtest.NotObserved, graphtest.DependingOn("a")),
 	}
 	checkHeldBack(t, map[string]orderCase{
 		"Broken": {
@@ -179,9 +139,9 @@ func TestWaitingForReadyDoesNotWaitAlongABrokenEdge(t *testing.T) {
 
 func TestAnObjectWaitsForItsDependenciesToBeNamedBeforeItIsCreated(t *testing.T) {
 	notNamed := []graph.Resource{
-		with(object("shared"), notObserved, unnamed),
-		with(object("new"), notObserved, dependingOn("shared")),
-		with(object("old"), dependingOn("shared")),
+		graphtest.With(graphtest.Object("shared"), graphtest.NotObserved, graphtest.Unnamed),
+		graphtest.With(graphtest.Object("new"), graphtest.NotObserved, graphtest.DependingOn("shared")),
+		graphtest.With(graphtest.Object("old"), graphtest.DependingOn("shared")),
 	}
 	checkHeldBack(t, map[string]orderCase{
 		"NotNamed": {
@@ -200,9 +160,9 @@ func TestAnObjectWaitsForItsDependenciesToBeNamedBeforeItIsCreated(t *testing.T)
 		"BeforeAnotherNotReady": {
 			reason: "The name comes first even when another dependency, named, isn't ready.",
 			resources: []graph.Resource{
-				with(object("shared"), notObserved, unnamed),
-				object("other"),
-				with(object("new"), notObserved, dependingOn("shared", "other")),
+				graphtest.With(graphtest.Object("shared"), graphtest.NotObserved, graphtest.Unnamed),
+				graphtest.Object("other"),
+				graphtest.With(graphtest.Object("new"), graphtest.NotObserved, graphtest.DependingOn("shared", "other")),
 			},
 			unnamed:      map[string][]string{"new": {"shared"}},
 			waitForReady: true,
@@ -211,9 +171,9 @@ func TestAnObjectWaitsForItsDependenciesToBeNamedBeforeItIsCreated(t *testing.T)
 		"Several": {
 			reason: "An Object waits for every dependency it can't reference yet.",
 			resources: []graph.Resource{
-				with(object("a"), notObserved, unnamed),
-				with(object("b"), notObserved, unnamed),
-				with(object("new"), notObserved, dependingOn("a", "b")),
+				graphtest.With(graphtest.Object("a"), graphtest.NotObserved, graphtest.Unnamed),
+				graphtest.With(graphtest.Object("b"), graphtest.NotObserved, graphtest.Unnamed),
+				graphtest.With(graphtest.Object("new"), graphtest.NotObserved, graphtest.DependingOn("a", "b")),
 			},
 			unnamed: map[string][]string{"new": {"a", "b"}},
 			want:    map[string]string{"new": "waits for a, b to be named, to reference it"},

@@ -11,6 +11,7 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/explicit"
 	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
+	"github.com/crossplane-contrib/function-dependencies/internal/graph/graphtest"
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 )
@@ -134,72 +135,8 @@ func TestMessagesNameAFewAndCountTheRest(t *testing.T) {
 	}
 }
 
-// object is a live cluster-scoped Object the provider manages, named as its
-// composition resource, that references the cluster-scoped Objects of the
-// names.
-func object(name string, references ...string) graph.Resource {
-	r := graph.Resource{
-		Name: name, APIVersion: "kubernetes.crossplane.io/v1alpha2", IsObject: true,
-		Identity: graph.Identity{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: name},
-		Observed: &graph.Observed{UID: "uid-" + name, Finalizers: []string{objectref.ObjectFinalizer}},
-		Desired:  &graph.Desired{},
-	}
-	for i, ref := range references {
-		r.References = append(r.References, objectref.Target{
-			APIVersion: "kubernetes.crossplane.io/v1alpha2", Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: ref, Index: i, Via: "dependsOn",
-		})
-	}
-	return r
-}
-
-// configMap is a live ConfigMap in namespace team, named as its composition
-// resource: a composed resource that is not an Object.
-func configMap(name string, dependsOn ...string) graph.Resource {
-	return graph.Resource{
-		Name: name, APIVersion: "v1", Identity: graph.Identity{Kind: "ConfigMap", Namespace: "team", Name: name},
-		Observed: &graph.Observed{UID: "uid-" + name}, Desired: &graph.Desired{}, DependsOn: dependsOn,
-	}
-}
-
-func f(name string) string { return objectref.Finalizer("uid-" + name) }
-
-// with returns a copy of the resource, changed by the functions.
-func with(r graph.Resource, changes ...func(*graph.Resource)) graph.Resource {
-	if r.Observed != nil {
-		observed := *r.Observed
-		r.Observed = &observed
-	}
-	if r.Desired != nil {
-		desired := *r.Desired
-		r.Desired = &desired
-	}
-	for _, c := range changes {
-		c(&r)
-	}
-	return r
-}
-
-func carrying(finalizers ...string) func(*graph.Resource) {
-	return func(r *graph.Resource) { r.Observed.Finalizers = finalizers }
-}
-
-func dependingOn(names ...string) func(*graph.Resource) {
-	return func(r *graph.Resource) { r.DependsOn = names }
-}
-
-// carryingReferences makes the observed Object carry references to the
-// cluster-scoped Objects of the names.
-func carryingReferences(names ...string) func(*graph.Resource) {
-	return func(r *graph.Resource) {
-		for _, n := range names {
-			r.Observed.References = append(r.Observed.References, objectref.Target{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: n})
-		}
-	}
-}
-
-func notObserved(r *graph.Resource) { r.Observed = nil }
-func notDesired(r *graph.Resource)  { r.Desired = nil }
-func deleting(r *graph.Resource)    { r.Observed.Deleting = true }
+// f is graphtest.Finalizer, short for the tables.
+var f = graphtest.Finalizer
 
 var xr = usage.Ref{APIVersion: "example.org/v1", Kind: "App", Name: "shop"}
 
@@ -228,8 +165,8 @@ func (d decision) facts() Facts {
 // or in Report mode would: its message is the summary, which the condition's
 // message always ends with.
 func TestSummaryOnlyWhenTheFunctionChangesWhatIsObserved(t *testing.T) {
-	shared := object("shared")
-	protected := with(shared, carrying(f("d1")))
+	shared := graphtest.Object("shared")
+	protected := graphtest.With(shared, graphtest.Carrying(f("d1")))
 	cases := map[string]struct {
 		reason string
 		facts  Facts
@@ -237,33 +174,33 @@ func TestSummaryOnlyWhenTheFunctionChangesWhatIsObserved(t *testing.T) {
 	}{
 		"Protected": {
 			reason: "Declaring the finalizers the observed targets carry changes nothing.",
-			facts:  decision{resources: []graph.Resource{protected, object("d1", "shared")}}.facts(),
+			facts:  decision{resources: []graph.Resource{protected, graphtest.Object("d1", "shared")}}.facts(),
 		},
 		"NoEdges": {
 			reason: "Without edges there is nothing to change.",
-			facts:  decision{resources: []graph.Resource{shared, configMap("app")}}.facts(),
+			facts:  decision{resources: []graph.Resource{shared, graphtest.ConfigMap("app")}}.facts(),
 		},
 		"FinalizerTheTargetLacks": {
 			reason: "A finalizer declared that the observed target lacks changes it.",
-			facts:  decision{resources: []graph.Resource{with(protected, carrying()), object("d1", "shared")}}.facts(),
+			facts:  decision{resources: []graph.Resource{graphtest.With(protected, graphtest.Carrying()), graphtest.Object("d1", "shared")}}.facts(),
 			want:   true,
 		},
 		"FinalizerAnEarlierStepDeclared": {
 			reason: "A finalizer the observed target lacks changes it even when an earlier step declared it already.",
 			facts: decision{resources: []graph.Resource{
-				with(shared, func(r *graph.Resource) { r.Desired.Finalizers = []string{f("d1")} }), object("d1", "shared"),
+				graphtest.With(shared, func(r *graph.Resource) { r.Desired.Finalizers = []string{f("d1")} }), graphtest.Object("d1", "shared"),
 			}}.facts(),
 			want: true,
 		},
 		"FinalizerOfATargetNotCreatedYet": {
 			reason: "A target that doesn't exist yet is created with the finalizer.",
-			facts:  decision{resources: []graph.Resource{with(shared, notObserved), object("d1", "shared")}}.facts(),
+			facts:  decision{resources: []graph.Resource{graphtest.With(shared, graphtest.NotObserved), graphtest.Object("d1", "shared")}}.facts(),
 			want:   true,
 		},
 		"ReportMode": {
 			reason: "In Report mode the function would change the target.",
 			facts: func() Facts {
-				f := decision{resources: []graph.Resource{shared, object("d1", "shared")}}.facts()
+				f := decision{resources: []graph.Resource{shared, graphtest.Object("d1", "shared")}}.facts()
 				f.Enforce = false
 				return f
 			}(),
@@ -272,7 +209,7 @@ func TestSummaryOnlyWhenTheFunctionChangesWhatIsObserved(t *testing.T) {
 		"FatalCycle": {
 			reason: "A cycle that fails the step leaves desired state unchanged, but the function would change the targets.",
 			facts: func() Facts {
-				f := decision{resources: []graph.Resource{object("a", "b"), object("b", "a")}}.facts()
+				f := decision{resources: []graph.Resource{graphtest.Object("a", "b"), graphtest.Object("b", "a")}}.facts()
 				f.CyclesFatal = true
 				return f
 			}(),
@@ -282,53 +219,53 @@ func TestSummaryOnlyWhenTheFunctionChangesWhatIsObserved(t *testing.T) {
 			reason: "Edges pending, releasing, cyclic, or whose target is removed or being deleted change nothing.",
 			facts: decision{
 				resources: []graph.Resource{
-					with(shared, carrying(f("going"))),
-					with(object("new", "shared"), notObserved),
-					with(object("going", "shared"), deleting),
-					object("gone-from", "removed"), with(object("removed"), notDesired),
-					object("to", "deleting"), with(object("deleting"), deleting),
-					object("a", "b"), object("b", "a"),
+					graphtest.With(shared, graphtest.Carrying(f("going"))),
+					graphtest.With(graphtest.Object("new", "shared"), graphtest.NotObserved),
+					graphtest.With(graphtest.Object("going", "shared"), graphtest.Deleting),
+					graphtest.Object("gone-from", "removed"), graphtest.With(graphtest.Object("removed"), graphtest.NotDesired),
+					graphtest.Object("to", "deleting"), graphtest.With(graphtest.Object("deleting"), graphtest.Deleting),
+					graphtest.Object("a", "b"), graphtest.Object("b", "a"),
 				},
 				graph: graph.Options{BreakCycles: true},
 			}.facts(),
 		},
 		"UsageNotObserved": {
 			reason: "A Usage emitted that isn't observed yet changes what is observed.",
-			facts:  decision{resources: []graph.Resource{configMap("db"), configMap("app", "db")}, usages: usage.All}.facts(),
+			facts:  decision{resources: []graph.Resource{graphtest.ConfigMap("db"), graphtest.ConfigMap("app", "db")}, usages: usage.All}.facts(),
 			want:   true,
 		},
 		"UsageObserved": {
 			reason: "A Usage that is observed already changes nothing.",
 			facts: decision{
-				resources: []graph.Resource{configMap("db"), configMap("app", "db")},
+				resources: []graph.Resource{graphtest.ConfigMap("db"), graphtest.ConfigMap("app", "db")},
 				usages:    usage.All, observed: map[string]bool{usage.Key("app", "db"): true},
 			}.facts(),
 		},
 		"ExternalUsageNotObserved": {
 			reason: "A Usage of an object outside the composition that isn't observed yet changes what is observed.",
-			facts:  decision{resources: []graph.Resource{protected, object("d1", "shared", "elsewhere")}, usages: usage.External}.facts(),
+			facts:  decision{resources: []graph.Resource{protected, graphtest.Object("d1", "shared", "elsewhere")}, usages: usage.External}.facts(),
 			want:   true,
 		},
 		"ExternalUsageObserved": {
 			reason: "One that is observed changes nothing.",
 			facts: decision{
-				resources: []graph.Resource{protected, object("d1", "shared", "elsewhere")},
+				resources: []graph.Resource{protected, graphtest.Object("d1", "shared", "elsewhere")},
 				usages:    usage.External, observed: map[string]bool{usage.ExternalKey("d1", objectref.ClusterGroup, objectref.Kind, "", "elsewhere"): true},
 			}.facts(),
 		},
 		"NewReference": {
 			reason: "A reference written that the observed Object lacks changes it, though its target carries the finalizer already.",
-			facts:  decision{resources: []graph.Resource{protected, with(object("d1"), dependingOn("shared"))}}.facts(),
+			facts:  decision{resources: []graph.Resource{protected, graphtest.With(graphtest.Object("d1"), graphtest.DependingOn("shared"))}}.facts(),
 			want:   true,
 		},
 		"ObservedReference": {
 			reason: "A reference the observed Object carries already changes nothing.",
-			facts:  decision{resources: []graph.Resource{protected, with(object("d1"), dependingOn("shared"), carryingReferences("shared"))}}.facts(),
+			facts:  decision{resources: []graph.Resource{protected, graphtest.With(graphtest.Object("d1"), graphtest.DependingOn("shared"), graphtest.CarryingReferences("shared"))}}.facts(),
 		},
 		"NewReferenceHeldBack": {
 			reason: "A reference written on a resource held back is not written yet: holding back has a result of its own.",
 			facts: func() Facts {
-				f := decision{resources: []graph.Resource{protected, with(object("d1"), notObserved, dependingOn("shared"))}}.facts()
+				f := decision{resources: []graph.Resource{protected, graphtest.With(graphtest.Object("d1"), graphtest.NotObserved, graphtest.DependingOn("shared"))}}.facts()
 				f.HeldBack = map[string]string{"d1": "waits for shared to be ready"}
 				return f
 			}(),
@@ -359,11 +296,11 @@ func TestSummaryOnlyWhenTheFunctionChangesWhatIsObserved(t *testing.T) {
 
 func TestSummaryCountsWhatTheFunctionFoundAndDeclared(t *testing.T) {
 	resources := []graph.Resource{
-		object("shared"),
-		with(object("other"), func(r *graph.Resource) { r.Identity.Name = "shared" }),
-		object("d1", "shared", "elsewhere"),
-		with(object("d2", "shared"), notObserved),
-		with(object("d3", "shared"), func(r *graph.Resource) { r.Observed.UID = "uid-d1" }),
+		graphtest.Object("shared"),
+		graphtest.With(graphtest.Object("other"), func(r *graph.Resource) { r.Identity.Name = "shared" }),
+		graphtest.Object("d1", "shared", "elsewhere"),
+		graphtest.With(graphtest.Object("d2", "shared"), graphtest.NotObserved),
+		graphtest.With(graphtest.Object("d3", "shared"), func(r *graph.Resource) { r.Observed.UID = "uid-d1" }),
 	}
 	cases := map[string]struct {
 		reason string
@@ -402,7 +339,7 @@ func TestSummaryCountsWhatTheFunctionFoundAndDeclared(t *testing.T) {
 }
 
 func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
-	shared := object("shared")
+	shared := graphtest.Object("shared")
 	cases := map[string]struct {
 		reason string
 		facts  Facts
@@ -410,12 +347,12 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 	}{
 		"Nothing": {
 			reason: "A composition whose edges are all protected needs no attention.",
-			facts:  decision{resources: []graph.Resource{with(shared, carrying(f("d1"))), object("d1", "shared")}}.facts(),
+			facts:  decision{resources: []graph.Resource{graphtest.With(shared, graphtest.Carrying(f("d1"))), graphtest.Object("d1", "shared")}}.facts(),
 		},
 		"FatalCycle": {
 			reason: "A cycle that fails the step is fatal, and comes first.",
 			facts: func() Facts {
-				f := decision{resources: []graph.Resource{object("a", "b"), object("b", "a")}}.facts()
+				f := decision{resources: []graph.Resource{graphtest.Object("a", "b"), graphtest.Object("b", "a")}}.facts()
 				f.CyclesFatal = true
 				return f
 			}(),
@@ -426,42 +363,42 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 		},
 		"BrokenCycle": {
 			reason: "A cycle that doesn't fail the step is a warning: its edges get no finalizer.",
-			facts:  decision{resources: []graph.Resource{object("a", "b"), object("b", "a")}, graph: graph.Options{BreakCycles: true}}.facts(),
+			facts:  decision{resources: []graph.Resource{graphtest.Object("a", "b"), graphtest.Object("b", "a")}, graph: graph.Options{BreakCycles: true}}.facts(),
 			want:   []Result{{Severity: Warning, Reason: ReasonCycle, Message: "references form a cycle, so no finalizer is declared on its edges: a → b → a"}},
 		},
 		"TargetRemoved": {
 			reason: "A target the composition no longer includes is named once, with its dependents.",
 			facts: decision{resources: []graph.Resource{
-				with(shared, carrying(f("d1"), f("d2")), notDesired), object("d1", "shared"), object("d2", "shared"),
+				graphtest.With(shared, graphtest.Carrying(f("d1"), f("d2")), graphtest.NotDesired), graphtest.Object("d1", "shared"), graphtest.Object("d2", "shared"),
 			}}.facts(),
 			want: []Result{{Severity: Warning, Reason: ReasonTargetRemoved, Message: "the composition no longer includes resources that live Objects still reference, so they may be deleted first: shared (referenced by d1, d2)"}},
 		},
 		"TargetDeleting": {
 			reason: "A target being deleted without its dependent's finalizer can't be given it any more.",
-			facts:  decision{resources: []graph.Resource{with(shared, deleting), object("d1", "shared")}}.facts(),
+			facts:  decision{resources: []graph.Resource{graphtest.With(shared, graphtest.Deleting), graphtest.Object("d1", "shared")}}.facts(),
 			want:   []Result{{Severity: Warning, Reason: ReasonTargetDeleting, Message: "referenced resources are being deleted without their dependents' finalizers, which can no longer be added: d1 → shared"}},
 		},
 		"External": {
 			reason: "Without Usages a reference to an object outside the composition can't be protected.",
-			facts:  decision{resources: []graph.Resource{object("d1", "elsewhere")}}.facts(),
+			facts:  decision{resources: []graph.Resource{graphtest.Object("d1", "elsewhere")}}.facts(),
 			want: []Result{{Severity: Warning, Reason: ReasonExternalReference, Message: "references to objects outside this composition can't be protected by it: " +
 				"d1 spec.references[0].dependsOn → Object.kubernetes.crossplane.io elsewhere"}},
 		},
 		"ExternalUsage": {
 			reason: "One a Usage protects needs no warning: the Usage it emits is a change.",
-			facts:  decision{resources: []graph.Resource{object("d1", "elsewhere")}, usages: usage.External}.facts(),
+			facts:  decision{resources: []graph.Resource{graphtest.Object("d1", "elsewhere")}, usages: usage.External}.facts(),
 			want:   []Result{{Severity: Normal, Reason: ReasonSummary, Message: "1 composed resources, 0 references between them and 1 to external objects; 0 reference finalizers declared, 0 pending until their Object exists"}},
 		},
 		"Stale": {
 			reason: "A reference finalizer of no Object that references the resource here is stale.",
-			facts:  decision{resources: []graph.Resource{with(shared, carrying(f("gone"), "example.org/other"))}}.facts(),
+			facts:  decision{resources: []graph.Resource{graphtest.With(shared, graphtest.Carrying(f("gone"), "example.org/other"))}}.facts(),
 			want: []Result{{Severity: Warning, Reason: ReasonStaleFinalizer, Message: "reference finalizers name no Object that references the resource in this composition, so they are not declared: Crossplane drops those only it applied, and any the provider added stay until their Object, if it still exists, releases them or someone removes them (provider-kubernetes #28): " +
 				"shared " + f("gone")}},
 		},
 		"HeldBack": {
 			reason: "Resources held back from creation have a Normal result of their own, in name order, and are no change.",
 			facts: func() Facts {
-				f := decision{resources: []graph.Resource{shared, with(object("d1"), notObserved, dependingOn("shared")), with(configMap("job"), notObserved)}}.facts()
+				f := decision{resources: []graph.Resource{shared, graphtest.With(graphtest.Object("d1"), graphtest.NotObserved, graphtest.DependingOn("shared")), graphtest.With(graphtest.ConfigMap("job"), graphtest.NotObserved)}}.facts()
 				f.HeldBack = map[string]string{"job": "waits for web to be ready", "d1": "waits for shared to be ready"}
 				return f
 			}(),
@@ -480,9 +417,9 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 			reason: "An edge no Usage can protect is named with why; the Usage of the other edge is a change.",
 			facts: decision{
 				resources: []graph.Resource{
-					configMap("db"), configMap("app", "db"),
+					graphtest.ConfigMap("db"), graphtest.ConfigMap("app", "db"),
 					{Name: "bucket", APIVersion: "s3.aws.upbound.io/v1beta1", Identity: graph.Identity{Group: "s3.aws.upbound.io", Kind: "Bucket", Name: "assets"}, Observed: &graph.Observed{UID: "uid-bucket"}, Desired: &graph.Desired{}},
-					configMap("web", "bucket"),
+					graphtest.ConfigMap("web", "bucket"),
 				},
 				usages: usage.All,
 			}.facts(),
@@ -506,11 +443,11 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 			facts: func() Facts {
 				f := decision{
 					resources: []graph.Resource{
-						object("a", "b"), object("b", "a"),
-						with(object("removed"), notDesired), object("r", "removed"),
-						with(object("deleting"), deleting), object("x", "deleting"),
-						object("e", "elsewhere"),
-						with(shared, carrying(f("gone"))), object("d1", "shared"),
+						graphtest.Object("a", "b"), graphtest.Object("b", "a"),
+						graphtest.With(graphtest.Object("removed"), graphtest.NotDesired), graphtest.Object("r", "removed"),
+						graphtest.With(graphtest.Object("deleting"), graphtest.Deleting), graphtest.Object("x", "deleting"),
+						graphtest.Object("e", "elsewhere"),
+						graphtest.With(shared, graphtest.Carrying(f("gone"))), graphtest.Object("d1", "shared"),
 					},
 					graph: graph.Options{BreakCycles: true},
 				}.facts()
@@ -560,9 +497,9 @@ func TestExternalEdgesAUsageProtectsAreNotWarnedAbout(t *testing.T) {
 	token := objectref.Target{APIVersion: "v1", Kind: "Secret", Namespace: "vault", Name: "token", Index: 0, Via: "dependsOn"}
 	// A cluster-scoped Object can't use a namespaced Secret; a namespaced
 	// Object can.
-	a := object("a")
+	a := graphtest.Object("a")
 	a.References = []objectref.Target{token}
-	b := object("b")
+	b := graphtest.Object("b")
 	b.Identity.Group, b.Identity.Namespace, b.References = objectref.NamespacedGroup, "vault", []objectref.Target{token}
 	r := Of(decision{resources: []graph.Resource{a, b}, usages: usage.External}.facts())
 	var warned []string

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
+	"github.com/crossplane-contrib/function-dependencies/internal/graph/graphtest"
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 )
 
@@ -139,15 +140,6 @@ func TestKeysFollowTheirRule(t *testing.T) {
 	}
 }
 
-// configMap is a live ConfigMap in namespace team, named as its composition
-// resource: a composed resource that is not an Object.
-func configMap(name string, dependsOn ...string) graph.Resource {
-	return graph.Resource{
-		Name: name, APIVersion: "v1", Identity: graph.Identity{Kind: "ConfigMap", Namespace: "team", Name: name},
-		Observed: &graph.Observed{UID: "uid-" + name}, Desired: &graph.Desired{}, DependsOn: dependsOn,
-	}
-}
-
 // bucket is a live cluster-scoped resource that is not an Object.
 func bucket(name string) graph.Resource {
 	return graph.Resource{
@@ -156,51 +148,9 @@ func bucket(name string) graph.Resource {
 	}
 }
 
-// object is a live cluster-scoped Object the provider manages, named as its
-// composition resource, that references the targets.
-func object(name string, references ...objectref.Target) graph.Resource {
-	for i := range references {
-		references[i].Index, references[i].Via = i, "dependsOn"
-	}
-	return graph.Resource{
-		Name: name, APIVersion: "kubernetes.crossplane.io/v1alpha2", IsObject: true,
-		Identity:   graph.Identity{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: name},
-		Observed:   &graph.Observed{UID: "uid-" + name, Finalizers: []string{objectref.ObjectFinalizer}},
-		Desired:    &graph.Desired{},
-		References: references,
-	}
-}
-
-// clusterObject is a reference to the cluster-scoped Object of the name.
-func clusterObject(name string) objectref.Target {
-	return objectref.Target{APIVersion: "kubernetes.crossplane.io/v1alpha2", Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: name}
-}
-
 // secret is a reference to a Secret, which no composed resource is here.
 func secret(namespace, name string) objectref.Target {
 	return objectref.Target{APIVersion: "v1", Kind: "Secret", Namespace: namespace, Name: name}
-}
-
-// with returns a copy of the resource, changed by the functions.
-func with(r graph.Resource, changes ...func(*graph.Resource)) graph.Resource {
-	if r.Observed != nil {
-		observed := *r.Observed
-		r.Observed = &observed
-	}
-	if r.Desired != nil {
-		desired := *r.Desired
-		r.Desired = &desired
-	}
-	for _, c := range changes {
-		c(&r)
-	}
-	return r
-}
-
-func notObserved(r *graph.Resource) { r.Observed = nil }
-func deleting(r *graph.Resource)    { r.Observed.Deleting = true }
-func dependingOn(names ...string) func(*graph.Resource) {
-	return func(r *graph.Resource) { r.DependsOn = names }
 }
 
 // end is how a Usage names the resource.
@@ -223,9 +173,9 @@ func outside(d graph.Resource, t objectref.Target) Edge {
 }
 
 func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
-	db, app, cache := configMap("db"), configMap("app", "db"), configMap("cache", "db")
-	shared := object("shared")
-	d1 := object("d1", clusterObject("shared"), clusterObject("elsewhere"))
+	db, app, cache := graphtest.ConfigMap("db"), graphtest.ConfigMap("app", "db"), graphtest.ConfigMap("cache", "db")
+	shared := graphtest.Object("shared")
+	d1 := graphtest.Object("d1", "shared", "elsewhere")
 	token := secret("vault", "token")
 	type args struct {
 		resources []graph.Resource
@@ -252,7 +202,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 		"AllProtectsInputDependenciesOfNonObjects": {
 			reason: "With All a Usage protects an input dependency of a resource that is not an Object: declared once both ends exist, protected once the Usage is observed (and still emitted), pending before.",
 			args: args{
-				resources: []graph.Resource{db, app, cache, with(configMap("new", "db"), notObserved)},
+				resources: []graph.Resource{db, app, cache, graphtest.With(graphtest.ConfigMap("new", "db"), graphtest.NotObserved)},
 				policy:    All, observed: map[string]bool{Key("cache", "db"): true},
 			},
 			want: want{
@@ -262,13 +212,13 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 		},
 		"PendingUntilTheDependencyExists": {
 			reason: "A Usage is emitted only once both its ends exist.",
-			args:   args{resources: []graph.Resource{with(db, notObserved), app}, policy: All},
+			args:   args{resources: []graph.Resource{graphtest.With(db, graphtest.NotObserved), app}, policy: All},
 			want:   want{states: map[int]graph.State{0: graph.Pending}},
 		},
 		"UsageOfADeletingTargetIsTooLate": {
 			reason: "A Usage can't undo a deletion the API server accepted, observed or not: an edge whose target is being deleted gets none.",
 			args: args{
-				resources: []graph.Resource{with(db, deleting), app, cache},
+				resources: []graph.Resource{graphtest.With(db, graphtest.Deleting), app, cache},
 				policy:    All, observed: map[string]bool{Key("cache", "db"): true},
 			},
 			want: want{states: map[int]graph.State{0: graph.TargetDeleting, 1: graph.TargetDeleting}},
@@ -276,12 +226,12 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 		"UsagesOfDashedNamesDiffer": {
 			reason: "Each edge has a Usage of its own: a → b-c and a-b → c once shared one, and one Usage silently replaced the other.",
 			args: args{
-				resources: []graph.Resource{configMap("b-c"), configMap("c"), configMap("a", "b-c"), configMap("a-b", "c")},
+				resources: []graph.Resource{graphtest.ConfigMap("b-c"), graphtest.ConfigMap("c"), graphtest.ConfigMap("a", "b-c"), graphtest.ConfigMap("a-b", "c")},
 				policy:    All,
 			},
 			want: want{
 				states: map[int]graph.State{0: graph.Declared, 1: graph.Declared},
-				usages: []Edge{between(configMap("a", "b-c"), configMap("b-c")), between(configMap("a-b", "c"), configMap("c"))},
+				usages: []Edge{between(graphtest.ConfigMap("a", "b-c"), graphtest.ConfigMap("b-c")), between(graphtest.ConfigMap("a-b", "c"), graphtest.ConfigMap("c"))},
 			},
 		},
 		"ExternalProtectsOnlyEdgesOutOfTheComposition": {
@@ -289,65 +239,65 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			args:   args{resources: []graph.Resource{shared, d1, db, app}, policy: External},
 			want: want{
 				external: map[int]graph.State{0: graph.Declared},
-				usages:   []Edge{outside(d1, clusterObject("elsewhere"))},
+				usages:   []Edge{outside(d1, graphtest.ClusterObject("elsewhere"))},
 			},
 		},
 		"AllNeverUsesAnEdgeAFinalizerProtects": {
 			reason: "With All the edges of an Object, referenced or declared in the input, keep their finalizers and get no Usage; its external edges still get one.",
 			args: args{
-				resources: []graph.Resource{shared, with(d1, dependingOn("db")), db, app},
+				resources: []graph.Resource{shared, graphtest.With(d1, graphtest.DependingOn("db")), db, app},
 				policy:    All,
 			},
 			want: want{
 				states:   map[int]graph.State{0: graph.Declared},
 				external: map[int]graph.State{0: graph.Declared},
-				usages:   []Edge{between(app, db), outside(d1, clusterObject("elsewhere"))},
+				usages:   []Edge{between(app, db), outside(d1, graphtest.ClusterObject("elsewhere"))},
 			},
 		},
 		"ExternalStates": {
 			reason: "An external edge's Usage is protected once observed, and pending while its dependent doesn't exist: the function can't see the object outside.",
 			args: args{
 				resources: []graph.Resource{
-					object("d1", clusterObject("elsewhere")),
-					with(object("d2", clusterObject("elsewhere")), notObserved),
+					graphtest.Object("d1", "elsewhere"),
+					graphtest.With(graphtest.Object("d2", "elsewhere"), graphtest.NotObserved),
 				},
 				policy:   External,
 				observed: map[string]bool{ExternalKey("d1", objectref.ClusterGroup, objectref.Kind, "", "elsewhere"): true},
 			},
 			want: want{
 				external: map[int]graph.State{0: graph.Protected, 1: graph.Pending},
-				usages:   []Edge{outside(object("d1"), clusterObject("elsewhere"))},
+				usages:   []Edge{outside(graphtest.Object("d1"), graphtest.ClusterObject("elsewhere"))},
 			},
 		},
 		"CyclicEdgesGetNone": {
 			reason: "An edge on a cycle the input breaks is cyclic: no Usage, which would keep both ends for ever.",
 			args: args{
-				resources: []graph.Resource{configMap("a", "b"), configMap("b", "a"), configMap("c", "a")},
+				resources: []graph.Resource{graphtest.ConfigMap("a", "b"), graphtest.ConfigMap("b", "a"), graphtest.ConfigMap("c", "a")},
 				graph:     graph.Options{BreakCycles: true},
 				policy:    All,
 			},
 			want: want{
 				states: map[int]graph.State{0: graph.Cyclic, 1: graph.Cyclic, 2: graph.Declared},
-				usages: []Edge{between(configMap("c"), configMap("a"))},
+				usages: []Edge{between(graphtest.ConfigMap("c"), graphtest.ConfigMap("a"))},
 			},
 		},
 		"CyclesKeptGetUsages": {
 			reason: "Without BreakCycles the edges of a cycle get Usages as any other (the caller fails the step).",
 			args: args{
-				resources: []graph.Resource{configMap("a", "b"), configMap("b", "a")},
+				resources: []graph.Resource{graphtest.ConfigMap("a", "b"), graphtest.ConfigMap("b", "a")},
 				policy:    All,
 			},
 			want: want{
 				states: map[int]graph.State{0: graph.Declared, 1: graph.Declared},
-				usages: []Edge{between(configMap("a"), configMap("b")), between(configMap("b"), configMap("a"))},
+				usages: []Edge{between(graphtest.ConfigMap("a"), graphtest.ConfigMap("b")), between(graphtest.ConfigMap("b"), graphtest.ConfigMap("a"))},
 			},
 		},
 		"UnusableEdgesAreProblems": {
 			reason: "An edge no Usage can express is reported, left out of the states and emits nothing, even when its target is being deleted; usable ones still get theirs.",
 			args: args{
 				resources: []graph.Resource{
-					db, app, bucket("assets"), configMap("web", "assets"), configMap("worker", "gone"), with(bucket("gone"), deleting),
-					object("d1", secret("vault", "token")),
+					db, app, bucket("assets"), graphtest.ConfigMap("web", "assets"), graphtest.ConfigMap("worker", "gone"), graphtest.With(bucket("gone"), graphtest.Deleting),
+					graphtest.With(graphtest.Object("d1"), graphtest.Referencing(secret("vault", "token"))),
 				},
 				policy: All,
 			},
@@ -355,15 +305,15 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 				states: map[int]graph.State{0: graph.Declared},
 				usages: []Edge{between(app, db)},
 				unusable: []Problem{
-					{Edge: between(configMap("web"), bucket("assets")), Reason: "the dependent is namespaced and the dependency is cluster-scoped: a namespaced Usage can't refer to a cluster-scoped Bucket, and a ClusterUsage can't refer to a namespaced ConfigMap"},
-					{Edge: between(configMap("worker"), bucket("gone")), Reason: "the dependent is namespaced and the dependency is cluster-scoped: a namespaced Usage can't refer to a cluster-scoped Bucket, and a ClusterUsage can't refer to a namespaced ConfigMap"},
-					{Edge: outside(object("d1"), token), Reason: "the dependent is cluster-scoped and the dependency is namespaced: a ClusterUsage can't refer to a namespaced Secret, and a namespaced Usage can't be used by a cluster-scoped Object"},
+					{Edge: between(graphtest.ConfigMap("web"), bucket("assets")), Reason: "the dependent is namespaced and the dependency is cluster-scoped: a namespaced Usage can't refer to a cluster-scoped Bucket, and a ClusterUsage can't refer to a namespaced ConfigMap"},
+					{Edge: between(graphtest.ConfigMap("worker"), bucket("gone")), Reason: "the dependent is namespaced and the dependency is cluster-scoped: a namespaced Usage can't refer to a cluster-scoped Bucket, and a ClusterUsage can't refer to a namespaced ConfigMap"},
+					{Edge: outside(graphtest.Object("d1"), token), Reason: "the dependent is cluster-scoped and the dependency is namespaced: a ClusterUsage can't refer to a namespaced Secret, and a namespaced Usage can't be used by a cluster-scoped Object"},
 				},
 			},
 		},
 		"UnusableWhilePendingIsPending": {
 			reason: "Whether a Usage can express an edge is decided when it is due: until both ends exist the edge is pending, and no problem yet.",
-			args:   args{resources: []graph.Resource{bucket("assets"), with(configMap("web", "assets"), notObserved)}, policy: All},
+			args:   args{resources: []graph.Resource{bucket("assets"), graphtest.With(graphtest.ConfigMap("web", "assets"), graphtest.NotObserved)}, policy: All},
 			want:   want{states: map[int]graph.State{0: graph.Pending}},
 		},
 		"CrossplaneV1": {

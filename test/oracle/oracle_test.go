@@ -100,6 +100,18 @@ func state(in Input, desired, observed map[string]res) State {
 	return s
 }
 
+// finalizerCarried is a state in which the Object dep references the Object
+// shared, both observed, and shared carries dep's reference finalizer.
+func finalizerCarried() State {
+	return state(Input{}, map[string]res{
+		"dep":    object("dep").refs(dependsOn("shared")),
+		"shared": object("shared"),
+	}, map[string]res{
+		"dep":    object("dep").uid("u-dep"),
+		"shared": object("shared").uid("u-shared").fin(f("u-dep")),
+	})
+}
+
 func namespaced(s State) State {
 	s.XR = map[string]any{"metadata": map[string]any{"name": "app", "namespace": team, "uid": "u-app"}}
 	return s
@@ -143,6 +155,35 @@ func edges(p *Plan) []string {
 
 func TestExpect(t *testing.T) {
 	no := false
+	// converged is a composition in which app references shared and the
+	// input makes dep depend on it, every finalizer carried and every
+	// dependent labelled; the observed dep carries the dependsOn the function
+	// writes when written is true.
+	converged := func(written bool) State {
+		dep := object("dep").uid("u-dep").labelled()
+		if written {
+			dep = dep.refs(dependsOn("shared", "apiVersion", ClusterObjectGroup+"/v1alpha2", "kind", ObjectKind))
+		}
+		return state(Input{Dependencies: []Dependency{{Resource: "dep", DependsOn: []string{"shared"}}}}, map[string]res{
+			"app":    object("app").refs(dependsOn("shared")),
+			"dep":    object("dep"),
+			"shared": object("shared"),
+		}, map[string]res{
+			"app":    object("app").uid("u-app").labelled().refs(dependsOn("shared")),
+			"dep":    dep,
+			"shared": object("shared").uid("u-shared").fin(f("u-app"), f("u-dep")),
+		})
+	}
+	// protected is what the function makes of a converged composition: every
+	// edge protected and the dependsOn written, with the results.
+	protected := func(results []Result) want {
+		return want{
+			edges:      []string{"app → shared: protected", "dep → shared: protected (explicit)"},
+			references: map[string][]Reference{"dep": {{APIVersion: ClusterObjectGroup + "/v1alpha2", Kind: ObjectKind, Name: "shared"}}},
+			condition:  "True Protected: every live reference between composed resources is protected",
+			results:    results,
+		}
+	}
 	cases := map[string]struct {
 		reason string
 		state  State
@@ -234,13 +275,7 @@ func TestExpect(t *testing.T) {
 		},
 		"CarriedFinalizerProtects": {
 			reason: "Once observed the referenced resource carries the finalizer, the edge is protected and the condition True.",
-			state: state(Input{}, map[string]res{
-				"dep":    object("dep").refs(dependsOn("shared")),
-				"shared": object("shared"),
-			}, map[string]res{
-				"dep":    object("dep").uid("u-dep"),
-				"shared": object("shared").uid("u-shared").fin(f("u-dep")),
-			}),
+			state:  finalizerCarried(),
 			want: want{
 				edges:      []string{"dep → shared: protected"},
 				finalizers: map[string][]string{"dep": nil, "shared": {f("u-dep")}},
@@ -588,11 +623,8 @@ func TestExpect(t *testing.T) {
 		},
 		"AsksForObjectsOnlyWhenAFinalizerNamesAMissingObject": {
 			reason: "A reconcile in which every reference finalizer names an observed Object asks for nothing.",
-			state: state(Input{}, map[string]res{
-				"dep":    object("dep").refs(dependsOn("shared")),
-				"shared": object("shared"),
-			}, map[string]res{"dep": object("dep").uid("u-dep"), "shared": object("shared").uid("u-shared").fin(f("u-dep"))}),
-			want: want{asks: []string{}},
+			state:  finalizerCarried(),
+			want:   want{asks: []string{}},
 		},
 		"AsksForObjectsWhenAnOwnUsageIsUsedByAMissingObject": {
 			reason: "Crossplane drops a dependent it deletes from observed state; while its Usage is observed, the function asks for the composite's Objects, so that the Usage stays until the dependent is gone.",
@@ -626,39 +658,13 @@ func TestExpect(t *testing.T) {
 		},
 		"NoSummaryWhenNothingChanges": {
 			reason: "A converged composition, every finalizer carried, every dependent labelled and the dependsOn the function writes already on the observed Object, changes nothing: no Summary result, and no result at all.",
-			state: state(Input{Dependencies: []Dependency{{Resource: "dep", DependsOn: []string{"shared"}}}}, map[string]res{
-				"app":    object("app").refs(dependsOn("shared")),
-				"dep":    object("dep"),
-				"shared": object("shared"),
-			}, map[string]res{
-				"app":    object("app").uid("u-app").labelled().refs(dependsOn("shared")),
-				"dep":    object("dep").uid("u-dep").labelled().refs(dependsOn("shared", "apiVersion", ClusterObjectGroup+"/v1alpha2", "kind", ObjectKind)),
-				"shared": object("shared").uid("u-shared").fin(f("u-app"), f("u-dep")),
-			}),
-			want: want{
-				edges:      []string{"app → shared: protected", "dep → shared: protected (explicit)"},
-				references: map[string][]Reference{"dep": {{APIVersion: ClusterObjectGroup + "/v1alpha2", Kind: ObjectKind, Name: "shared"}}},
-				condition:  "True Protected: every live reference between composed resources is protected",
-				results:    []Result{},
-			},
+			state:  converged(true),
+			want:   protected([]Result{}),
 		},
 		"SummaryWhenAReferenceIsWritten": {
 			reason: "The same composition, but the observed Object lacks the dependsOn the function writes: writing it is a change, so a Summary result, though every edge is protected.",
-			state: state(Input{Dependencies: []Dependency{{Resource: "dep", DependsOn: []string{"shared"}}}}, map[string]res{
-				"app":    object("app").refs(dependsOn("shared")),
-				"dep":    object("dep"),
-				"shared": object("shared"),
-			}, map[string]res{
-				"app":    object("app").uid("u-app").labelled().refs(dependsOn("shared")),
-				"dep":    object("dep").uid("u-dep").labelled(),
-				"shared": object("shared").uid("u-shared").fin(f("u-app"), f("u-dep")),
-			}),
-			want: want{
-				edges:      []string{"app → shared: protected", "dep → shared: protected (explicit)"},
-				references: map[string][]Reference{"dep": {{APIVersion: ClusterObjectGroup + "/v1alpha2", Kind: ObjectKind, Name: "shared"}}},
-				condition:  "True Protected: every live reference between composed resources is protected",
-				results:    []Result{{Normal, "Summary"}},
-			},
+			state:  converged(false),
+			want:   protected([]Result{{Normal, "Summary"}}),
 		},
 	}
 	for name, tc := range cases {
@@ -825,13 +831,7 @@ func TestConditionMessage(t *testing.T) {
 	}{
 		"ProtectedThenTheSummary": {
 			reason: "A True condition says every live reference is protected, without a count, then the summary.",
-			state: state(Input{}, map[string]res{
-				"dep":    object("dep").refs(dependsOn("shared")),
-				"shared": object("shared"),
-			}, map[string]res{
-				"dep":    object("dep").uid("u-dep"),
-				"shared": object("shared").uid("u-shared").fin(f("u-dep")),
-			}),
+			state:  finalizerCarried(),
 			want: "every live reference between composed resources is protected. " +
 				"2 composed resources, 1 references between them and 0 to external objects; 1 reference finalizers declared, 0 pending until their Object exists",
 		},
