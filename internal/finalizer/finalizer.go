@@ -31,9 +31,10 @@ type Stale struct {
 
 // A Plan is the finalizers the composed resources declare.
 type Plan struct {
-	// States holds the state of each edge a finalizer protects, by its
-	// place in the graph's edges.
-	States map[int]graph.State
+	// Protected says, for each of the graph's edges by its place, whether a
+	// finalizer protects it, and States its state when one does.
+	Protected []bool
+	States    []graph.State
 
 	// Additions holds, for each desired resource that lacks some, the
 	// reference finalizers to declare after those earlier steps declared,
@@ -52,19 +53,55 @@ type Plan struct {
 
 // Declare decides the reference finalizers of the graph's resources.
 func Declare(g *graph.Graph) Plan {
-	p := Plan{States: make(map[int]graph.State, len(g.Edges)), Additions: map[string][]string{}}
-	// carried holds, by resource and UID, every reference finalizer an
-	// observed resource carries (a shared resource carries one for each of
-	// its dependents), and whether it is the finalizer of a dependent whose
-	// finalizer protects an edge to the resource: one that is not is stale.
-	carried := make(map[uidOn]carriedFinalizer, len(g.Edges))
+	p := Plan{Protected: make([]bool, len(g.Edges)), States: make([]graph.State, len(g.Edges)), Additions: map[string][]string{}}
+	// The Objects a reference finalizer can name, by UID: first holds the
+	// first of each UID, and next[d] the next after d, or -1, since two
+	// Objects may claim one.
+	first := make(map[string]int, len(g.Resources))
+	next := make([]int, len(g.Resources))
+	for d := len(g.Resources) - 1; d >= 0; d-- {
+		next[d] = -1
+		if r := &g.Resources[d]; Protects(r) && r.UID() != "" {
+			if n, ok := first[r.UID()]; ok {
+				next[d] = n
+			}
+			first[r.UID()] = d
+		}
+	}
+	// carried holds, for each edge, its dependent's finalizer when the
+	// observed target carries it; a reference finalizer that is no edge's is
+	// stale. Each carried finalizer is read once, from the resource that
+	// carries it.
+	carried := make([]string, len(g.Edges))
 	for t, r := range g.Resources {
-		if r.Observed != nil {
-			for _, f := range r.Observed.Finalizers {
-				if uid, ok := objectref.UIDOf(f); ok {
-					carried[uidOn{t, uid}] = carriedFinalizer{finalizer: f}
+		if r.Observed == nil {
+			continue
+		}
+		var stale []string
+		for _, f := range r.Observed.Finalizers {
+			uid, ok := objectref.UIDOf(f)
+			if !ok {
+				continue
+			}
+			referenced := false
+			for d, ok := first[uid]; ok && d >= 0; d = next[d] {
+				if i, ok := g.Edge(d, t); ok {
+					carried[i], referenced = f, true
 				}
 			}
+			if !referenced {
+				stale = append(stale, f)
+			}
+		}
+		// A resource Crossplane is deleting has left the composition's
+		// observed state: the finalizers on it are not the composition's to
+		// report.
+		if r.Observed.Going {
+			continue
+		}
+		slices.Sort(stale)
+		for _, f := range stale {
+			p.Stale = append(p.Stale, Stale{Resource: r.Name, Finalizer: f})
 		}
 	}
 	// The finalizers each target declares, by its place in the resources.
@@ -74,18 +111,11 @@ func Declare(g *graph.Graph) Plan {
 		if !Protects(d) {
 			continue
 		}
-		key := uidOn{e.To, d.UID()}
-		c, on := carried[key]
-		on = on && key.uid != ""
-		if on {
-			c.referenced = true
-			carried[key] = c
-		}
-		state, declares := stateOf(e, d, t, on)
-		p.States[i] = state
+		state, declares := stateOf(e, d, t, carried[i] != "")
+		p.Protected[i], p.States[i] = true, state
 		if declares {
-			f := c.finalizer // Carried already: no need to make it.
-			if !on {
+			f := carried[i] // Carried already: no need to make it.
+			if f == "" {
 				f = objectref.Finalizer(d.UID())
 			}
 			declared[e.To] = append(declared[e.To], f)
@@ -103,38 +133,7 @@ func Declare(g *graph.Graph) Plan {
 			p.Additions[g.Resources[t].Name] = fs
 		}
 	}
-	for t, r := range g.Resources {
-		// A resource Crossplane is deleting has left the composition's
-		// observed state: the finalizers on it are not the composition's to
-		// report.
-		if r.Observed == nil || r.Observed.Going {
-			continue
-		}
-		var stale []string
-		for _, f := range r.Observed.Finalizers {
-			if uid, ok := objectref.UIDOf(f); ok && !carried[uidOn{t, uid}].referenced {
-				stale = append(stale, f)
-			}
-		}
-		slices.Sort(stale)
-		for _, f := range stale {
-			p.Stale = append(p.Stale, Stale{Resource: r.Name, Finalizer: f})
-		}
-	}
 	return p
-}
-
-// uidOn is the UID of a reference finalizer on a resource, by its place in
-// the graph's resources.
-type uidOn struct {
-	resource int
-	uid      string
-}
-
-// A carriedFinalizer is a reference finalizer an observed resource carries.
-type carriedFinalizer struct {
-	finalizer  string
-	referenced bool
 }
 
 // stateOf returns the state of the edge from d to t, and whether t declares

@@ -52,11 +52,13 @@ func checkPlans(t *testing.T, cases map[string]planCase) {
 			g := graph.New(tc.resources, tc.o)
 			p := Declare(g)
 			got := outcome{States: map[string]graph.State{}, Additions: p.Additions, Declared: p.Declared, Stale: p.Stale}
-			for i, s := range p.States {
-				if i < 0 || i >= len(g.Edges) {
-					t.Fatalf("%s\nDeclare(...).States has a state for edge %d of %d", tc.reason, i, len(g.Edges))
+			if len(p.Protected) != len(g.Edges) || len(p.States) != len(g.Edges) {
+				t.Fatalf("%s\nDeclare(...) has %d protected and %d states for %d edges", tc.reason, len(p.Protected), len(p.States), len(g.Edges))
+			}
+			for i, protected := range p.Protected {
+				if protected {
+					got.States[g.Edges[i].Dependent+" → "+g.Edges[i].Target] = p.States[i]
 				}
-				got.States[g.Edges[i].Dependent+" → "+g.Edges[i].Target] = s
 			}
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nDeclare(...): -want, +got:\n%s", tc.reason, diff)

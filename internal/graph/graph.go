@@ -147,6 +147,9 @@ type Graph struct {
 	Cycles [][]string
 
 	index map[string]int
+	// edgesFrom[d] is the place of resource d's first edge, and
+	// edgesFrom[d+1] follows its last.
+	edgesFrom []int
 }
 
 // New returns the graph of the resources, which have unique names.
@@ -212,18 +215,16 @@ func New(resources []Resource, o Options) *Graph {
 		slices.SortFunc(g.Edges[firstEdge:], func(a, b Edge) int { return a.To - b.To })
 	}
 	// The successors of each resource, for the cycle search.
-	out := make([][]int, len(resources))
+	g.edgesFrom = make([]int, len(resources)+1)
 	targets := make([]int, len(g.Edges))
 	for i, e := range g.Edges {
 		targets[i] = e.To
+		g.edgesFrom[e.From+1] = i + 1
 	}
-	for i := 0; i < len(g.Edges); {
-		j := i
-		for j < len(g.Edges) && g.Edges[j].From == g.Edges[i].From {
-			j++
-		}
-		out[g.Edges[i].From] = targets[i:j:j]
-		i = j
+	out := make([][]int, len(resources))
+	for d := range resources {
+		g.edgesFrom[d+1] = max(g.edgesFrom[d+1], g.edgesFrom[d])
+		out[d] = targets[g.edgesFrom[d]:g.edgesFrom[d+1]:g.edgesFrom[d+1]]
 	}
 	paths, onCycle := cycles(out)
 	for _, p := range paths {
@@ -239,6 +240,14 @@ func New(resources []Resource, o Options) *Graph {
 		}
 	}
 	return g
+}
+
+// Edge returns the place of the edge from one resource to another, by their
+// places, if there is one.
+func (g *Graph) Edge(from, to int) (int, bool) {
+	first, last := g.edgesFrom[from], g.edgesFrom[from+1]
+	i, ok := slices.BinarySearchFunc(g.Edges[first:last], to, func(e Edge, to int) int { return e.To - to })
+	return first + i, ok
 }
 
 // Resource returns the composed resource of the name, or nil.

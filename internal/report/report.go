@@ -128,8 +128,8 @@ func verdictsOf(g *graph.Graph, fin finalizer.Plan, use usage.Plan) verdicts {
 	v := verdicts{edges: make([]verdict, len(g.Edges)), external: make([]verdict, len(g.External))}
 	for i, e := range g.Edges {
 		v.edges[i] = verdict{Unprotected, graph.Exposed}
-		if s, ok := fin.States[i]; ok {
-			v.edges[i] = verdict{ByFinalizer, s}
+		if fin.Protected[i] {
+			v.edges[i] = verdict{ByFinalizer, fin.States[i]}
 		} else if s, ok := use.States[i]; ok {
 			v.edges[i] = verdict{ByUsage, s}
 		} else if e.Broken {

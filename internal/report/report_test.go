@@ -26,7 +26,7 @@ func edge(d, t string, p Protection, s graph.State) Edge {
 func planned(edges ...Edge) Facts {
 	f := Facts{
 		Graph:      &graph.Graph{},
-		Finalizers: finalizer.Plan{States: map[int]graph.State{}},
+		Finalizers: finalizer.Plan{Protected: make([]bool, len(edges)), States: make([]graph.State, len(edges))},
 		Usages:     usage.Plan{States: map[int]graph.State{}, External: map[int]graph.State{}},
 		Enforce:    true,
 	}
@@ -34,7 +34,7 @@ func planned(edges ...Edge) Facts {
 		f.Graph.Edges = append(f.Graph.Edges, e.Edge)
 		switch e.Protection {
 		case ByFinalizer:
-			f.Finalizers.States[i] = e.State
+			f.Finalizers.Protected[i], f.Finalizers.States[i] = true, e.State
 		case ByUsage:
 			f.Usages.States[i] = e.State
 		case Unprotected:
@@ -529,7 +529,7 @@ func TestEdgesOfSaysWhatProtectsEachEdge(t *testing.T) {
 		},
 		External: []graph.External{{Dependent: "a", Target: target}, {Dependent: "b", Target: target}},
 	}
-	fin := finalizer.Plan{States: map[int]graph.State{0: graph.Protected, 4: graph.Cyclic}}
+	fin := finalizer.Plan{Protected: []bool{true, false, false, false, true}, States: []graph.State{0: graph.Protected, 4: graph.Cyclic}}
 	use := usage.Plan{States: map[int]graph.State{1: graph.Declared}, External: map[int]graph.State{1: graph.Pending}}
 	edges, external := EdgesOf(g, fin, use)
 	wantEdges := []Edge{
