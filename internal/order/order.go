@@ -19,9 +19,13 @@ import (
 func HeldBack(g *graph.Graph, unnamed map[string][]string, waitForReady bool) map[string]string {
 	held := map[string]string{}
 	notReady := map[string][]string{}
-	for _, e := range g.Edges {
+	edges := g.Edges
+	if !waitForReady {
+		edges = nil // Only an unnamed dependency holds a resource back.
+	}
+	for _, e := range edges {
 		d, t := &g.Resources[e.From], &g.Resources[e.To]
-		if waitForReady && d.Observed == nil && d.Desired != nil && !e.Broken && !t.Ready() {
+		if d.Observed == nil && d.Desired != nil && !e.Broken && !t.Ready() {
 			notReady[d.Name] = append(notReady[d.Name], t.Name)
 		}
 	}

@@ -320,6 +320,9 @@ func (s edgeStates) list(states ...graph.State) (string, int) {
 	var named []string
 	for _, state := range states {
 		n += s.count[state]
+		if s.count[state] == 0 {
+			continue // Nothing to name: don't scan the edges.
+		}
 		for i, e := range s.edges {
 			if len(named) == maxListed {
 				break
