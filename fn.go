@@ -43,6 +43,11 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, errors.Wrap(err, "invalid function input"))
 		return rsp, nil
 	}
+	if req.GetObserved().GetComposite() == nil {
+		// Only an Operation calls with no composite.
+		f.runOperation(req, rsp, in)
+		return rsp, nil
+	}
 	xr := req.GetObserved().GetComposite().GetResource()
 	log := f.log.WithValues("xr-apiversion", text(xr, "apiVersion"), "xr-kind", text(xr, "kind"), "xr-name", text(xr, "metadata", "name"))
 

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	kjson "sigs.k8s.io/json"
@@ -204,6 +205,20 @@ type Input struct {
 	// +kubebuilder:default=None
 	// +optional
 	Graph GraphOutput `json:"graph,omitempty"`
+
+	// ObjectSelector limits an Operation's sweep to the Objects with these
+	// labels, so that several CronOperations can share a cluster whose
+	// Objects are too many for one. A WatchOperation filters with its own
+	// spec.watch.matchLabels, and a Composition ignores it.
+	// +optional
+	ObjectSelector *ObjectSelector `json:"objectSelector,omitempty"`
+}
+
+// An ObjectSelector selects provider-kubernetes Objects by their labels.
+type ObjectSelector struct {
+	// MatchLabels are the labels an Object must carry, every one.
+	// +optional
+	MatchLabels map[string]string `json:"matchLabels,omitempty"`
 }
 
 // Default fills in the defaults of every field the input leaves empty.
@@ -248,6 +263,9 @@ func (in *Input) Validate() field.ErrorList {
 	errs = append(errs, oneOf(field.NewPath("usageAPI"), in.UsageAPI, UsageAPIProtection, UsageAPIApiextensions)...)
 	errs = append(errs, oneOf(field.NewPath("creation"), in.Creation, CreationImmediate, CreationWaitForReady)...)
 	errs = append(errs, oneOf(field.NewPath("graph"), in.Graph, GraphNone, GraphContext)...)
+	if in.ObjectSelector != nil {
+		errs = append(errs, metav1validation.ValidateLabels(in.ObjectSelector.MatchLabels, field.NewPath("objectSelector", "matchLabels"))...)
+	}
 	for i, d := range in.Dependencies {
 		path := field.NewPath("dependencies").Index(i)
 		errs = append(errs, validPattern(path.Child("resource"), d.Resource)...)
@@ -355,6 +373,9 @@ var (
 		"usageAPI":   aString,
 		"creation":   aString,
 		"graph":      aString,
+		"objectSelector": {jsonType: "object", must: "an object with matchLabels", fields: map[string]shape{
+			"matchLabels": {jsonType: "object", must: "a map of label keys to values"},
+		}},
 	}}
 )
 

@@ -1,0 +1,348 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/response"
+
+	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
+	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
+	"github.com/crossplane-contrib/function-dependencies/internal/graph"
+	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+	"github.com/crossplane-contrib/function-dependencies/internal/repair"
+)
+
+// A Crossplane Operation runs the function outside any composite: the
+// request has no observed state, and the function reads the cluster through
+// required resources instead. A WatchOperation injects the Object whose
+// change made the Operation; otherwise the function sweeps every Object of
+// both API groups. Either way it then asks for each object they reference,
+// by name, and once it has them all declares, as partial objects, the
+// reference finalizers that live targets lack.
+//
+// Crossplane applies each partial object with server-side apply under a
+// field owner of its own for every Operation, and deletes nothing: so the
+// function declares only what is missing, which keeps each target's
+// managedFields from growing with every Operation, and can remove nothing.
+
+// WatchedResource is the requirement under which a WatchOperation injects
+// the object it watches.
+const WatchedResource = "ops.crossplane.io/watched-resource"
+
+// objectVersions are the apiVersions the function lists Objects by: those
+// provider-kubernetes v1 stores.
+var objectVersions = map[string]string{
+	objectref.ClusterGroup:    objectref.ClusterGroup + "/v1alpha2",
+	objectref.NamespacedGroup: objectref.NamespacedGroup + "/v1alpha1",
+}
+
+// maxListed bounds each list in the output: Crossplane stores the output in
+// the Operation's status, which must fit in one etcd object. The counts are
+// always complete.
+const maxListed = 100
+
+// A sweep is what an Operation reads of its required resources.
+type sweep struct {
+	// watched is true in a WatchOperation.
+	watched bool
+	// resources are the Objects handled and the objects they reference, in
+	// name order; handled counts the Objects.
+	resources []graph.Resource
+	// requirements are what the function asks Crossplane for, and complete
+	// is true once Crossplane has answered every one of them.
+	requirements map[string]*fnv1.ResourceSelector
+	complete     bool
+	// problems are the references that could not be read, and unwatchable
+	// describes a watched resource that is no Object.
+	problems    []string
+	unwatchable string
+}
+
+// runOperation answers an Operation's request.
+func (f *Function) runOperation(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in *v1beta1.Input) {
+	s := readSweep(req.GetRequiredResources(), in.ObjectSelector)
+	rsp.Requirements = &fnv1.Requirements{Resources: s.requirements}
+	if !s.complete {
+		// Crossplane calls again with what was asked for; only the last
+		// answer counts.
+		return
+	}
+	g := graph.New(s.resources, graph.Options{BreakCycles: true})
+	fin := finalizer.Declare(g)
+	if s.watched || in.ObjectSelector != nil {
+		// A finalizer on a target may name an Object this Operation didn't
+		// read: staleness needs every Object.
+		fin.Stale = nil
+	}
+	out := repair.Of(g, fin)
+	enforce := in.Mode == v1beta1.ModeEnforce
+	if enforce {
+		desired := map[string]*fnv1.Resource{}
+		for _, r := range out.Repaired {
+			desired[r.Target] = &fnv1.Resource{Resource: partial(g.Resource(r.Target), r.Finalizers)}
+		}
+		rsp.Desired = &fnv1.State{Resources: desired}
+	}
+	if err := response.SetOutput(rsp, outputOf(out, enforce, len(g.Cycles))); err != nil {
+		response.Fatal(rsp, err)
+		return
+	}
+	for _, w := range warningsOf(s, out, g.Cycles) {
+		rsp.Results = append(rsp.Results, &fnv1.Result{Severity: fnv1.Severity_SEVERITY_WARNING, Reason: &w.reason, Message: w.message})
+	}
+	f.log.Debug("Swept Objects", "watched", s.watched, "dependents", out.Dependents, "references", out.References,
+		"protected", out.Protected, "repaired", len(out.Repaired), "skipped", len(out.Skipped), "stale", len(out.Stale))
+}
+
+// readSweep reads the required resources: the Objects to handle, and the
+// objects they reference that Crossplane has fetched so far.
+func readSweep(required map[string]*fnv1.Resources, selector *v1beta1.ObjectSelector) sweep {
+	s := sweep{requirements: map[string]*fnv1.ResourceSelector{}, complete: true}
+	var objects []*structpb.Struct
+	if watched, ok := required[WatchedResource]; ok {
+		s.watched = true
+		for _, item := range watched.GetItems() {
+			o := item.GetResource()
+			gv, _ := schema.ParseGroupVersion(text(o, "apiVersion"))
+			if !objectref.IsObject(gv.Group, text(o, "kind")) {
+				s.unwatchable = describe(identityOf(o))
+				continue
+			}
+			objects = append(objects, o)
+		}
+	} else {
+		labels := map[string]string{}
+		if selector != nil && selector.MatchLabels != nil {
+			labels = selector.MatchLabels
+		}
+		for _, group := range slices.Sorted(maps.Keys(objectVersions)) {
+			name := requiredPrefix + "objects/" + group
+			s.requirements[name] = &fnv1.ResourceSelector{
+				ApiVersion: objectVersions[group], Kind: objectref.Kind,
+				Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: labels}},
+			}
+			got, ok := required[name]
+			s.complete = s.complete && ok
+			for _, item := range got.GetItems() {
+				objects = append(objects, item.GetResource())
+			}
+		}
+	}
+
+	byIdentity := map[graph.Identity]bool{}
+	var sources []*structpb.Struct // Each resource's.
+	add := func(o *structpb.Struct) {
+		if id := identityOf(o); !byIdentity[id] {
+			byIdentity[id] = true
+			s.resources = append(s.resources, live(id, o))
+			sources = append(sources, o)
+		}
+	}
+	for _, o := range objects {
+		add(o)
+	}
+	// Only the Objects read so far are handled: a target that is an Object
+	// adds no edge of its own.
+	var targets []objectref.Target
+	for i := range s.resources {
+		r := &s.resources[i]
+		refs, errs := objectref.Parse(r.Identity.Group, value(sources[i], "spec", "references"))
+		r.References = refs
+		for _, err := range errs {
+			s.problems = append(s.problems, r.Name+": "+err.Error())
+		}
+		targets = append(targets, refs...)
+	}
+	for _, t := range targets {
+		id := graph.IdentityOf(t)
+		if byIdentity[id] {
+			continue // An Object already read, or a target already asked for.
+		}
+		name := requiredPrefix + "target/" + describe(id)
+		if _, asked := s.requirements[name]; asked {
+			continue
+		}
+		s.requirements[name] = &fnv1.ResourceSelector{
+			ApiVersion: t.APIVersion, Kind: t.Kind, Namespace: ptrOrNil(t.Namespace),
+			Match: &fnv1.ResourceSelector_MatchName{MatchName: t.Name},
+		}
+		got, ok := required[name]
+		s.complete = s.complete && ok
+		for _, item := range got.GetItems() {
+			add(item.GetResource())
+		}
+	}
+	slices.SortFunc(s.resources, func(a, b graph.Resource) int { return strings.Compare(a.Name, b.Name) })
+	return s
+}
+
+// live is an object as the cluster has it. It desires the finalizers it
+// carries, so that only those it lacks are declared.
+func live(id graph.Identity, o *structpb.Struct) graph.Resource {
+	m := value(o, "metadata").GetStructValue()
+	finalizers := texts(value(m, "finalizers"))
+	return graph.Resource{
+		Name:       describe(id),
+		Identity:   id,
+		APIVersion: text(o, "apiVersion"),
+		IsObject:   objectref.IsObject(id.Group, id.Kind),
+		Observed: &graph.Observed{
+			UID:        text(m, "uid"),
+			Finalizers: finalizers,
+			Deleting:   text(m, "deletionTimestamp") != "",
+		},
+		Desired: &graph.Desired{Finalizers: finalizers},
+	}
+}
+
+// partial is what the function applies to a target: its identity, its UID
+// and the finalizers it lacks. With the UID, the API server refuses the
+// apply if the target was deleted since it was read, rather than creating
+// it again with nothing but the finalizers; and refuses it if the target was
+// replaced by another of the same name.
+func partial(r *graph.Resource, finalizers []string) *structpb.Struct {
+	metadata := map[string]*structpb.Value{
+		"name":       structpb.NewStringValue(r.Identity.Name),
+		"uid":        structpb.NewStringValue(r.UID()),
+		"finalizers": stringList(finalizers),
+	}
+	if r.Identity.Namespace != "" {
+		metadata["namespace"] = structpb.NewStringValue(r.Identity.Namespace)
+	}
+	return &structpb.Struct{Fields: map[string]*structpb.Value{
+		"apiVersion": structpb.NewStringValue(r.APIVersion),
+		"kind":       structpb.NewStringValue(r.Identity.Kind),
+		"metadata":   structpb.NewStructValue(&structpb.Struct{Fields: metadata}),
+	}}
+}
+
+// An operationOutput is what an Operation stores in its status.
+type operationOutput struct {
+	// Dependents counts the Objects that reference anything, References
+	// their references, Protected those protected already.
+	Dependents int `json:"dependents"`
+	References int `json:"references"`
+	Protected  int `json:"protected"`
+	// Repaired are the finalizers declared, by target; in Report mode,
+	// Missing lists them instead, and nothing is declared.
+	Repaired []repair.Repair `json:"repaired,omitempty"`
+	Missing  []repair.Repair `json:"missing,omitempty"`
+	Skipped  []repair.Skip   `json:"skipped,omitempty"`
+	Stale    []staleEntry    `json:"stale,omitempty"`
+	Cycles   int             `json:"cycles,omitempty"`
+	// Omitted counts, for each list that is longer than the output keeps,
+	// the entries left out.
+	Omitted map[string]int `json:"omitted,omitempty"`
+}
+
+type staleEntry struct {
+	Target    string `json:"target"`
+	Finalizer string `json:"finalizer"`
+}
+
+func outputOf(o repair.Outcome, enforce bool, cycles int) operationOutput {
+	out := operationOutput{Dependents: o.Dependents, References: o.References, Protected: o.Protected, Cycles: cycles, Omitted: map[string]int{}}
+	repaired := "repaired"
+	if !enforce {
+		repaired = "missing"
+	}
+	fixed := keep(out.Omitted, repaired, o.Repaired)
+	if enforce {
+		out.Repaired = fixed
+	} else {
+		out.Missing = fixed
+	}
+	out.Skipped = keep(out.Omitted, "skipped", o.Skipped)
+	for _, s := range keep(out.Omitted, "stale", o.Stale) {
+		out.Stale = append(out.Stale, staleEntry{Target: s.Resource, Finalizer: s.Finalizer})
+	}
+	if len(out.Omitted) == 0 {
+		out.Omitted = nil
+	}
+	return out
+}
+
+// keep returns the first maxListed items, and counts those it leaves out.
+func keep[T any](omitted map[string]int, list string, items []T) []T {
+	if len(items) <= maxListed {
+		return items
+	}
+	omitted[list] = len(items) - maxListed
+	return items[:maxListed]
+}
+
+type opWarning struct{ reason, message string }
+
+// warningsOf are what needs a person's attention: references that can't be
+// read, a watch on something else than Objects, cycles and stale finalizers.
+// Each is one result, whatever the number of resources it is about, so that
+// a sweep of thousands makes a handful of events.
+func warningsOf(s sweep, o repair.Outcome, cycles [][]string) []opWarning {
+	var ws []opWarning
+	if s.unwatchable != "" {
+		ws = append(ws, opWarning{"NotAnObject", fmt.Sprintf("the watched resource %s is no provider-kubernetes Object: watch kind Object of %s or %s",
+			s.unwatchable, objectref.ClusterGroup, objectref.NamespacedGroup)})
+	}
+	if len(s.problems) > 0 {
+		ws = append(ws, opWarning{"InvalidReferences", fmt.Sprintf("cannot read the references of %d Objects: %s", len(s.problems), first(s.problems))})
+	}
+	if len(cycles) > 0 {
+		paths := make([]string, len(cycles))
+		for i, c := range cycles {
+			paths[i] = strings.Join(c, " → ")
+		}
+		ws = append(ws, opWarning{"ReferenceCycle", fmt.Sprintf("%d reference cycles, left without finalizers: %s", len(cycles), first(paths))})
+	}
+	if len(o.Stale) > 0 {
+		stale := make([]string, len(o.Stale))
+		for i, f := range o.Stale {
+			stale[i] = f.Resource + " carries " + f.Finalizer
+		}
+		ws = append(ws, opWarning{"StaleFinalizers", fmt.Sprintf("%d reference finalizers name no live Object that references their target: %s", len(stale), first(stale))})
+	}
+	return ws
+}
+
+// first lists the first few items, and says how many more there are.
+func first(items []string) string {
+	const n = 5
+	if len(items) <= n {
+		return strings.Join(items, "; ")
+	}
+	return strings.Join(items[:n], "; ") + fmt.Sprintf("; and %d more", len(items)-n)
+}
+
+// identityOf is the identity of an object of the cluster.
+func identityOf(o *structpb.Struct) graph.Identity {
+	gv, _ := schema.ParseGroupVersion(text(o, "apiVersion"))
+	return graph.Identity{Group: gv.Group, Kind: text(o, "kind"), Namespace: text(o, "metadata", "namespace"), Name: text(o, "metadata", "name")}
+}
+
+// describe names an object the way kubectl does, which is unique: kind.group,
+// then namespace/name.
+func describe(id graph.Identity) string {
+	return objectref.Target{Group: id.Group, Kind: id.Kind, Namespace: id.Namespace, Name: id.Name}.Describe()
+}
+
+func stringList(items []string) *structpb.Value {
+	values := make([]*structpb.Value, len(items))
+	for i, s := range items {
+		values[i] = structpb.NewStringValue(s)
+	}
+	return structpb.NewListValue(&structpb.ListValue{Values: values})
+}
+
+// ptrOrNil is nil for a cluster-scoped object's empty namespace.
+func ptrOrNil(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
