@@ -126,6 +126,7 @@ const (
 	xpByCrossplane xpOwners = 1 << iota // the composite's field manager
 	xpByProvider                        // provider-kubernetes, by a full update
 	xpByUsages                          // Crossplane's Usage controller
+	xpByOperations                      // Crossplane Operations, each a field manager of its own
 )
 
 // An xpObject is one object in the API server.

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/response"
+)
+
+// The Operation protocol, call by call: what the function asks Crossplane
+// for, and what it declares once it has it.
+func TestOperation(t *testing.T) {
+	const (
+		clusterObjects    = requiredPrefix + "objects/kubernetes.crossplane.io"
+		namespacedObjects = requiredPrefix + "objects/kubernetes.m.crossplane.io"
+		configTarget      = requiredPrefix + "target/ConfigMap team/config"
+		ref               = "kubernetes.crossplane.io/referred-by-object-"
+	)
+	object := func(name, uid string, finalizers []any, refs ...map[string]any) map[string]any {
+		references := make([]any, len(refs))
+		for i, r := range refs {
+			references[i] = map[string]any{"dependsOn": r}
+		}
+		return map[string]any{
+			"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object",
+			"metadata": map[string]any{"name": name, "uid": uid, "finalizers": finalizers},
+			"spec":     map[string]any{"references": references, "forProvider": map[string]any{"manifest": map[string]any{}}},
+		}
+	}
+	managed := "finalizer.managedresource.crossplane.io"
+	sharedRef := map[string]any{"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "name": "shared"}
+	configRef := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "namespace": "team", "name": "config"}
+	shared := object("shared", "uid-shared", []any{managed, ref + "uid-a"})
+	a := object("a", "uid-a", []any{managed}, sharedRef)
+	b := object("b", "uid-b", []any{managed}, sharedRef, configRef)
+	going := object("going", "uid-going", []any{managed}, sharedRef)
+	going["metadata"].(map[string]any)["deletionTimestamp"] = "2026-12-01T10:00:00Z"
+	config := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "config", "namespace": "team", "uid": "uid-config"}}
+
+	resources := func(objects ...map[string]any) *fnv1.Resources {
+		rs := &fnv1.Resources{}
+		for _, o := range objects {
+			rs.Items = append(rs.Items, &fnv1.Resource{Resource: mustStruct(o)})
+		}
+		return rs
+	}
+	every := func(labels map[string]string) map[string]*fnv1.ResourceSelector {
+		return map[string]*fnv1.ResourceSelector{
+			clusterObjects:    {ApiVersion: "kubernetes.crossplane.io/v1alpha2", Kind: "Object", Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: labels}}},
+			namespacedObjects: {ApiVersion: "kubernetes.m.crossplane.io/v1alpha1", Kind: "Object", Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: labels}}},
+		}
+	}
+	withConfig := func(sels map[string]*fnv1.ResourceSelector) map[string]*fnv1.ResourceSelector {
+		ns := "team"
+		sels[configTarget] = &fnv1.ResourceSelector{ApiVersion: "v1", Kind: "ConfigMap", Namespace: &ns, Match: &fnv1.ResourceSelector_MatchName{MatchName: "config"}}
+		return sels
+	}
+	partialOf := func(apiVersion, kind, namespace, name, uid string, finalizers ...any) *fnv1.Resource {
+		md := map[string]any{"name": name, "uid": uid, "finalizers": finalizers}
+		if namespace != "" {
+			md["namespace"] = namespace
+		}
+		return &fnv1.Resource{Resource: mustStruct(map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": md})}
+	}
+	warning := func(reason, message string) *fnv1.Result {
+		return &fnv1.Result{Severity: fnv1.Severity_SEVERITY_WARNING, Reason: &reason, Message: message}
+	}
+
+	cases := map[string]struct {
+		input    map[string]any
+		required map[string]*fnv1.Resources
+		want     *fnv1.RunFunctionResponse
+	}{
+		"ASweepFirstAsksForEveryObjectOfBothGroups": {
+			want: &fnv1.RunFunctionResponse{Requirements: &fnv1.Requirements{Resources: every(map[string]string{})}},
+		},
+		"ASweepThenAsksForEachTargetItHasNotReadByName": {
+			required: map[string]*fnv1.Resources{clusterObjects: resources(a, b, shared), namespacedObjects: {}},
+			want:     &fnv1.RunFunctionResponse{Requirements: &fnv1.Requirements{Resources: withConfig(every(map[string]string{}))}},
+		},
+		"ASweepDeclaresOnTheLiveTargetsOnlyTheFinalizersTheyLack": {
+			required: map[string]*fnv1.Resources{clusterObjects: resources(a, b, going, shared), namespacedObjects: {}, configTarget: resources(config)},
+			want: &fnv1.RunFunctionResponse{
+				Requirements: &fnv1.Requirements{Resources: withConfig(every(map[string]string{}))},
+				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
+					"ConfigMap team/config":                  partialOf("v1", "ConfigMap", "team", "config", "uid-config", ref+"uid-b"),
+					"Object.kubernetes.crossplane.io shared": partialOf("kubernetes.crossplane.io/v1alpha2", "Object", "", "shared", "uid-shared", ref+"uid-b"),
+				}},
+				Output: mustStruct(map[string]any{
+					"dependents": 3, "references": 4, "protected": 1,
+					"repaired": []any{
+						map[string]any{"target": "ConfigMap team/config", "finalizers": []any{ref + "uid-b"}},
+						map[string]any{"target": "Object.kubernetes.crossplane.io shared", "finalizers": []any{ref + "uid-b"}},
+					},
+					"skipped": []any{map[string]any{"dependent": "Object.kubernetes.crossplane.io going", "target": "Object.kubernetes.crossplane.io shared", "reason": "DependentDeleting"}},
+				}),
+			},
+		},
+		"AMissingTargetIsSkippedNotFatal": {
+			required: map[string]*fnv1.Resources{clusterObjects: resources(b, shared), namespacedObjects: {}, configTarget: {}},
+			want: &fnv1.RunFunctionResponse{
+				Requirements: &fnv1.Requirements{Resources: withConfig(every(map[string]string{}))},
+				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
+					"Object.kubernetes.crossplane.io shared": partialOf("kubernetes.crossplane.io/v1alpha2", "Object", "", "shared", "uid-shared", ref+"uid-b"),
+				}},
+				Output: mustStruct(map[string]any{
+					"dependents": 1, "references": 2, "protected": 0,
+					"repaired": []any{map[string]any{"target": "Object.kubernetes.crossplane.io shared", "finalizers": []any{ref + "uid-b"}}},
+					"skipped":  []any{map[string]any{"dependent": "Object.kubernetes.crossplane.io b", "target": "ConfigMap team/config", "reason": "TargetNotFound"}},
+					// A's finalizer names no Object this sweep read.
+					"stale": []any{map[string]any{"target": "Object.kubernetes.crossplane.io shared", "finalizer": ref + "uid-a"}},
+				}),
+				Results: []*fnv1.Result{warning("StaleFinalizers", "1 reference finalizers name no live Object that references their target: Object.kubernetes.crossplane.io shared carries "+ref+"uid-a")},
+			},
+		},
+		"ReportModeDeclaresNothingAndListsWhatIsMissing": {
+			input:    map[string]any{"mode": "Report"},
+			required: map[string]*fnv1.Resources{clusterObjects: resources(a, shared), namespacedObjects: {}},
+			want: &fnv1.RunFunctionResponse{
+				Requirements: &fnv1.Requirements{Resources: every(map[string]string{})},
+				Output:       mustStruct(map[string]any{"dependents": 1, "references": 1, "protected": 1}),
+			},
+		},
+		"AnObjectSelectorSweepsOnlyTheObjectsWithItsLabelsAndReportsNoStaleFinalizer": {
+			input:    map[string]any{"objectSelector": map[string]any{"matchLabels": map[string]any{"team": "payments"}}},
+			required: map[string]*fnv1.Resources{clusterObjects: resources(shared), namespacedObjects: {}},
+			want: &fnv1.RunFunctionResponse{
+				Requirements: &fnv1.Requirements{Resources: every(map[string]string{"team": "payments"})},
+				Output:       mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0}),
+			},
+		},
+		"AWatchOperationHandlesOnlyTheWatchedObject": {
+			required: map[string]*fnv1.Resources{WatchedResource: resources(b), configTarget: resources(config)},
+			want: &fnv1.RunFunctionResponse{
+				Requirements: &fnv1.Requirements{Resources: withConfig(map[string]*fnv1.ResourceSelector{
+					requiredPrefix + "target/Object.kubernetes.crossplane.io shared": {ApiVersion: "kubernetes.crossplane.io/v1alpha2", Kind: "Object", Match: &fnv1.ResourceSelector_MatchName{MatchName: "shared"}},
+				})},
+			},
+		},
+		"AWatchedObjectThatIsGoneNeedsNothing": {
+			required: map[string]*fnv1.Resources{WatchedResource: {}},
+			want: &fnv1.RunFunctionResponse{
+				Requirements: &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{}},
+				Output:       mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0}),
+			},
+		},
+		"AWatchedResourceThatIsNoObjectIsAWarning": {
+			required: map[string]*fnv1.Resources{WatchedResource: resources(config)},
+			want: &fnv1.RunFunctionResponse{
+				Requirements: &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{}},
+				Output:       mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0}),
+				Results: []*fnv1.Result{warning("NotAnObject",
+					"the watched resource ConfigMap team/config is no provider-kubernetes Object: watch kind Object of kubernetes.crossplane.io or kubernetes.m.crossplane.io")},
+			},
+		},
+		"AnUnreadableReferenceIsAWarningNamingTheObjectAndField": {
+			required: map[string]*fnv1.Resources{WatchedResource: resources(object("bad", "uid-bad", []any{managed}, map[string]any{"kind": "ConfigMap"}))},
+			want: &fnv1.RunFunctionResponse{
+				Requirements: &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{}},
+				Output:       mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0}),
+				Results: []*fnv1.Result{warning("InvalidReferences",
+					"cannot read the references of 1 Objects: Object.kubernetes.crossplane.io bad: spec.references[0].dependsOn.name: Required value: names the referenced object")},
+			},
+		},
+	}
+	f := &Function{log: logging.NewNopLogger()}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			req := &fnv1.RunFunctionRequest{Desired: &fnv1.State{}, RequiredResources: tc.required}
+			if tc.input != nil {
+				req.Input = mustStruct(tc.input)
+			}
+			rsp, err := f.RunFunction(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tc.want
+			want.Meta = &fnv1.ResponseMeta{Ttl: durationpb.New(response.DefaultTTL)}
+			if want.Desired == nil {
+				want.Desired = &fnv1.State{}
+			}
+			if diff := cmp.Diff(want, rsp, protocmp.Transform()); diff != "" {
+				t.Errorf("RunFunction(...): -want, +got:\n%s", diff)
+			}
+		})
+	}
+}
