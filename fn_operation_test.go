@@ -20,6 +20,7 @@ func TestOperation(t *testing.T) {
 		clusterObjects    = requiredPrefix + "objects/kubernetes.crossplane.io"
 		namespacedObjects = requiredPrefix + "objects/kubernetes.m.crossplane.io"
 		configTarget      = requiredPrefix + "target/ConfigMap team/config"
+		configMaps        = requiredPrefix + "targets/v1/ConfigMap/team"
 		ref               = "kubernetes.crossplane.io/referred-by-object-"
 	)
 	object := func(name, uid string, finalizers []any, refs ...map[string]any) map[string]any {
@@ -56,9 +57,14 @@ func TestOperation(t *testing.T) {
 			namespacedObjects: {ApiVersion: "kubernetes.m.crossplane.io/v1alpha1", Kind: "Object", Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: labels}}},
 		}
 	}
+	ns := "team"
+	// A WatchOperation asks for each target by name; a sweep lists them.
 	withConfig := func(sels map[string]*fnv1.ResourceSelector) map[string]*fnv1.ResourceSelector {
-		ns := "team"
 		sels[configTarget] = &fnv1.ResourceSelector{ApiVersion: "v1", Kind: "ConfigMap", Namespace: &ns, Match: &fnv1.ResourceSelector_MatchName{MatchName: "config"}}
+		return sels
+	}
+	withConfigMaps := func(sels map[string]*fnv1.ResourceSelector) map[string]*fnv1.ResourceSelector {
+		sels[configMaps] = &fnv1.ResourceSelector{ApiVersion: "v1", Kind: "ConfigMap", Namespace: &ns, Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{}}}}
 		return sels
 	}
 	partialOf := func(apiVersion, kind, namespace, name, uid string, finalizers ...any) *fnv1.Resource {
@@ -80,14 +86,14 @@ func TestOperation(t *testing.T) {
 		"ASweepFirstAsksForEveryObjectOfBothGroups": {
 			want: &fnv1.RunFunctionResponse{Requirements: &fnv1.Requirements{Resources: every(map[string]string{})}},
 		},
-		"ASweepThenAsksForEachTargetItHasNotReadByName": {
+		"ASweepThenListsTheKindsOfTheTargetsItHasNotRead": {
 			required: map[string]*fnv1.Resources{clusterObjects: resources(a, b, shared), namespacedObjects: {}},
-			want:     &fnv1.RunFunctionResponse{Requirements: &fnv1.Requirements{Resources: withConfig(every(map[string]string{}))}},
+			want:     &fnv1.RunFunctionResponse{Requirements: &fnv1.Requirements{Resources: withConfigMaps(every(map[string]string{}))}},
 		},
 		"ASweepDeclaresOnTheLiveTargetsOnlyTheFinalizersTheyLack": {
-			required: map[string]*fnv1.Resources{clusterObjects: resources(a, b, going, shared), namespacedObjects: {}, configTarget: resources(config)},
+			required: map[string]*fnv1.Resources{clusterObjects: resources(a, b, going, shared), namespacedObjects: {}, configMaps: resources(config)},
 			want: &fnv1.RunFunctionResponse{
-				Requirements: &fnv1.Requirements{Resources: withConfig(every(map[string]string{}))},
+				Requirements: &fnv1.Requirements{Resources: withConfigMaps(every(map[string]string{}))},
 				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
 					"ConfigMap team/config":                  partialOf("v1", "ConfigMap", "team", "config", "uid-config", ref+"uid-b"),
 					"Object.kubernetes.crossplane.io shared": partialOf("kubernetes.crossplane.io/v1alpha2", "Object", "", "shared", "uid-shared", ref+"uid-b"),
@@ -103,9 +109,9 @@ func TestOperation(t *testing.T) {
 			},
 		},
 		"AMissingTargetIsSkippedNotFatal": {
-			required: map[string]*fnv1.Resources{clusterObjects: resources(b, shared), namespacedObjects: {}, configTarget: {}},
+			required: map[string]*fnv1.Resources{clusterObjects: resources(b, shared), namespacedObjects: {}, configMaps: {}},
 			want: &fnv1.RunFunctionResponse{
-				Requirements: &fnv1.Requirements{Resources: withConfig(every(map[string]string{}))},
+				Requirements: &fnv1.Requirements{Resources: withConfigMaps(every(map[string]string{}))},
 				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
 					"Object.kubernetes.crossplane.io shared": partialOf("kubernetes.crossplane.io/v1alpha2", "Object", "", "shared", "uid-shared", ref+"uid-b"),
 				}},
