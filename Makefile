@@ -5,7 +5,8 @@
 .PHONY: render test unit e2e controlplane lint generate xpkg bench
 
 # Render the example through the real pipeline (patch-and-transform →
-# function-dependencies → auto-ready). EXAMPLE=example/namespaced for the other.
+# function-dependencies → auto-ready). EXAMPLE=example/namespaced for the other;
+# EXAMPLE=example/operation renders the CronOperation's sweep of a cluster.
 EXAMPLE ?= example/cluster
 render:
 	hack/render.sh $(EXAMPLE)

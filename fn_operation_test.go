@@ -122,7 +122,7 @@ func TestOperation(t *testing.T) {
 					// A's finalizer names no Object this sweep read.
 					"stale": []any{map[string]any{"target": "Object.kubernetes.crossplane.io shared", "finalizer": ref + "uid-a"}},
 				}),
-				Results: []*fnv1.Result{warning("StaleFinalizers", "1 reference finalizers name no live Object that references their target: Object.kubernetes.crossplane.io shared carries "+ref+"uid-a")},
+				Results: []*fnv1.Result{warning("StaleFinalizers", "1 reference finalizer naming no live Object that references its target: Object.kubernetes.crossplane.io shared carries "+ref+"uid-a")},
 			},
 		},
 		"ReportModeDeclaresNothingAndListsWhatIsMissing": {
@@ -171,7 +171,7 @@ func TestOperation(t *testing.T) {
 				Requirements: &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{}},
 				Output:       mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0}),
 				Results: []*fnv1.Result{warning("InvalidReferences",
-					"cannot read the references of 1 Objects: Object.kubernetes.crossplane.io bad: spec.references[0].dependsOn.name: Required value: names the referenced object")},
+					"cannot read the references of 1 Object: Object.kubernetes.crossplane.io bad: spec.references[0].dependsOn.name: Required value: names the referenced object")},
 			},
 		},
 	}

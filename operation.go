@@ -306,23 +306,31 @@ func warningsOf(s sweep, o repair.Outcome, cycles [][]string) []opWarning {
 			s.unwatchable, objectref.ClusterGroup, objectref.NamespacedGroup)})
 	}
 	if len(s.problems) > 0 {
-		ws = append(ws, opWarning{"InvalidReferences", fmt.Sprintf("cannot read the references of %d Objects: %s", len(s.problems), first(s.problems))})
+		ws = append(ws, opWarning{"InvalidReferences", fmt.Sprintf("cannot read the references of %s: %s", count(len(s.problems), "Object"), first(s.problems))})
 	}
 	if len(cycles) > 0 {
 		paths := make([]string, len(cycles))
 		for i, c := range cycles {
 			paths[i] = strings.Join(c, " → ")
 		}
-		ws = append(ws, opWarning{"ReferenceCycle", fmt.Sprintf("%d reference cycles, left without finalizers: %s", len(cycles), first(paths))})
+		ws = append(ws, opWarning{"ReferenceCycle", fmt.Sprintf("%s, left without finalizers: %s", count(len(cycles), "reference cycle"), first(paths))})
 	}
 	if len(o.Stale) > 0 {
 		stale := make([]string, len(o.Stale))
 		for i, f := range o.Stale {
 			stale[i] = f.Resource + " carries " + f.Finalizer
 		}
-		ws = append(ws, opWarning{"StaleFinalizers", fmt.Sprintf("%d reference finalizers name no live Object that references their target: %s", len(stale), first(stale))})
+		ws = append(ws, opWarning{"StaleFinalizers", fmt.Sprintf("%s naming no live Object that references its target: %s", count(len(stale), "reference finalizer"), first(stale))})
 	}
 	return ws
+}
+
+// count is "1 thing" or "n things".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 // first lists the first few items, and says how many more there are.

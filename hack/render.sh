@@ -7,6 +7,12 @@
 #
 #   hack/render.sh [EXAMPLE-FOLDER]        # default: example/cluster; "namespaced" and "explicit" work too
 #
+# A folder with a cronoperation.yaml instead of a composition, such as
+# example/operation, is rendered as that CronOperation's sweep of the cluster
+# state in its cluster.yaml, with `crossplane operation render` of the current
+# CLI: function-dependencies is the only function, and the comment lines read
+# cluster.yaml.
+#
 # It builds what is missing (the pinned tools through hack/tools.sh into
 # .cache/bin, which takes minutes the first time; the function from the working
 # tree), starts the three functions with --insecure on free loopback ports,
@@ -31,7 +37,13 @@ if [ ! -d "$example" ]; then
   echo "hack/render.sh: no example folder \"$example\"" >&2
   exit 2
 fi
-for f in xr.yaml composition.yaml functions.yaml observed.yaml xrd.yaml; do
+files=(xr.yaml composition.yaml functions.yaml observed.yaml xrd.yaml)
+state=observed.yaml
+if [ -f "$example/cronoperation.yaml" ]; then
+  files=(cronoperation.yaml functions.yaml cluster.yaml)
+  state=cluster.yaml
+fi
+for f in "${files[@]}"; do
   if [ ! -f "$example/$f" ]; then
     echo "hack/render.sh: $example has no $f" >&2
     exit 2
@@ -44,6 +56,16 @@ case $cli in
   crossplane) tools=(crossplane crossplane-core function-patch-and-transform function-auto-ready) ;;
   *) echo "hack/render.sh: FD_RENDER_CLI must be crank or crossplane, not \"$cli\"" >&2; exit 2 ;;
 esac
+with=$cli
+if [ "$state" = cluster.yaml ]; then
+  if [ "${FD_RENDER_CLI:-crossplane}" != crossplane ]; then
+    echo "hack/render.sh: $example is an Operation example, which only FD_RENDER_CLI=crossplane renders" >&2
+    exit 2
+  fi
+  cli=operation
+  tools=(crossplane crossplane-core)
+  with="crossplane operation render"
+fi
 
 tmp=$(mktemp -d)
 pids=()
@@ -124,15 +146,17 @@ retarget() {
 }
 serve function-dependencies "$tmp/function-dependencies" --debug
 retarget 9443 function-dependencies
-serve function-patch-and-transform "${tool[function-patch-and-transform]}"
-retarget 9444 function-patch-and-transform
-serve function-auto-ready "${tool[function-auto-ready]}"
-retarget 9445 function-auto-ready
+if [ "$cli" != operation ]; then
+  serve function-patch-and-transform "${tool[function-patch-and-transform]}"
+  retarget 9444 function-patch-and-transform
+  serve function-auto-ready "${tool[function-auto-ready]}"
+  retarget 9445 function-auto-ready
+fi
 
 # The function's own doctor lists what the observed resources lack; it exits
 # 1 when something is missing, which is the point of the example.
-echo "# provider-kubernetes #371 in ${example#"$root"/}/observed.yaml, as function-dependencies graph finds it:"
-{ "$tmp/function-dependencies" graph "$example/observed.yaml" 2>&1 >/dev/null || true; } |
+echo "# provider-kubernetes #371 in ${example#"$root"/}/$state, as function-dependencies graph finds it:"
+{ "$tmp/function-dependencies" graph "$example/$state" 2>&1 >/dev/null || true; } |
   sed -n 's/^\(missing\|stale\|invalid reference\): /#   &/p'
 
 
@@ -147,7 +171,10 @@ case $cli in
   # user's.
   crossplane) CROSSPLANE_CONFIG=$tmp/crossplane-config.yaml \
     "${tool[crossplane]}" composition render "${args[@]}" --crossplane-binary="${tool[crossplane-core]}" ;;
+  operation) CROSSPLANE_CONFIG=$tmp/crossplane-config.yaml \
+    "${tool[crossplane]}" operation render "$example/cronoperation.yaml" "$tmp/functions.yaml" \
+    --required-resources="$example/cluster.yaml" --include-function-results --crossplane-binary="${tool[crossplane-core]}" ;;
 esac
 if [ -n "$start" ]; then
-  echo "hack/render.sh: rendered $(basename "$example") with $cli in $((($(now) - start) / 1000))ms" >&2
+  echo "hack/render.sh: rendered $(basename "$example") with $with in $((($(now) - start) / 1000))ms" >&2
 fi

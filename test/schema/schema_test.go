@@ -259,25 +259,48 @@ func TestSchemas(t *testing.T) {
 // prints spec.crossplane.resourceRefs only. The user's spec is validated in
 // the example's own XR; everything else in a rendered XR (types, unknown
 // fields, status and its conditions) is still validated here.
+//
+// The same goes for the partial objects crossplane operation render prints
+// after the Operation: apiVersion, kind and metadata only, which Crossplane
+// applies with server-side apply, so that the API server validates them
+// merged into the live object, whose spec the example's cluster state holds.
 func (v *validator) partialXRs(t *testing.T, docs []map[string]any) func(string) bool {
 	t.Helper()
-	xrs := map[string]bool{}
+	operation := false
 	for _, d := range docs {
-		if v.xrKinds[group(harness.String(d, "apiVersion"))+"/"+harness.String(d, "kind")] {
-			xrs[fmt.Sprintf("%s, Kind=%s, %s", harness.String(d, "apiVersion"), harness.String(d, "kind"), harness.String(d, "metadata", "name"))] = true
+		operation = operation || (harness.String(d, "apiVersion") == "ops.crossplane.io/v1alpha1" && harness.String(d, "kind") == "Operation")
+	}
+	partial := map[string]string{}
+	for _, d := range docs {
+		key := fmt.Sprintf("%s, Kind=%s, %s", harness.String(d, "apiVersion"), harness.String(d, "kind"), harness.String(d, "metadata", "name"))
+		switch {
+		case v.xrKinds[group(harness.String(d, "apiVersion"))+"/"+harness.String(d, "kind")]:
+			partial[key] = "the rendered XR"
+		case operation && onlyIdentity(d):
+			partial[key] = "the partial object the Operation applies,"
 		}
 	}
 	return func(line string) bool {
 		m := requiredLine.FindStringSubmatch(line)
-		if m == nil || !xrs[m[1]+", "+m[2]] {
+		if m == nil || partial[m[1]+", "+m[2]] == "" {
 			return false
 		}
 		if m[3] == "spec" || strings.HasPrefix(m[3], "spec.") {
-			t.Logf("accepted in the rendered XR %s: %s: Required value", m[2], m[3])
+			t.Logf("accepted in %s %s: %s: Required value", partial[m[1]+", "+m[2]], m[2], m[3])
 			return true
 		}
 		return false
 	}
+}
+
+// onlyIdentity is true for an object of apiVersion, kind and metadata alone.
+func onlyIdentity(d map[string]any) bool {
+	for k := range d {
+		if k != "apiVersion" && k != "kind" && k != "metadata" {
+			return false
+		}
+	}
+	return true
 }
 
 // renderedXR returns an XR of the first example XRD's kind as crossplane
