@@ -15,8 +15,10 @@ import (
 )
 
 // BenchmarkOperationSweep is a CronOperation's sweep of n Objects, each
-// referencing a ConfigMap of its own and the shared Object of the bug report,
-// with every reference finalizer missing: the worst case for the sizes. It
+// referencing a ConfigMap of its own and one of n/100 shared Objects (the bug
+// report's shape, a hundred times over: one object can't carry 10,000
+// finalizers, which with their managedFields would pass etcd's 1.5 MiB), with
+// every reference finalizer missing: the worst case for the sizes. It
 // runs the function's three calls as core makes them, and reports, besides
 // the time of all three, the size of the largest request (the last: every
 // Object and every target) and of the last response (the partial objects and
@@ -76,12 +78,14 @@ func sweepCluster(n int) (*fnv1.Resources, map[string]*structpb.Struct) {
 			"fieldsType": "FieldsV1", "fieldsV1": map[string]any{"f:metadata": map[string]any{"f:finalizers": map[string]any{".": map[string]any{}, "v:\"finalizer.managedresource.crossplane.io\"": map[string]any{}}}, "f:spec": map[string]any{"f:forProvider": map[string]any{"f:manifest": map[string]any{}}, "f:references": map[string]any{}}},
 		}}
 	}
-	shared := map[string]any{
-		"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object",
-		"metadata": map[string]any{"name": "shared", "uid": "00000000-0000-0000-0000-000000000000", "finalizers": []any{"finalizer.managedresource.crossplane.io"}},
-		"spec":     map[string]any{"forProvider": map[string]any{"manifest": map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "apps"}}}},
+	for i := range n / 100 {
+		shared := map[string]any{
+			"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object",
+			"metadata": map[string]any{"name": fmt.Sprintf("shared-%03d", i), "uid": fmt.Sprintf("00000000-0000-0000-0000-%012d", i), "finalizers": []any{"finalizer.managedresource.crossplane.io"}},
+			"spec":     map[string]any{"forProvider": map[string]any{"manifest": map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": fmt.Sprintf("apps-%03d", i)}}}},
+		}
+		objects.Items = append(objects.Items, &fnv1.Resource{Resource: mustStruct(shared)})
 	}
-	objects.Items = append(objects.Items, &fnv1.Resource{Resource: mustStruct(shared)})
 	for i := range n {
 		name := fmt.Sprintf("config-%05d", i)
 		manifest := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": name, "namespace": "apps"}, "data": map[string]any{"key": "value"}}
@@ -96,7 +100,7 @@ func sweepCluster(n int) (*fnv1.Resources, map[string]*structpb.Struct) {
 				"deletionPolicy": "Delete", "managementPolicies": []any{"*"}, "providerConfigRef": map[string]any{"name": "default"}, "readiness": map[string]any{"policy": "SuccessfulCreate"},
 				"forProvider": map[string]any{"manifest": manifest},
 				"references": []any{
-					map[string]any{"dependsOn": map[string]any{"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "name": "shared"}},
+					map[string]any{"dependsOn": map[string]any{"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "name": fmt.Sprintf("shared-%03d", i/100)}},
 					map[string]any{"dependsOn": map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "namespace": "apps", "name": name + "-settings"}},
 				},
 			},
