@@ -3,10 +3,17 @@
 # kube-controller-manager, provider-kubernetes v1.2.1 and Crossplane core v2.4.0 on loopback,
 # reproducing provider-kubernetes #371 without function-dependencies and asserting its fix with it,
 # and, with Crossplane's Usage webhook served on a free port, proving that the Usages the function
-# composes refuse a referenced object's deletion and replay it once its dependent is gone.
+# composes refuse a referenced object's deletion and replay it once its dependent is gone. With
+# Crossplane's --enable-operations, it also runs the function as an Operation step, without any
+# Composition: the WatchOperation of example/operation/watch-objects.yaml must restore the
+# finalizers the provider lost on Objects created directly, protect Objects created after it, keep
+# the shared Object's managedFields bounded over ten reconcile waves, and order the deletion of
+# everything at once; it also checks example/operation/install.yaml's ClusterRole and that the API
+# server refuses a partial apply whose metadata.uid no object of its name has.
 #
 #   hack/controlplane-test.sh [go test flags...]
 #   hack/controlplane-test.sh -run TestUsageOfExternalObjectRefusesItsDeletionThenReplaysIt
+#   hack/controlplane-test.sh -run TestOperation
 #
 # Builds the pinned tools, the function and the test's dependencies first (cold: about half an
 # hour on two cores; see hack/tools.sh), so that the test's own timeout covers only the test.
@@ -21,6 +28,8 @@
 #   FD_CONTROLPLANE_RUNS_WITHOUT  XRs without the function, one after another (default 3)
 #   FD_CONTROLPLANE_RUNS_WITH     XRs with the function, one after another (default 2)
 #   FD_CONTROLPLANE_DEPENDENTS    dependent Objects per XR (default 30)
+#   FD_CONTROLPLANE_OPERATION_DEPENDENTS  dependent Objects per set of the Operation test
+#                               (default 20)
 #   FD_CONTROLPLANE_FUNCTION    a function-dependencies binary to test (default: built here from
 #                               the working tree)
 #   FD_CONTROLPLANE_LOGS        folder for the components' logs (default: a temporary folder),

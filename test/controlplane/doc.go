@@ -3,7 +3,11 @@
 // (provider-kubernetes #371) and that function-dependencies restores them and
 // orders deletion; and, with Crossplane's Usage webhook served, that the
 // Usages the function composes for references outside the composite refuse
-// the referenced object's deletion and replay it once the dependent is gone.
+// the referenced object's deletion and replay it once the dependent is gone;
+// and, with Crossplane's Operations enabled and no Composition, that the
+// function run by the WatchOperation of example/operation/watch-objects.yaml
+// restores the finalizers the provider lost on Objects created directly,
+// keeps the referenced object's managedFields bounded, and orders deletion.
 //
 // The test runs only with the controlplane build tag:
 //

@@ -3,7 +3,6 @@
 package controlplane
 
 import (
-	"context"
 	"io/fs"
 	"path/filepath"
 	"runtime"
@@ -25,7 +24,7 @@ import (
 // dryRun=All, without the fields the API server sets itself, in its
 // namespace.
 func TestExamplesBuiltInObjectsAreAccepted(t *testing.T) {
-	ctx := context.Background()
+	ctx := testContext(t)
 	_, file, _, _ := runtime.Caller(0)
 	s := &stack{t: t, root: filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))}
 	s.dir = t.TempDir()

@@ -60,12 +60,7 @@ const (
 // finalizer must be there, stay there, and order deletion.
 func TestReferenceFinalizers(t *testing.T) {
 	wall := time.Now()
-	ctx := context.Background()
-	if d, ok := t.Deadline(); ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, d.Add(-30*time.Second))
-		t.Cleanup(cancel)
-	}
+	ctx := testContext(t)
 	n := envInt(t, "FD_CONTROLPLANE_DEPENDENTS", 30)
 	// The race shows some of the time: measure it over several XRs. With
 	// every finalizer in place, the provider's conflicting finalizer
@@ -642,14 +637,20 @@ type composed struct {
 // composed returns the XR's shared Object and its n dependents, or an error
 // until they all exist.
 func (s *stack) composed(ctx context.Context, xr string, n int) (composed, error) {
-	list, err := s.client.Resource(gvrObject).List(ctx, metav1.ListOptions{LabelSelector: "crossplane.io/composite=" + xr})
+	return s.objectsLabelled(ctx, "crossplane.io/composite="+xr, xr+"-shared", n)
+}
+
+// objectsLabelled returns the Objects the label selector selects, as the
+// shared one and its n dependents, or an error until they all exist.
+func (s *stack) objectsLabelled(ctx context.Context, selector, shared string, n int) (composed, error) {
+	list, err := s.client.Resource(gvrObject).List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		return composed{}, err
 	}
 	var c composed
 	for i := range list.Items {
 		o := &list.Items[i]
-		if o.GetName() == xr+"-shared" {
+		if o.GetName() == shared {
 			c.shared = o
 		} else {
 			c.dependents = append(c.dependents, o)

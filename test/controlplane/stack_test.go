@@ -83,6 +83,18 @@ type stack struct {
 	procs []*process
 }
 
+// testContext ends 30 s before the test's deadline, so that a test that
+// runs out of time still stops its components and reports what it saw.
+func testContext(t *testing.T) context.Context {
+	ctx := context.Background()
+	if d, ok := t.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d.Add(-30*time.Second))
+		t.Cleanup(cancel)
+	}
+	return ctx
+}
+
 // startStack builds what is missing and starts every component. It returns
 // once Crossplane and provider-kubernetes are running and the functions are
 // registered.
@@ -431,7 +443,8 @@ func (s *stack) startProvider(ctx context.Context, bin string) {
 
 // startCrossplane starts Crossplane core with its webhook server, and points
 // the API server's Usage webhook at it. Webhooks on also start the Usage
-// controllers: without them no Usage protects anything.
+// controllers: without them no Usage protects anything. Operations are on
+// too: the Operation test needs them, and the others create none.
 func (s *stack) startCrossplane(ctx context.Context, bin string) {
 	health := freePort(s.t)
 	// provider-kubernetes holds the default, 9443.
@@ -441,6 +454,9 @@ func (s *stack) startCrossplane(ctx context.Context, bin string) {
 		"--namespace=crossplane-system",
 		"--leader-election=false",
 		"--package-runtime=External",
+		// Alpha in v2.4.0: the Operation, CronOperation and WatchOperation
+		// controllers (their CRDs come with the others, from cluster/crds).
+		"--enable-operations",
 		"--tls-client-certs-dir=" + s.pki.TLSDir,
 		// tls.crt and tls.key, for 127.0.0.1: what the API server dials.
 		"--tls-server-certs-dir=" + s.pki.TLSDir,
@@ -511,7 +527,13 @@ func (s *stack) applyUsageWebhook(ctx context.Context) {
 // alone, whose status names the endpoint.
 func (s *stack) serveFunction(ctx context.Context, name, bin string) {
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(s.t))
-	s.start(name, bin, []string{"--debug", "--address=" + addr, "--tls-certs-dir=" + s.pki.TLSDir})
+	args := []string{"--debug", "--address=" + addr, "--tls-certs-dir=" + s.pki.TLSDir}
+	if name == "function-dependencies" {
+		// As example/operation/install.yaml runs it: a sweep's request
+		// carries every Object.
+		args = append(args, "--max-recv-message-size=64")
+	}
+	s.start(name, bin, args)
 	s.await(ctx, name, 30*time.Second, func(context.Context) (bool, error) { return listening(addr), nil })
 
 	rev := s.create(ctx, gvrFunctionRevision, "", obj(map[string]any{
@@ -531,13 +553,24 @@ func (s *stack) serveFunction(ctx context.Context, name, bin string) {
 			return err
 		}
 		must(s.t, unstructured.SetNestedField(latest.Object, addr, "status", "endpoint"))
-		must(s.t, unstructured.SetNestedStringSlice(latest.Object, []string{"composition"}, "status", "capabilities"))
+		must(s.t, unstructured.SetNestedStringSlice(latest.Object, capabilities(name), "status", "capabilities"))
 		_, err = s.client.Resource(gvrFunctionRevision).UpdateStatus(ctx, latest, metav1.UpdateOptions{})
 		return err
 	})
 	if err != nil {
 		s.t.Fatalf("cannot set the endpoint of %s: %v", name, err)
 	}
+}
+
+// capabilities are what a function's package declares, as the package
+// manager would copy them to its revision's status: function-dependencies's
+// package/crossplane.yaml declares operation too, which Crossplane checks
+// before an Operation runs a function.
+func capabilities(function string) []string {
+	if function == "function-dependencies" {
+		return []string{"composition", "operation"}
+	}
+	return []string{"composition"}
 }
 
 // create creates an object, retrying while its type is not served yet.

@@ -68,12 +68,7 @@ func (r release) String() string {
 // checkReplay).
 func TestUsageOfExternalObjectRefusesItsDeletionThenReplaysIt(t *testing.T) {
 	wall := time.Now()
-	ctx := context.Background()
-	if d, ok := t.Deadline(); ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, d.Add(-30*time.Second))
-		t.Cleanup(cancel)
-	}
+	ctx := testContext(t)
 	s := startStack(ctx, t)
 	s.createXRD(ctx)
 
