@@ -63,6 +63,11 @@ func TestOperation(t *testing.T) {
 		sels[configTarget] = &fnv1.ResourceSelector{ApiVersion: "v1", Kind: "ConfigMap", Namespace: &ns, Match: &fnv1.ResourceSelector_MatchName{MatchName: "config"}}
 		return sels
 	}
+	// An Object is asked for by name, at the version the provider stores.
+	withShared := func(sels map[string]*fnv1.ResourceSelector) map[string]*fnv1.ResourceSelector {
+		sels[requiredPrefix+"target/Object.kubernetes.crossplane.io shared"] = &fnv1.ResourceSelector{ApiVersion: "kubernetes.crossplane.io/v1alpha2", Kind: "Object", Match: &fnv1.ResourceSelector_MatchName{MatchName: "shared"}}
+		return sels
+	}
 	withConfigMaps := func(sels map[string]*fnv1.ResourceSelector) map[string]*fnv1.ResourceSelector {
 		sels[configMaps] = &fnv1.ResourceSelector{ApiVersion: "v1", Kind: "ConfigMap", Namespace: &ns, Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{}}}}
 		return sels
@@ -141,12 +146,15 @@ func TestOperation(t *testing.T) {
 				Output:       mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0}),
 			},
 		},
+		"ASelectiveSweepAsksForAnObjectOutsideItsSelectorByName": {
+			input:    map[string]any{"objectSelector": map[string]any{"matchLabels": map[string]any{"team": "payments"}}},
+			required: map[string]*fnv1.Resources{clusterObjects: resources(a), namespacedObjects: {}},
+			want:     &fnv1.RunFunctionResponse{Requirements: &fnv1.Requirements{Resources: withShared(every(map[string]string{"team": "payments"}))}},
+		},
 		"AWatchOperationHandlesOnlyTheWatchedObject": {
 			required: map[string]*fnv1.Resources{WatchedResource: resources(b), configTarget: resources(config)},
 			want: &fnv1.RunFunctionResponse{
-				Requirements: &fnv1.Requirements{Resources: withConfig(map[string]*fnv1.ResourceSelector{
-					requiredPrefix + "target/Object.kubernetes.crossplane.io shared": {ApiVersion: "kubernetes.crossplane.io/v1alpha2", Kind: "Object", Match: &fnv1.ResourceSelector_MatchName{MatchName: "shared"}},
-				})},
+				Requirements: &fnv1.Requirements{Resources: withConfig(withShared(map[string]*fnv1.ResourceSelector{}))},
 			},
 		},
 		"AWatchedObjectThatIsGoneNeedsNothing": {

@@ -185,8 +185,12 @@ func readSweep(required map[string]*fnv1.Resources, selector *v1beta1.ObjectSele
 // ConfigMaps by name made the sweep's last response 4.9 MiB, past the 4 MiB
 // core accepts, with a Get each for core to make. A list also brings objects
 // that nothing references, whose reference finalizers are then checked too.
+// A sweep has read every Object it may list already: one it still needs lies
+// outside its objectSelector, or doesn't exist, and is asked for by name.
 func targetSelector(t objectref.Target, watched bool) (string, *fnv1.ResourceSelector) {
-	if v, ok := objectVersions[t.Group]; ok && t.Kind == objectref.Kind {
+	v, object := objectVersions[t.Group]
+	object = object && t.Kind == objectref.Kind
+	if object {
 		// Read and applied at the version provider-kubernetes stores. A
 		// reference without an apiVersion means v1alpha1, which the API
 		// server converts through the provider's webhook on every read and
@@ -196,7 +200,7 @@ func targetSelector(t objectref.Target, watched bool) (string, *fnv1.ResourceSel
 		// the way; at v1alpha2, 14.6 s and none.
 		t.APIVersion = v
 	}
-	if watched {
+	if watched || object {
 		return requiredPrefix + "target/" + describe(graph.IdentityOf(t)), &fnv1.ResourceSelector{
 			ApiVersion: t.APIVersion, Kind: t.Kind, Namespace: ptrOrNil(t.Namespace),
 			Match: &fnv1.ResourceSelector_MatchName{MatchName: t.Name},
