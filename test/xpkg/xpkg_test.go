@@ -68,15 +68,25 @@ type config struct {
 
 func TestPackage(t *testing.T) {
 	root := harness.Root(t)
-	// Both CLI generations the suite pins can build the package; the script
+	// Every CLI generation the suite pins can build the package; the script
 	// defaults to crank, and the test proves the newer CLI accepts it too, so
-	// that users on either get the same package.
-	for _, cli := range []string{"crank", "crossplane"} {
+	// that users on either get the same package. crank-v1 is Crossplane
+	// v1.19.0's, whose meta.pkg.crossplane.io/v1 Function has no
+	// capabilities field: its parser and linter accept package/crossplane.yaml,
+	// capabilities and all, but the package it writes has none, so that
+	// Crossplane v2 would assume composition alone and refuse the Operation
+	// examples' pipelines (MissingCapabilities). Build it with a v2 CLI, as
+	// make xpkg does.
+	for cli, capabilities := range map[string][]any{
+		"crank":      {"composition", "operation"},
+		"crossplane": {"composition", "operation"},
+		"crank-v1":   nil,
+	} {
 		t.Run(cli, func(t *testing.T) {
 			harness.Tool(t, cli) // Build it first, so the timing below is the package's alone.
 			out := t.TempDir()
 			pkg := buildPackage(t, root, cli, out)
-			checkPackage(t, root, out, pkg)
+			checkPackage(t, root, out, pkg, capabilities)
 		})
 	}
 }
@@ -102,7 +112,7 @@ func buildPackage(t *testing.T, root, cli, out string) string {
 	return pkg
 }
 
-func checkPackage(t *testing.T, root, out, pkg string) {
+func checkPackage(t *testing.T, root, out, pkg string, capabilities []any) {
 	t.Helper()
 	files := readTar(t, pkg)
 
@@ -152,7 +162,7 @@ func checkPackage(t *testing.T, root, out, pkg string) {
 		if !reflect.DeepEqual(names, []string{"package.yaml"}) {
 			t.Fatalf("the base layer holds %v, want only package.yaml", names)
 		}
-		checkPackageYAML(t, root, layer["package.yaml"].data)
+		checkPackageYAML(t, root, layer["package.yaml"].data, capabilities)
 	})
 
 	t.Run("examples", func(t *testing.T) {
@@ -227,7 +237,7 @@ func checkPackage(t *testing.T, root, out, pkg string) {
 
 // checkPackageYAML checks the package's metadata and objects: one Function
 // meta with the composition capability, and exactly our input CRD.
-func checkPackageYAML(t *testing.T, root string, content []byte) {
+func checkPackageYAML(t *testing.T, root string, content []byte, capabilities []any) {
 	t.Helper()
 	docs := harness.Documents(t, content)
 	if len(docs) == 0 {
@@ -249,9 +259,8 @@ func checkPackageYAML(t *testing.T, root string, content []byte) {
 	if got := annotations["meta.crossplane.io/source"]; got != "github.com/crossplane-contrib/function-dependencies" {
 		t.Errorf("meta.crossplane.io/source %q, want github.com/crossplane-contrib/function-dependencies", got)
 	}
-	capabilities := harness.List(meta, "spec", "capabilities")
-	if !slices.Contains(capabilities, any("composition")) {
-		t.Errorf("spec.capabilities %v, want composition among them", capabilities)
+	if got := harness.List(meta, "spec", "capabilities"); !reflect.DeepEqual(got, capabilities) {
+		t.Errorf("spec.capabilities %v, want %v", got, capabilities)
 	}
 
 	// The input CRD in the package must be the generated one in package/input,
