@@ -22,6 +22,8 @@
 # FD_RENDER_CLI=crossplane renders with the current CLI (crossplane/cli v2.5.0),
 # whose render runs Crossplane core's own reconciler from a core binary,
 # instead of crank (crossplane v2.2.0), the last CLI that renders in process.
+# A Crossplane v1 example, one with a claim.yaml such as example/v1, is
+# rendered with crank-v1 (Crossplane v1.19.0's CLI, the bug report's).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -51,10 +53,14 @@ for f in "${files[@]}"; do
 done
 
 cli=${FD_RENDER_CLI:-crank}
+if [ -z "${FD_RENDER_CLI:-}" ] && [ -f "$example/claim.yaml" ]; then
+  cli=crank-v1
+fi
 case $cli in
   crank) tools=(crank function-patch-and-transform function-auto-ready) ;;
+  crank-v1) tools=(crank-v1 function-patch-and-transform function-auto-ready) ;;
   crossplane) tools=(crossplane crossplane-core function-patch-and-transform function-auto-ready) ;;
-  *) echo "hack/render.sh: FD_RENDER_CLI must be crank or crossplane, not \"$cli\"" >&2; exit 2 ;;
+  *) echo "hack/render.sh: FD_RENDER_CLI must be crank, crank-v1 or crossplane, not \"$cli\"" >&2; exit 2 ;;
 esac
 with=$cli
 if [ "$state" = cluster.yaml ]; then
@@ -167,6 +173,8 @@ now() { local t=${EPOCHREALTIME:-}; echo "${t//[.,]/}"; }
 start=$(now)
 case $cli in
   crank) "${tool[crank]}" render "${args[@]}" ;;
+  # v1.19's render has no --xrd: it applies no XRD defaults.
+  crank-v1) "${tool[crank-v1]}" render "${args[@]:0:4}" --include-function-results ;;
   # A configuration file of its own keeps the CLI from reading or writing the
   # user's.
   crossplane) CROSSPLANE_CONFIG=$tmp/crossplane-config.yaml \

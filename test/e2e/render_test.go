@@ -69,7 +69,13 @@ type cli struct {
 	tools []string
 	// args returns the command line that renders, after the binary.
 	args func(tools map[string]string, render []string) []string
+	// v1 is true for Crossplane v1's CLI, which renders the v1 example
+	// only; the v2 CLIs render every other.
+	v1 bool
 }
+
+// v1Example is the example of a Crossplane v1 XR with a claim.
+const v1Example = "v1"
 
 var clis = []cli{
 	{
@@ -90,6 +96,17 @@ var clis = []cli{
 		args: func(tools map[string]string, render []string) []string {
 			return append(append([]string{"composition", "render"}, render...), "--crossplane-binary="+tools["crossplane-core"])
 		},
+	},
+	{
+		// Crossplane v1.19.0's, the bug report's: its render runs the
+		// pipeline in process, as crank v2.2.0's does. It has no --xrd, so
+		// it applies no XRD defaults: the v1 example's XR sets every field.
+		name:  "crank-v1",
+		tools: []string{"crank-v1"},
+		args: func(_ map[string]string, render []string) []string {
+			return append([]string{"render"}, slices.DeleteFunc(render, func(a string) bool { return strings.HasPrefix(a, "--xrd=") })...)
+		},
+		v1: true,
 	},
 }
 
@@ -128,6 +145,9 @@ func TestRender(t *testing.T) {
 			tools[name] = harness.Tool(t, name)
 		}
 		for _, ex := range examples {
+			if c.v1 != (ex.name == v1Example) {
+				continue
+			}
 			t.Run(c.name+"/"+ex.name, func(t *testing.T) {
 				r := &renderer{cli: c, tools: tools, example: ex, functions: functionsFile(t, ex, addresses)}
 				testExample(t, r)
