@@ -23,8 +23,6 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-var gvrSweepOperation = schema.GroupVersionResource{Group: "ops.crossplane.io", Version: "v1alpha1", Resource: "operations"}
-
 // TestOneSweepRepairsEveryObjectWithinTheOperationTimeout measures a
 // CronOperation's sweep at scale: FD_CONTROLPLANE_SWEEP_OBJECTS Objects
 // (default 2,000; the README's figures are for 10,000), each referencing a
@@ -186,13 +184,13 @@ func (s *stack) sweep(ctx context.Context, name string) sweepResult {
 	cron := readYAML(s.t, filepath.Join(s.root, "example", "operation", "cronoperation.yaml"))[0]
 	spec, _, _ := unstructured.NestedMap(cron.Object, "spec", "operationTemplate", "spec")
 	begin := time.Now()
-	s.create(ctx, gvrSweepOperation, "", obj(map[string]any{
+	s.create(ctx, gvrOperation, "", obj(map[string]any{
 		"apiVersion": "ops.crossplane.io/v1alpha1", "kind": "Operation", "metadata": map[string]any{"name": name}, "spec": spec,
 	}))
 	var op *unstructured.Unstructured
 	s.await(ctx, "Operation "+name+" to succeed", 5*time.Minute, func(ctx context.Context) (bool, error) {
 		var err error
-		if op, err = s.client.Resource(gvrSweepOperation).Get(ctx, name, metav1.GetOptions{}); err != nil {
+		if op, err = s.client.Resource(gvrOperation).Get(ctx, name, metav1.GetOptions{}); err != nil {
 			return false, err
 		}
 		return conditionTrue(op, "Succeeded"), fmt.Errorf("status %v", op.Object["status"])
