@@ -23,9 +23,9 @@ import (
 // request has no observed state, and the function reads the cluster through
 // required resources instead. A WatchOperation injects the Object whose
 // change made the Operation; otherwise the function sweeps every Object of
-// both API groups. Either way it then asks for each object they reference,
-// by name, and once it has them all declares, as partial objects, the
-// reference finalizers that live targets lack.
+// both API groups. Either way it then asks for the objects they reference
+// (see targetSelector), and once it has them all declares, as partial
+// objects, the reference finalizers that live targets lack.
 //
 // Crossplane applies each partial object with server-side apply under a
 // field owner of its own for every Operation, and deletes nothing: so the
@@ -53,7 +53,7 @@ type sweep struct {
 	// watched is true in a WatchOperation.
 	watched bool
 	// resources are the Objects handled and the objects they reference, in
-	// name order; handled counts the Objects.
+	// name order.
 	resources []graph.Resource
 	// requirements are what the function asks Crossplane for, and complete
 	// is true once Crossplane has answered every one of them.
