@@ -2,6 +2,8 @@
 # Runs the control-plane test (test/controlplane): the real etcd, kube-apiserver,
 # kube-controller-manager, provider-kubernetes v1.2.1 and Crossplane core v2.4.0 on loopback,
 # reproducing provider-kubernetes #371 without function-dependencies and asserting its fix with it,
+# and again on the stack of #371's report (Crossplane v1.19.0, provider-kubernetes v0.18.0, through
+# a claim), where the finalizers don't order the remote deletion: that test logs the order,
 # and, with Crossplane's Usage webhook served on a free port, proving that the Usages the function
 # composes refuse a referenced object's deletion and replay it once its dependent is gone. With
 # Crossplane's --enable-operations, it also runs the function as an Operation step, without any
@@ -42,7 +44,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # One at a time: each cold build takes most of the machine.
 for tool in etcd kube-apiserver kube-controller-manager provider-kubernetes crossplane-core \
-  function-patch-and-transform function-auto-ready; do
+  crossplane-core-v1 provider-kubernetes-v0 function-patch-and-transform function-auto-ready; do
   "$root/hack/tools.sh" "$tool" > /dev/null
 done
 
@@ -55,6 +57,10 @@ fi
 cd "$root/test/controlplane"
 # The CRDs the test applies come from these modules' sources.
 go mod download github.com/crossplane-contrib/provider-kubernetes@v1.2.1 github.com/crossplane/crossplane/v2@v2.4.0
+# TestReferenceFinalizersOnCrossplaneV1's: the checksum database here lacks provider-kubernetes
+# v0.18.0's go.mod.
+GONOSUMDB=github.com/crossplane-contrib/provider-kubernetes \
+  go mod download github.com/crossplane-contrib/provider-kubernetes@v0.18.0 github.com/crossplane/crossplane@v1.19.0
 # Compiles the test and everything it imports.
 go vet -tags controlplane ./...
 

@@ -49,7 +49,8 @@ fi
 # once on two cores only slow each other down, and the e2e packages that run in parallel then
 # find them built. hack/tools.sh is safe to call concurrently all the same (test/toolcache).
 tools=(golangci-lint benchstat crank crossplane crossplane-core function-patch-and-transform
-  function-auto-ready etcd kube-apiserver kube-controller-manager provider-kubernetes crank-v1)
+  function-auto-ready etcd kube-apiserver kube-controller-manager provider-kubernetes crank-v1
+  crossplane-core-v1 provider-kubernetes-v0)
 step "tools: ${tools[*]} (cold builds take 30-40 minutes on two cores, then seconds)"
 for tool in "${tools[@]}"; do
   start=$SECONDS

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 )
 
 // The composite resource type of the scenario.
@@ -114,10 +115,28 @@ func (s *stack) withoutFunction(ctx context.Context, xr string, n int) arm {
 	t := s.t
 	created := s.createXR(ctx, xr, "race-without")
 	a := arm{xr: xr}
+	c := s.settle(ctx, xr, n, created, &a)
+	t.Logf("%s (no function-dependencies): %d of %d dependents' finalizers on the shared Object once settled (%s after creating the XR); owners of the reference finalizers: %s",
+		xr, a.finalizers, n, a.converged.Round(100*time.Millisecond), finalizerOwners(c.shared))
+	if a.finalizers == n {
+		t.Logf("%s: #371 did not show in this run: the provider added all %d finalizers itself", xr, n)
+	} else {
+		t.Logf("%s: #371 reproduced: %d dependents have no finalizer on the shared Object, so it may be deleted before them", xr, n-a.finalizers)
+	}
 
-	// Settled: every Object Synced and Ready, and the shared Object's
-	// finalizers unchanged for ten seconds. The provider never retries a
-	// lost finalizer (#371), so the count can't grow after that.
+	a.deletion = s.deleteXR(ctx, xr, n, teardownWithout)
+	if len(a.deletion.left) > 0 {
+		t.Logf("%s: still tearing down %s after deleting the XR, carrying on: %s", xr, teardownWithout, strings.Join(a.deletion.left, "; "))
+	}
+	return a
+}
+
+// settle waits until every Object of the XR is Synced and Ready and the
+// shared Object's finalizers have been unchanged for ten seconds, recording
+// in a how many dependents' finalizers it carries and when they last
+// changed. The provider never retries a lost finalizer (#371), so the count
+// can't grow after that.
+func (s *stack) settle(ctx context.Context, xr string, n int, created time.Time, a *arm) composed {
 	last, since := "\x00", time.Now()
 	err := s.poll(ctx, settleWithout, 500*time.Millisecond, func(ctx context.Context) (bool, error) {
 		c, err := s.composed(ctx, xr, n)
@@ -136,25 +155,13 @@ func (s *stack) withoutFunction(ctx context.Context, xr string, n int) arm {
 		return time.Since(since) >= 10*time.Second, nil
 	})
 	if err != nil {
-		t.Fatalf("%s: the Objects didn't settle: %v", xr, err)
+		s.t.Fatalf("%s: the Objects didn't settle: %v", xr, err)
 	}
 	c, err := s.composed(ctx, xr, n)
 	if err != nil {
-		t.Fatal(err)
+		s.t.Fatal(err)
 	}
-	t.Logf("%s (no function-dependencies): %d of %d dependents' finalizers on the shared Object once settled (%s after creating the XR); owners of the reference finalizers: %s",
-		xr, a.finalizers, n, a.converged.Round(100*time.Millisecond), finalizerOwners(c.shared))
-	if a.finalizers == n {
-		t.Logf("%s: #371 did not show in this run: the provider added all %d finalizers itself", xr, n)
-	} else {
-		t.Logf("%s: #371 reproduced: %d dependents have no finalizer on the shared Object, so it may be deleted before them", xr, n-a.finalizers)
-	}
-
-	a.deletion = s.deleteXR(ctx, xr, n, teardownWithout)
-	if len(a.deletion.left) > 0 {
-		t.Logf("%s: still tearing down %s after deleting the XR, carrying on: %s", xr, teardownWithout, strings.Join(a.deletion.left, "; "))
-	}
-	return a
+	return c
 }
 
 // withFunction creates an XR whose pipeline runs function-dependencies and
@@ -167,20 +174,7 @@ func (s *stack) withFunction(ctx context.Context, xr string, n int, removal bool
 	t := s.t
 	created := s.createXR(ctx, xr, "race-with")
 	a := arm{xr: xr}
-
-	var c composed
-	err := s.poll(ctx, convergeWith, 250*time.Millisecond, func(ctx context.Context) (bool, error) {
-		var err error
-		if c, err = s.composed(ctx, xr, n); err != nil {
-			return false, err
-		}
-		a.finalizers = c.protected()
-		return a.finalizers == n, fmt.Errorf("%d of %d finalizers on the shared Object", a.finalizers, n)
-	})
-	a.converged = time.Since(created)
-	if err != nil {
-		t.Fatalf("%s (with function-dependencies): every dependent's finalizer should be on the shared Object within %s: %v", xr, convergeWith, err)
-	}
+	c := s.converge(ctx, xr, n, created, &a)
 	t.Logf("%s (with function-dependencies): %d of %d dependents' finalizers on the shared Object %s after creating the XR; owners: %s",
 		xr, a.finalizers, n, a.converged.Round(100*time.Millisecond), finalizerOwners(c.shared))
 
@@ -229,6 +223,26 @@ func (s *stack) withFunction(ctx context.Context, xr string, n int, removal bool
 		t.Errorf("%s: left behind %s after deleting the XR: %s", xr, teardown(dependents), strings.Join(d.left, "; "))
 	}
 	return a
+}
+
+// converge waits until every dependent's finalizer is on the shared Object,
+// recording in a how long that took, and fails the test if it takes longer
+// than convergeWith.
+func (s *stack) converge(ctx context.Context, xr string, n int, created time.Time, a *arm) composed {
+	var c composed
+	err := s.poll(ctx, convergeWith, 250*time.Millisecond, func(ctx context.Context) (bool, error) {
+		var err error
+		if c, err = s.composed(ctx, xr, n); err != nil {
+			return false, err
+		}
+		a.finalizers = c.protected()
+		return a.finalizers == n, fmt.Errorf("%d of %d finalizers on the shared Object", a.finalizers, n)
+	})
+	a.converged = time.Since(created)
+	if err != nil {
+		s.t.Fatalf("%s (with function-dependencies): every dependent's finalizer should be on the shared Object within %s: %v", xr, convergeWith, err)
+	}
+	return c
 }
 
 // logWarnings logs the Warning events of the XR: the function's warnings
@@ -477,6 +491,9 @@ type deletion struct {
 	// objectsLeft counts the dependent Objects that still existed then.
 	objectsLeft      int
 	objectsLeftNames []string
+	// sharedGone is how long until the shared Object was gone, or 0 if
+	// it wasn't.
+	sharedGone time.Duration
 	// gone is how long until nothing was left, or the bound.
 	gone time.Duration
 	// left describes what was left when the bound passed.
@@ -506,6 +523,13 @@ const removeConflict = "cannot remove finalizer from referenced resource: Operat
 // waits until nothing is left. The API server's resource versions order the
 // changes: they are etcd revisions, global across types.
 func (s *stack) deleteXR(ctx context.Context, xr string, n int, bound time.Duration) deletion {
+	return s.deleteOwner(ctx, xr, n, bound, "XR", s.client.Resource(gvrXR), xr)
+}
+
+// deleteOwner is deleteXR deleting, instead of the XR, what owns it: its
+// kind, its API and its name. With a claim, nothing is left once the claim,
+// the XR and everything they composed are gone.
+func (s *stack) deleteOwner(ctx context.Context, xr string, n int, bound time.Duration, kind string, owner dynamic.ResourceInterface, name string) deletion {
 	t := s.t
 	c, err := s.composed(ctx, xr, n)
 	if err != nil {
@@ -530,13 +554,18 @@ func (s *stack) deleteXR(ctx context.Context, xr string, n int, bound time.Durat
 
 	conflicts := s.count("provider-kubernetes", removeConflict)
 	begin := time.Now()
-	if err := s.client.Resource(gvrXR).Delete(ctx, xr, metav1.DeleteOptions{}); err != nil {
-		t.Fatalf("cannot delete %s: %v", xr, err)
+	if err := owner.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("cannot delete %s %s: %v", kind, name, err)
 	}
 	d := deletion{dependents: n}
 	var left []string
 	err = s.poll(ctx, bound, 250*time.Millisecond, func(ctx context.Context) (bool, error) {
 		left = nil
+		if kind != "XR" {
+			if _, err := owner.Get(ctx, name, metav1.GetOptions{}); !kerrors.IsNotFound(err) {
+				left = append(left, "the "+kind)
+			}
+		}
 		if _, err := s.client.Resource(gvrXR).Get(ctx, xr, metav1.GetOptions{}); !kerrors.IsNotFound(err) {
 			left = append(left, "the XR")
 		}
@@ -623,8 +652,11 @@ func (s *stack) deleteXR(ctx context.Context, xr string, n int, bound time.Durat
 	if ch, ok := deleted["Namespace/"+ns]; ok {
 		nsGone = ch.at
 	}
-	t.Logf("%s deletion (times after deleting the XR; order by etcd revision): first remote ConfigMap deleted %s, last %s; last dependent Object gone %s; shared Namespace began terminating %s (revision %d) with %d/%d remote ConfigMaps and %d/%d dependent Objects still present; Namespace gone %s; nothing left after %s; the provider hit %d conflicts removing reference finalizers",
-		xr, at(firstCM), at(lastCM), at(lastObj), at(terminating.at), terminating.rv, d.configMapsLeft, n, d.objectsLeft, n, at(nsGone), d.gone.Round(100*time.Millisecond), d.conflicts)
+	if ch, ok := deleted["Object/"+c.shared.GetName()]; ok {
+		d.sharedGone = ch.at.Sub(begin)
+	}
+	t.Logf("%s deletion (times after deleting the %s; order by etcd revision): first remote ConfigMap deleted %s, last %s; last dependent Object gone %s; shared Namespace began terminating %s (revision %d) with %d/%d remote ConfigMaps and %d/%d dependent Objects still present; Namespace gone %s; nothing left after %s; the provider hit %d conflicts removing reference finalizers",
+		xr, kind, at(firstCM), at(lastCM), at(lastObj), at(terminating.at), terminating.rv, d.configMapsLeft, n, d.objectsLeft, n, at(nsGone), d.gone.Round(100*time.Millisecond), d.conflicts)
 	return d
 }
 
@@ -732,25 +764,35 @@ func finalizerOwners(u *unstructured.Unstructured) string {
 	return strings.Join(parts, ", ")
 }
 
+// createXRD defines the XR: with Crossplane v2 a cluster-scoped XR of
+// apiextensions.crossplane.io/v2; with v1 one of apiextensions.crossplane.io/v1,
+// which has no scope, with a claim.
 func (s *stack) createXRD(ctx context.Context) {
-	s.create(ctx, gvrXRD, "", obj(map[string]any{
-		"apiVersion": "apiextensions.crossplane.io/v2", "kind": "CompositeResourceDefinition",
-		"metadata": map[string]any{"name": gvrXR.Resource + "." + xrGroup},
-		"spec": map[string]any{
-			"scope": "Cluster",
-			"group": xrGroup,
-			"names": map[string]any{"kind": xrKind, "plural": gvrXR.Resource},
-			"versions": []any{map[string]any{
-				"name": "v1alpha1", "served": true, "referenceable": true,
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{
-					"type":       "object",
-					"properties": map[string]any{"spec": map[string]any{"type": "object"}},
-				}},
+	gvr := gvrXRD
+	spec := map[string]any{
+		"group": xrGroup,
+		"names": map[string]any{"kind": xrKind, "plural": gvrXR.Resource},
+		"versions": []any{map[string]any{
+			"name": "v1alpha1", "served": true, "referenceable": true,
+			"schema": map[string]any{"openAPIV3Schema": map[string]any{
+				"type":       "object",
+				"properties": map[string]any{"spec": map[string]any{"type": "object"}},
 			}},
-		},
+		}},
+	}
+	if s.releases.v1 {
+		gvr.Version = "v1"
+		spec["claimNames"] = map[string]any{"kind": claimKind, "plural": gvrClaim.Resource}
+	} else {
+		spec["scope"] = "Cluster"
+	}
+	s.create(ctx, gvr, "", obj(map[string]any{
+		"apiVersion": gvr.GroupVersion().String(), "kind": "CompositeResourceDefinition",
+		"metadata": map[string]any{"name": gvrXR.Resource + "." + xrGroup},
+		"spec":     spec,
 	}))
 	s.await(ctx, "the XRD to be established", 60*time.Second, func(ctx context.Context) (bool, error) {
-		u, err := s.client.Resource(gvrXRD).Get(ctx, gvrXR.Resource+"."+xrGroup, metav1.GetOptions{})
+		u, err := s.client.Resource(gvr).Get(ctx, gvrXR.Resource+"."+xrGroup, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}

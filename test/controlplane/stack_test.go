@@ -40,6 +40,28 @@ const (
 	crossplaneModule         = "github.com/crossplane/crossplane/v2@v2.4.0"
 )
 
+// releases are the pair of Crossplane core and provider-kubernetes a stack
+// runs: their hack/tools.sh tool names and the modules their CRDs come from.
+type releases struct {
+	crossplane, provider             string
+	crossplaneTool, providerTool     string
+	crossplaneModule, providerModule string
+	// moduleEnv is what `go mod download` needs for these modules beyond
+	// the defaults.
+	moduleEnv []string
+	// v1 is Crossplane v1 (XRD apiextensions.crossplane.io/v1 with claims,
+	// no Operations, no capabilities on FunctionRevisions) with a
+	// provider-kubernetes v0 (cluster-scoped Objects only, no health probe).
+	v1 bool
+}
+
+// v2Release is the stack of every test but the v1 one.
+var v2Release = releases{
+	crossplane: "v2.4.0", provider: "v1.2.1",
+	crossplaneTool: "crossplane-core", providerTool: "provider-kubernetes",
+	crossplaneModule: crossplaneModule, providerModule: providerKubernetesModule,
+}
+
 // provider-kubernetes v1.2.1 can't move its webhook server and metrics off
 // controller-runtime's defaults.
 const (
@@ -80,6 +102,8 @@ type stack struct {
 	// crossplaneWebhookPort is where Crossplane serves its Usage webhook.
 	crossplaneWebhookPort int
 
+	releases releases
+
 	procs []*process
 }
 
@@ -100,13 +124,19 @@ func testContext(t *testing.T) context.Context {
 // registered.
 func startStack(ctx context.Context, t *testing.T) *stack {
 	t.Helper()
+	return startRelease(ctx, t, v2Release)
+}
+
+// startRelease is startStack for the Crossplane and provider-kubernetes of r.
+func startRelease(ctx context.Context, t *testing.T, r releases) *stack {
+	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
-	s := &stack{t: t, root: filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))}
+	s := &stack{t: t, root: filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..")), releases: r}
 	s.dir = t.TempDir()
 	s.logs = logsDir(t)
 
 	begin := time.Now()
-	bins := tools(t, s.root, "etcd", "kube-apiserver", "kube-controller-manager", "provider-kubernetes", "crossplane-core",
+	bins := tools(t, s.root, "etcd", "kube-apiserver", "kube-controller-manager", r.providerTool, r.crossplaneTool,
 		"function-patch-and-transform", "function-auto-ready")
 	if bin := os.Getenv("FD_CONTROLPLANE_FUNCTION"); bin != "" {
 		bins["function-dependencies"] = bin
@@ -129,8 +159,12 @@ func startStack(ctx context.Context, t *testing.T) *stack {
 	t.Logf("etcd, kube-apiserver and kube-controller-manager ready in %s", time.Since(begin).Round(time.Millisecond))
 
 	s.applyCRDs(ctx)
-	s.startProvider(ctx, bins["provider-kubernetes"])
-	s.startCrossplane(ctx, bins["crossplane-core"])
+	s.startProvider(ctx, bins[r.providerTool])
+	if r.v1 {
+		s.startCrossplaneV1(ctx, bins[r.crossplaneTool])
+	} else {
+		s.startCrossplane(ctx, bins[r.crossplaneTool])
+	}
 	for _, fn := range []string{"function-patch-and-transform", "function-dependencies", "function-auto-ready"} {
 		s.serveFunction(ctx, fn, bins[fn])
 	}
@@ -339,12 +373,12 @@ func (s *stack) startKubernetes(ctx context.Context, bins map[string]string) {
 // namespace of its own, and in there a lookup that goes to the checksum
 // database fails as soon as any go command on the machine has moved the
 // database's cached tree head on (seen here: it needed tiles it didn't have).
-func moduleDir(t *testing.T, module string) string {
+func moduleDir(t *testing.T, module string, env ...string) string {
 	t.Helper()
 	if dir, err := downloadModule(module, "GOPROXY=off", "GOSUMDB=off"); err == nil {
 		return dir
 	}
-	dir, err := downloadModule(module)
+	dir, err := downloadModule(module, env...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,8 +406,8 @@ func (s *stack) applyCRDs(ctx context.Context) {
 		dir      string
 		provider bool
 	}{
-		{filepath.Join(moduleDir(s.t, providerKubernetesModule), "package", "crds"), true},
-		{filepath.Join(moduleDir(s.t, crossplaneModule), "cluster", "crds"), false},
+		{filepath.Join(moduleDir(s.t, s.releases.providerModule, s.releases.moduleEnv...), "package", "crds"), true},
+		{filepath.Join(moduleDir(s.t, s.releases.crossplaneModule, s.releases.moduleEnv...), "cluster", "crds"), false},
 	} {
 		files, err := filepath.Glob(filepath.Join(src.dir, "*.yaml"))
 		if err != nil || len(files) == 0 {
@@ -404,7 +438,7 @@ func (s *stack) applyCRDs(ctx context.Context) {
 			return conditionTrue(u, "Established"), nil
 		})
 	}
-	s.t.Logf("applied %d CRDs of provider-kubernetes v1.2.1 and Crossplane v2.4.0", len(crds))
+	s.t.Logf("applied %d CRDs of provider-kubernetes %s and Crossplane %s", len(crds), s.releases.provider, s.releases.crossplane)
 }
 
 func (s *stack) startProvider(ctx context.Context, bin string) {
@@ -426,6 +460,15 @@ func (s *stack) startProvider(ctx context.Context, bin string) {
 		"apiVersion": "kubernetes.crossplane.io/v1alpha1", "kind": "ProviderConfig",
 		"metadata": map[string]any{"name": "default"}, "spec": map[string]any{"credentials": credentials},
 	}))
+	if s.releases.v1 {
+		// provider-kubernetes v0 has neither the namespaced group nor a
+		// health probe: its webhook server listening shows it runs.
+		s.start("provider-kubernetes", bin, []string{"--debug"},
+			"KUBECONFIG="+s.kubeconfig, "TLS_SERVER_CERTS_DIR="+s.pki.TLSDir, "WEBHOOK_TLS_CERT_DIR=")
+		addr := fmt.Sprintf("127.0.0.1:%d", providerWebhookPort)
+		s.await(ctx, "provider-kubernetes", 60*time.Second, func(context.Context) (bool, error) { return listening(addr), nil })
+		return
+	}
 	s.create(ctx, gvrClusterProviderConfig, "", obj(map[string]any{
 		"apiVersion": "kubernetes.m.crossplane.io/v1alpha1", "kind": "ClusterProviderConfig",
 		"metadata": map[string]any{"name": "default"}, "spec": map[string]any{"credentials": credentials},
@@ -553,7 +596,10 @@ func (s *stack) serveFunction(ctx context.Context, name, bin string) {
 			return err
 		}
 		must(s.t, unstructured.SetNestedField(latest.Object, addr, "status", "endpoint"))
-		must(s.t, unstructured.SetNestedStringSlice(latest.Object, capabilities(name), "status", "capabilities"))
+		// Crossplane v1's FunctionRevision has no capabilities.
+		if !s.releases.v1 {
+			must(s.t, unstructured.SetNestedStringSlice(latest.Object, capabilities(name), "status", "capabilities"))
+		}
 		_, err = s.client.Resource(gvrFunctionRevision).UpdateStatus(ctx, latest, metav1.UpdateOptions{})
 		return err
 	})
