@@ -26,7 +26,7 @@ import (
 func TestExamplesBuiltInObjectsAreAccepted(t *testing.T) {
 	ctx := testContext(t)
 	_, file, _, _ := runtime.Caller(0)
-	s := &stack{t: t, root: filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))}
+	s := &stack{t: t, root: filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..")), releases: v2Release}
 	s.dir = t.TempDir()
 	s.logs = logsDir(t)
 	var err error

@@ -40,7 +40,7 @@ func TestOneSweepRepairsEveryObjectWithinTheOperationTimeout(t *testing.T) {
 	ctx := testContext(t)
 	n := envInt(t, "FD_CONTROLPLANE_SWEEP_OBJECTS", 2000)
 	_, file, _, _ := runtime.Caller(0)
-	s := &stack{t: t, root: filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))}
+	s := &stack{t: t, root: filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..")), releases: v2Release}
 	s.dir = t.TempDir()
 	s.logs = logsDir(t)
 	bins := tools(t, s.root, "etcd", "kube-apiserver", "kube-controller-manager", "crossplane-core")
