@@ -68,9 +68,7 @@ func TestOperationWatchDeclaresTheWatchedObjectsMissingFinalizer(t *testing.T) {
 	if len(want.applied) != 1 || want.protected == 0 {
 		t.Fatalf("watched-object.yaml must reference one target that lacks its finalizer and one that carries it: the test would prove less (expected %+v)", want)
 	}
-	out := r.renderStable(t, "watch-objects.yaml", r.clusterFile, filepath.Join(opDir(t), "watched-object.yaml"))
-	golden(t, filepath.Join("testdata", "operation-watch.yaml"), out.raw)
-	checkOperation(t, out, want, r.cluster)
+	r.checkWatch(t, "watch-objects.yaml", "watched-object.yaml", "operation-watch.yaml", want)
 }
 
 // TestOperationWatchOfNamespacedObjectDeclaresFinalizerOnItsConfigMap
@@ -87,8 +85,15 @@ func TestOperationWatchOfNamespacedObjectDeclaresFinalizerOnItsConfigMap(t *test
 	if len(want.applied) != 1 || harness.String(want.applied[0], "kind") != "ConfigMap" {
 		t.Fatalf("ledger-exporter's one target must be a ConfigMap that lacks its finalizer: the test would prove less (expected %+v)", want)
 	}
-	out := r.renderStable(t, "watch-namespaced-objects.yaml", r.clusterFile, filepath.Join(opDir(t), "watched-namespaced-object.yaml"))
-	golden(t, filepath.Join("testdata", "operation-watch-namespaced.yaml"), out.raw)
+	r.checkWatch(t, "watch-namespaced-objects.yaml", "watched-namespaced-object.yaml", "operation-watch-namespaced.yaml", want)
+}
+
+// checkWatch renders the WatchOperation for the watched Object of the file
+// and checks the render against the golden file and what the rules expect.
+func (r *opRenderer) checkWatch(t *testing.T, watchOperation, watchedFile, goldenFile string, want opPlan) {
+	t.Helper()
+	out := r.renderStable(t, watchOperation, r.clusterFile, filepath.Join(opDir(t), watchedFile))
+	golden(t, filepath.Join("testdata", goldenFile), out.raw)
 	checkOperation(t, out, want, r.cluster)
 }
 
