@@ -97,6 +97,7 @@ func decide(in *v1beta1.Input, xr usage.Ref, c composition) plan {
 
 var usagePolicies = map[v1beta1.UsagePolicy]usage.Policy{
 	v1beta1.UsagesDisabled: usage.None, v1beta1.UsagesExternal: usage.External, v1beta1.UsagesAll: usage.All,
+	v1beta1.UsagesEvery: usage.Every,
 }
 
 // writeTo writes the plan into the response: desired state, the condition,

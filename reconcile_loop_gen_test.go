@@ -365,7 +365,7 @@ func loopGenerate(index int, rng *rand.Rand, off map[string]bool) *loopCompositi
 	references := field("references", "Infer", "Infer", "Ignore")
 	usages := "Disabled"
 	if !off["usages"] {
-		usages = field("usages", "Disabled", "External", "All")
+		usages = field("usages", "Disabled", "External", "All", "Every")
 	}
 	field("usageAPI", "protection.crossplane.io/v1beta1", "apiextensions.crossplane.io/v1beta1")
 	field("creation", "Immediate", "WaitForReady")
@@ -442,7 +442,7 @@ func loopGenerate(index int, rng *rand.Rand, off map[string]bool) *loopCompositi
 			}
 		}
 	}
-	if usages == "All" && !off["collisions"] && chance(25) {
+	if (usages == "All" || usages == "Every") && !off["collisions"] && chance(25) {
 		// Edges a → b-c and a-b → c, whose Usages' names the function
 		// must still tell apart.
 		for _, name := range []string{"x", "x-y", "y-z", "z"} {

@@ -701,7 +701,11 @@ func (r *loopRun) check(res xpResult, p *oracle.Plan, world []map[string]any) {
 	}
 	for _, e := range p.External {
 		r.reach("an external edge " + e.State.String())
-		if o := r.m.objects[loopKey(e.Target.Identity)]; e.State == oracle.Protected && o != nil {
+		// The function can't see an object outside the composition: one
+		// whose deletion began before its Usage was applied (a resource the
+		// composition just removed, say) goes first, as no Usage can undo
+		// a deletion the API server accepted.
+		if o := r.m.objects[loopKey(e.Target.Identity)]; e.State == oracle.Protected && o != nil && !o.deleting {
 			d := p.Nodes[e.Dependent]
 			r.protected[[2]string{d.UID, o.uid}] = loopOrdered{loopExternalEdge(e), d.UID, o.uid}
 		}

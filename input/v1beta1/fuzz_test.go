@@ -63,7 +63,7 @@ func FuzzDecode(f *testing.F) {
 			{"mode", string(in.Mode), []string{"Enforce", "Report"}},
 			{"onCycle", string(in.OnCycle), []string{"Fatal", "Warning"}},
 			{"references", string(in.References), []string{"Infer", "Ignore"}},
-			{"usages", string(in.Usages), []string{"Disabled", "External", "All"}},
+			{"usages", string(in.Usages), []string{"Disabled", "External", "All", "Every"}},
 			{"usageAPI", string(in.UsageAPI), []string{"protection.crossplane.io/v1beta1", "apiextensions.crossplane.io/v1beta1"}},
 			{"creation", string(in.Creation), []string{"Immediate", "WaitForReady"}},
 		}

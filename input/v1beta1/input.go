@@ -67,7 +67,7 @@ const (
 )
 
 // UsagePolicy says which edges are protected by Crossplane Usages.
-// +kubebuilder:validation:Enum=Disabled;External;All
+// +kubebuilder:validation:Enum=Disabled;External;All;Every
 type UsagePolicy string
 
 const (
@@ -79,6 +79,11 @@ const (
 	// UsagesAll emits a Usage for every edge that no reference finalizer
 	// protects: external ones, and those whose dependent is not an Object.
 	UsagesAll UsagePolicy = "All"
+	// UsagesEvery emits a Usage for every edge, those a reference finalizer
+	// protects too. provider-kubernetes before v1.0 deletes an Object's
+	// remote object at once, whatever reference finalizers keep the Object
+	// itself: there only a Usage orders the deletion.
+	UsagesEvery UsagePolicy = "Every"
 )
 
 // UsageAPI is the API group and version of the Usages to emit.
@@ -180,8 +185,11 @@ type Input struct {
 	References ReferencePolicy `json:"references,omitempty"`
 
 	// Usages is Disabled (the default), External to protect edges to objects
-	// outside this composite with Crossplane Usages, or All to protect every
-	// edge that no reference finalizer protects.
+	// outside this composite with Crossplane Usages, All to protect every
+	// edge that no reference finalizer protects, or Every to protect every
+	// edge with a Usage, reference finalizers or not (provider-kubernetes
+	// before v1.0, whose reference finalizers don't delay the deletion of an
+	// Object's remote object).
 	// +kubebuilder:default=Disabled
 	// +optional
 	Usages UsagePolicy `json:"usages,omitempty"`
@@ -259,7 +267,7 @@ func (in *Input) Validate() field.ErrorList {
 	errs = append(errs, oneOf(field.NewPath("mode"), in.Mode, ModeEnforce, ModeReport)...)
 	errs = append(errs, oneOf(field.NewPath("onCycle"), in.OnCycle, CycleFatal, CycleWarning)...)
 	errs = append(errs, oneOf(field.NewPath("references"), in.References, ReferencesInfer, ReferencesIgnore)...)
-	errs = append(errs, oneOf(field.NewPath("usages"), in.Usages, UsagesDisabled, UsagesExternal, UsagesAll)...)
+	errs = append(errs, oneOf(field.NewPath("usages"), in.Usages, UsagesDisabled, UsagesExternal, UsagesAll, UsagesEvery)...)
 	errs = append(errs, oneOf(field.NewPath("usageAPI"), in.UsageAPI, UsageAPIProtection, UsageAPIApiextensions)...)
 	errs = append(errs, oneOf(field.NewPath("creation"), in.Creation, CreationImmediate, CreationWaitForReady)...)
 	errs = append(errs, oneOf(field.NewPath("graph"), in.Graph, GraphNone, GraphContext)...)

@@ -106,7 +106,7 @@ func TestDecodeRejectsValuesOutsideTheEnum(t *testing.T) {
 		"Usages": {
 			reason: "An unsupported usages policy is named with the supported values.",
 			input:  `{"usages": "Everything"}`,
-			want:   `usages: Unsupported value: "Everything": supported values: "Disabled", "External", "All"`,
+			want:   `usages: Unsupported value: "Everything": supported values: "Disabled", "External", "All", "Every"`,
 		},
 		"UsageAPI": {
 			reason: "An unsupported Usage API version is named with the supported ones.",

@@ -100,8 +100,8 @@ type External struct {
 }
 
 // EdgesOf returns the graph's edges and external edges, in its order, each
-// with what protects it: a finalizer where one can, else a Usage where one
-// does, else nothing.
+// with what protects it: a Usage where one does, else a finalizer where one
+// can, else nothing.
 func EdgesOf(g *graph.Graph, fin finalizer.Plan, use usage.Plan) ([]Edge, []External) {
 	v := verdictsOf(g, fin, use)
 	edges := make([]Edge, len(g.Edges))
@@ -128,10 +128,12 @@ func verdictsOf(g *graph.Graph, fin finalizer.Plan, use usage.Plan) verdicts {
 	v := verdicts{edges: make([]verdict, len(g.Edges)), external: make([]verdict, len(g.External))}
 	for i, e := range g.Edges {
 		v.edges[i] = verdict{Unprotected, graph.Exposed}
-		if fin.Protected[i] {
-			v.edges[i] = verdict{ByFinalizer, fin.States[i]}
-		} else if s, ok := use.States[i]; ok {
+		// A Usage wins where both protect (usages: Every): it is what orders
+		// the deletion where the finalizer doesn't.
+		if s, ok := use.States[i]; ok {
 			v.edges[i] = verdict{ByUsage, s}
+		} else if fin.Protected[i] {
+			v.edges[i] = verdict{ByFinalizer, fin.States[i]}
 		} else if e.Broken {
 			v.edges[i].state = graph.Cyclic
 		}

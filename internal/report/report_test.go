@@ -526,11 +526,14 @@ func TestEdgesOfSaysWhatProtectsEachEdge(t *testing.T) {
 			{Dependent: "b", Target: "c", Origin: graph.FromInput},
 			{Dependent: "c", Target: "b", Origin: graph.FromInput, Broken: true},
 			{Dependent: "d", Target: "s", Broken: true},
+			{Dependent: "e", Target: "s"},
 		},
 		External: []graph.External{{Dependent: "a", Target: target}, {Dependent: "b", Target: target}},
 	}
-	fin := finalizer.Plan{Protected: []bool{true, false, false, false, true}, States: []graph.State{0: graph.Protected, 4: graph.Cyclic}}
-	use := usage.Plan{States: map[int]graph.State{1: graph.Declared}, External: map[int]graph.State{1: graph.Pending}}
+	// e's edge has both (usages: Every): the Usage is what orders the
+	// deletion where the finalizer doesn't, so it is what the edge reports.
+	fin := finalizer.Plan{Protected: []bool{true, false, false, false, true, true}, States: []graph.State{0: graph.Protected, 4: graph.Cyclic, 5: graph.Protected}}
+	use := usage.Plan{States: map[int]graph.State{1: graph.Declared, 5: graph.Declared}, External: map[int]graph.State{1: graph.Pending}}
 	edges, external := EdgesOf(g, fin, use)
 	wantEdges := []Edge{
 		{Edge: g.Edges[0], Protection: ByFinalizer, State: graph.Protected},
@@ -538,6 +541,7 @@ func TestEdgesOfSaysWhatProtectsEachEdge(t *testing.T) {
 		{Edge: g.Edges[2], Protection: Unprotected, State: graph.Exposed},
 		{Edge: g.Edges[3], Protection: Unprotected, State: graph.Cyclic},
 		{Edge: g.Edges[4], Protection: ByFinalizer, State: graph.Cyclic},
+		{Edge: g.Edges[5], Protection: ByUsage, State: graph.Declared},
 	}
 	if diff := cmp.Diff(wantEdges, edges); diff != "" {
 		t.Errorf("EdgesOf(...): -want edges, +got:\n%s", diff)

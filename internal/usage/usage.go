@@ -87,6 +87,10 @@ const (
 	External
 	// All protects every edge no finalizer protects.
 	All
+	// Every protects every edge, those a finalizer protects too: a
+	// reference finalizer keeps provider-kubernetes v0's Object, not its
+	// remote object, so there only a Usage orders the deletion.
+	Every
 )
 
 // Options say which Usages to write, and how.
@@ -116,8 +120,9 @@ type Plan struct {
 }
 
 // Decide returns the Usages the graph's edges need. A Usage protects an edge
-// that no finalizer protects, as the policy says; it is emitted once both ends
-// exist, unless the target is being deleted already, which no Usage can undo.
+// that no finalizer protects, or with Every any edge, as the policy says; it
+// is emitted once both ends exist, unless the target is being deleted
+// already, which no Usage can undo.
 func Decide(g *graph.Graph, o Options) Plan {
 	var p Plan
 	if o.Policy == None {
@@ -140,10 +145,10 @@ func Decide(g *graph.Graph, o Options) Plan {
 		}
 		return true
 	}
-	if o.Policy == All {
+	if o.Policy == All || o.Policy == Every {
 		for i, ge := range g.Edges {
 			d, t := &g.Resources[ge.From], &g.Resources[ge.To]
-			if finalizer.Protects(d) {
+			if o.Policy == All && finalizer.Protects(d) {
 				continue
 			}
 			e := Edge{Key: Key(d.Name, t.Name), Dependent: d.Name, Dependency: t.Name, By: refOf(d), Of: refOf(t)}

@@ -254,6 +254,19 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 				usages:   []Edge{between(app, db), outside(d1, graphtest.ClusterObject("elsewhere"))},
 			},
 		},
+		"EveryUsesTheEdgesAFinalizerProtectsToo": {
+			reason: "With Every the edges of an Object get a Usage as well as their finalizer, referenced or declared in the input: provider-kubernetes v0 deletes a referenced Object's remote object whatever its finalizers.",
+			args: args{
+				resources: []graph.Resource{shared, d1, graphtest.With(graphtest.Object("d2"), graphtest.DependingOn("shared")), db, app},
+				policy:    Every, api: ApiextensionsAPI,
+			},
+			want: want{
+				states:   map[int]graph.State{1: graph.Declared, 2: graph.Declared},
+				external: map[int]graph.State{0: graph.Declared},
+				usages:   []Edge{between(d1, shared), between(graphtest.Object("d2"), shared), outside(d1, graphtest.ClusterObject("elsewhere"))},
+				unusable: []Problem{{Edge: between(app, db), Reason: "apiextensions.crossplane.io/v1beta1 Usages protect cluster-scoped resources only"}},
+			},
+		},
 		"ExternalStates": {
 			reason: "An external edge's Usage is protected once observed, and pending while its dependent doesn't exist: the function can't see the object outside.",
 			args: args{

@@ -385,7 +385,9 @@ const (
 	// ByFinalizer: the dependency declares the dependent Object's reference
 	// finalizer.
 	ByFinalizer Protection = iota
-	// ByUsage: a Usage of the dependency by the dependent.
+	// ByUsage: a Usage of the dependency by the dependent. With usages:
+	// Every an Object's edge is ByUsage wherever a Usage can express it,
+	// and its finalizer is declared all the same.
 	ByUsage
 	// Unprotected: nothing can, or the input didn't ask for a Usage.
 	Unprotected
@@ -1064,7 +1066,7 @@ func (p *Plan) addEdges() {
 			switch {
 			case n.Object:
 				e.Protection = ByFinalizer
-			case p.Input.Usages == "All":
+			case p.Input.Usages == "All" || p.Input.Usages == "Every":
 				e.Protection = ByUsage
 			}
 			targets[t] = e
@@ -1210,7 +1212,9 @@ func (p *Plan) decide() {
 func (p *Plan) findStale() {
 	referencing := map[string]map[string]bool{}
 	for _, e := range p.Edges {
-		if e.Protection == ByFinalizer && e.Finalizer != "" {
+		// Every edge of an Object is a finalizer's, whatever else protects
+		// it.
+		if p.Nodes[e.Dependent].Object && e.Finalizer != "" {
 			if referencing[e.Target] == nil {
 				referencing[e.Target] = map[string]bool{}
 			}
@@ -1256,16 +1260,22 @@ func (p *Plan) holdUntilReady() {
 
 // decideUsages decides the state of every edge a Usage protects, and the
 // Usages: one once both ends exist, protecting once observed. An edge no
-// Usage can express is left unprotected.
+// Usage can express is left unprotected, or with usages: Every to its
+// finalizer.
 func (p *Plan) decideUsages() {
 	for i := range p.Edges {
 		e := &p.Edges[i]
-		if e.Protection != ByUsage {
+		every := p.Input.Usages == "Every" && e.Protection == ByFinalizer
+		if e.Protection != ByUsage && !every {
 			continue
 		}
 		d, t := p.Nodes[e.Dependent], p.Nodes[e.Target]
 		u := p.usage(d, refOf(t), t.Name, t.Name)
-		e.State, e.Protection = p.usageState(&u, !p.CyclesFatal() && p.SameCycle(e.Dependent, e.Target), d.Observed && t.Observed)
+		state, protection := p.usageState(&u, !p.CyclesFatal() && p.SameCycle(e.Dependent, e.Target), d.Observed && t.Observed)
+		if every && protection == Unprotected {
+			continue // The finalizer's, as without Usages.
+		}
+		e.State, e.Protection = state, protection
 		if (e.State == Declared || e.State == Protected) && t.Deleting {
 			// A Usage can't undo a deletion the API server accepted, observed
 			// or not: the target goes first, as with a finalizer it can't be

@@ -547,6 +547,38 @@ func TestExpect(t *testing.T) {
 				},
 			}}},
 		},
+		"EveryGivesAnObjectsEdgesAUsageAndKeepsTheirFinalizers": {
+			reason: "With usages: Every an edge between Objects gets a Usage, which is what the edge reports, and its finalizer all the same: provider-kubernetes v0 deletes a referenced Object's remote object whatever finalizers keep the Object.",
+			state: state(Input{Usages: "Every", UsageAPI: ApiextensionsAPI}, map[string]res{
+				"dep":    object("dep").refs(dependsOn("shared")),
+				"shared": object("shared"),
+			}, map[string]res{"dep": object("dep").uid("u-dep"), "shared": object("shared").uid("u-shared")}),
+			want: want{
+				edges:      []string{"dep → shared: declared"},
+				finalizers: map[string][]string{"dep": nil, "shared": {FinalizerPrefix + "u-dep"}},
+				usages: []map[string]any{{
+					"apiVersion": ApiextensionsAPI, "kind": "Usage", "metadata": map[string]any{},
+					"spec": map[string]any{
+						"of":     map[string]any{"apiVersion": ClusterObjectGroup + "/v1alpha2", "kind": "Object", "resourceRef": map[string]any{"name": "shared"}},
+						"by":     map[string]any{"apiVersion": ClusterObjectGroup + "/v1alpha2", "kind": "Object", "resourceRef": map[string]any{"name": "dep"}},
+						"reason": "dep depends on shared (function-dependencies)", "replayDeletion": true,
+					},
+				}},
+			},
+		},
+		"EveryFallsBackToTheFinalizerWhereNoUsageCan": {
+			reason: "With usages: Every an edge no Usage of the API can express keeps its finalizer's protection, and the impossible Usage is a warning.",
+			state: namespaced(state(Input{Usages: "Every", UsageAPI: ApiextensionsAPI}, map[string]res{
+				"dep":    nsObject("dep").inTeam().refs(dependsOn("shared", "namespace", "team")),
+				"shared": nsObject("shared").inTeam(),
+			}, map[string]res{"dep": nsObject("dep").inTeam().uid("u-dep"), "shared": nsObject("shared").inTeam().uid("u-shared").fin(f("u-dep"))})),
+			want: want{
+				edges:      []string{"dep → shared: protected"},
+				usages:     []map[string]any{},
+				impossible: []string{"dep → shared"},
+				results:    []Result{{Warning, "UsageImpossible"}},
+			},
+		},
 		"NoUsageAcrossScopes": {
 			reason: "No Usage can express a namespaced resource using a cluster-scoped one: a warning, and the edge stays unprotected.",
 			state: namespaced(state(Input{Usages: "External"}, map[string]res{
