@@ -18,8 +18,8 @@ const (
 	usagesDisabled = "Disabled"
 	usagesExternal = "External"
 	usagesAll      = "All"
+	usagesEvery    = "Every"
 	waitForReady   = "WaitForReady"
-	usageAPI       = oracle.ProtectionAPI
 	maxUsageName   = 63
 )
 
@@ -56,7 +56,7 @@ func (in input) oracle() oracle.Input {
 // readInput decodes a pipeline step's input and fails the test on a value
 // whose behaviour the render checks don't model: Report mode and a cycle
 // leave desired state alone, which checkChanges doesn't expect; references
-// Ignore and Crossplane v1's Usages no example needs.
+// Ignore no example needs. The oracle writes the Usages of either API.
 func readInput(t *testing.T, example string, raw any) input {
 	t.Helper()
 	in := input{Usages: usagesDisabled}
@@ -74,7 +74,6 @@ func readInput(t *testing.T, example string, raw any) input {
 	for _, unmodelled := range []struct{ field, value, modelled string }{
 		{"mode", in.Mode, "Enforce"},
 		{"references", in.References, "Infer"},
-		{"usageAPI", in.UsageAPI, usageAPI},
 	} {
 		if unmodelled.value != "" && unmodelled.value != unmodelled.modelled {
 			t.Fatalf("example %s: the render tests model %s %s only, not %q", example, unmodelled.field, unmodelled.modelled, unmodelled.value)
@@ -83,7 +82,7 @@ func readInput(t *testing.T, example string, raw any) input {
 	if in.Usages == "" {
 		in.Usages = usagesDisabled
 	}
-	if !slices.Contains([]string{usagesDisabled, usagesExternal, usagesAll}, in.Usages) {
+	if !slices.Contains([]string{usagesDisabled, usagesExternal, usagesAll, usagesEvery}, in.Usages) {
 		t.Fatalf("example %s: usages %q", example, in.Usages)
 	}
 	if in.Creation != "" && in.Creation != "Immediate" && in.Creation != waitForReady {

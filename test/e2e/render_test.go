@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/crossplane-contrib/function-dependencies/test/harness"
+	"github.com/crossplane-contrib/function-dependencies/test/oracle"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/ with the renders' output")
@@ -537,7 +538,8 @@ func checkCondition(t *testing.T, out output, p plan) doc {
 }
 
 // applyFinalizers returns the observed resources with the rendered finalizers
-// added, as server-side apply would leave them.
+// added, as server-side apply would leave them, and the rendered Usages
+// created.
 func applyFinalizers(t *testing.T, observed []doc, rendered map[string]doc) []doc {
 	t.Helper()
 	applied := make([]doc, 0, len(observed))
@@ -552,6 +554,18 @@ func applyFinalizers(t *testing.T, observed []doc, rendered map[string]doc) []do
 		}
 		md["finalizers"] = toAny(have)
 		applied = append(applied, o)
+	}
+	// And the Usages the function added exist, as Crossplane creates them.
+	for _, name := range slices.Sorted(maps.Keys(rendered)) {
+		u := rendered[name]
+		if harness.String(u, "metadata", "labels", oracle.UsageLabel) != "true" || slices.ContainsFunc(observed, func(o doc) bool {
+			return harness.String(o, "metadata", "annotations", annotationResource) == name
+		}) {
+			continue
+		}
+		u = harness.DeepCopy(t, u)
+		u["metadata"].(doc)["uid"] = "uid-" + name
+		applied = append(applied, u)
 	}
 	return applied
 }
