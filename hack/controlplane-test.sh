@@ -65,6 +65,7 @@ GONOSUMDB=github.com/crossplane-contrib/provider-kubernetes \
 go vet -tags controlplane ./...
 
 test=(go test -tags controlplane -count=1 -v -timeout 70m "$@" ./...)
+run=("${test[@]}")
 if [ -z "${FD_CONTROLPLANE_SHARED_NET:-}" ] && command -v unshare > /dev/null && command -v ip > /dev/null; then
   # Root needs no user namespace; anyone else does.
   for ns in "--net" "--net --map-root-user"; do
@@ -72,9 +73,24 @@ if [ -z "${FD_CONTROLPLANE_SHARED_NET:-}" ] && command -v unshare > /dev/null &&
     if unshare $ns true 2> /dev/null; then
       echo "hack/controlplane-test.sh: running in a network namespace of its own (unshare $ns)" >&2
       # shellcheck disable=SC2086
-      exec unshare $ns sh -c 'ip link set lo up && exec "$@"' sh "${test[@]}"
+      run=(unshare $ns sh -c 'ip link set lo up && exec "$@"' sh "${test[@]}")
+      break
     fi
   done
 fi
-echo "hack/controlplane-test.sh: running on the machine's loopback; ports 9443 and 8080 must be free" >&2
-exec "${test[@]}"
+if [ "${run[0]}" != unshare ]; then
+  echo "hack/controlplane-test.sh: running on the machine's loopback; ports 9443 and 8080 must be free" >&2
+fi
+
+# A test of many minutes logs its error far above its end, where a CI log's
+# tail doesn't reach: on failure, say every error again last. The tests
+# start each error's message with "ERROR: " for this.
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+status=0
+"${run[@]}" 2>&1 | tee "$out" || status=$?
+if [ "$status" -ne 0 ]; then
+  echo "=== hack/controlplane-test.sh: the errors of the run, again"
+  grep -E -A2 '^ +[a-z0-9_]+_test\.go:[0-9]+: ERROR' "$out" | cut -c1-2000 || echo "(none logged: see the output above)"
+fi
+exit "$status"

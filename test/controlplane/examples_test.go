@@ -31,7 +31,7 @@ func TestExamplesBuiltInObjectsAreAccepted(t *testing.T) {
 	s.logs = logsDir(t)
 	var err error
 	if s.pki, err = newPKI(filepath.Join(s.dir, "pki")); err != nil {
-		t.Fatalf("cannot make certificates: %v", err)
+		t.Fatalf("ERROR: cannot make certificates: %v", err)
 	}
 	s.startKubernetes(ctx, tools(t, s.root, "etcd", "kube-apiserver", "kube-controller-manager"))
 	t.Cleanup(func() {
@@ -56,7 +56,7 @@ func TestExamplesBuiltInObjectsAreAccepted(t *testing.T) {
 			}
 			m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 			if err != nil {
-				t.Errorf("%s: %s %s: the API server serves no such kind: %v", rel, gvk, u.GetName(), err)
+				t.Errorf("ERROR: %s: %s %s: the API server serves no such kind: %v", rel, gvk, u.GetName(), err)
 				continue
 			}
 			for _, f := range []string{"uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "generation", "managedFields"} {
@@ -69,7 +69,7 @@ func TestExamplesBuiltInObjectsAreAccepted(t *testing.T) {
 				_, _ = s.client.Resource(gvrNamespace).Create(ctx, obj(map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}), metav1.CreateOptions{})
 			}
 			if _, err := s.client.Resource(m.Resource).Namespace(ns).Create(ctx, u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
-				t.Errorf("%s: the API server refuses %s %s: %v", rel, gvk.Kind, u.GetName(), err)
+				t.Errorf("ERROR: %s: the API server refuses %s %s: %v", rel, gvk.Kind, u.GetName(), err)
 			}
 			checked++
 		}
@@ -77,7 +77,7 @@ func TestExamplesBuiltInObjectsAreAccepted(t *testing.T) {
 	})
 	must(t, err)
 	if checked == 0 {
-		t.Fatal("example/ has no object of Kubernetes' own kinds: nothing was checked")
+		t.Fatal("ERROR: example/ has no object of Kubernetes' own kinds: nothing was checked")
 	}
 	t.Logf("the API server accepted all %d objects of Kubernetes' own kinds in example/", checked)
 }

@@ -233,7 +233,7 @@ func (s *stack) createSet(ctx context.Context, set objectSet) time.Time {
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		s.t.Fatalf("cannot create the dependents of %s: %v", set.name, err)
+		s.t.Fatalf("ERROR: cannot create the dependents of %s: %v", set.name, err)
 	}
 	s.t.Logf("%s: created the shared Object and %d dependents in %s", set.name, set.n, time.Since(begin).Round(time.Millisecond))
 	return begin
@@ -256,22 +256,22 @@ func (s *stack) checkOperationsEnabled(ctx context.Context) {
 	for _, crd := range []string{"operations.ops.crossplane.io", "cronoperations.ops.crossplane.io", "watchoperations.ops.crossplane.io"} {
 		u, err := s.client.Resource(gvrCRD).Get(ctx, crd, metav1.GetOptions{})
 		if err != nil {
-			t.Fatalf("the CRD %s (from core's cluster/crds) is missing: %v", crd, err)
+			t.Fatalf("ERROR: the CRD %s (from core's cluster/crds) is missing: %v", crd, err)
 		}
 		if !conditionTrue(u, "Established") {
-			t.Fatalf("the CRD %s is not established: %s", crd, describeCondition(u, "Established"))
+			t.Fatalf("ERROR: the CRD %s is not established: %s", crd, describeCondition(u, "Established"))
 		}
 	}
 	if s.crossplaneLines("Alpha feature enabled", "EnableAlphaOperations") == 0 {
-		t.Fatalf("Crossplane didn't log enabling EnableAlphaOperations: is --enable-operations passed?")
+		t.Fatalf("ERROR: Crossplane didn't log enabling EnableAlphaOperations: is --enable-operations passed?")
 	}
 	rev, err := s.client.Resource(gvrFunctionRevision).Get(ctx, "function-dependencies-local", metav1.GetOptions{})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatal("ERROR:", err)
 	}
 	caps, _, _ := unstructured.NestedStringSlice(rev.Object, "status", "capabilities")
 	if !slices.Contains(caps, "operation") {
-		t.Fatalf("function-dependencies's FunctionRevision declares capabilities %v, without operation", caps)
+		t.Fatalf("ERROR: function-dependencies's FunctionRevision declares capabilities %v, without operation", caps)
 	}
 	t.Logf("Operations enabled: the three ops.crossplane.io CRDs established, Crossplane logged EnableAlphaOperations, function-dependencies's revision declares %v", caps)
 }
@@ -293,11 +293,11 @@ func (s *stack) checkInstallManifest(ctx context.Context) {
 		case "Function", "DeploymentRuntimeConfig":
 			gvr := map[string]schema.GroupVersionResource{"Function": gvrFunction, "DeploymentRuntimeConfig": gvrDeploymentRuntimeConfig}[doc.GetKind()]
 			if _, err := s.client.Resource(gvr).Create(ctx, doc, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
-				t.Errorf("%s: the API server refuses %s %s: %v", file, doc.GetKind(), doc.GetName(), err)
+				t.Errorf("ERROR: %s: the API server refuses %s %s: %v", file, doc.GetKind(), doc.GetName(), err)
 			}
 		case "ClusterRole":
 			if doc.GetLabels()["rbac.crossplane.io/aggregate-to-crossplane"] != "true" {
-				t.Errorf("%s: ClusterRole %s lacks the label Crossplane's ClusterRole aggregates", file, doc.GetName())
+				t.Errorf("ERROR: %s: ClusterRole %s lacks the label Crossplane's ClusterRole aggregates", file, doc.GetName())
 			}
 			s.create(ctx, gvrClusterRole, "", doc)
 			s.create(ctx, gvrClusterRoleBinding, "", obj(map[string]any{
@@ -312,7 +312,7 @@ func (s *stack) checkInstallManifest(ctx context.Context) {
 			} {
 				for _, verb := range []string{"get", "list", "watch", "patch"} {
 					if !s.allowed(ctx, user, verb, r.group, r.resource) {
-						t.Errorf("%s: ClusterRole %s doesn't grant %s on %s.%s", file, doc.GetName(), verb, r.resource, r.group)
+						t.Errorf("ERROR: %s: ClusterRole %s doesn't grant %s on %s.%s", file, doc.GetName(), verb, r.resource, r.group)
 					}
 				}
 				granted = append(granted, strings.TrimSuffix(r.resource+"."+r.group, "."))
@@ -320,15 +320,15 @@ func (s *stack) checkInstallManifest(ctx context.Context) {
 			// The review itself works: what the role doesn't grant is
 			// denied.
 			if s.allowed(ctx, user, "delete", "", "configmaps") {
-				t.Errorf("%s: a SubjectAccessReview allows deleting ConfigMaps, which ClusterRole %s doesn't grant", file, doc.GetName())
+				t.Errorf("ERROR: %s: a SubjectAccessReview allows deleting ConfigMaps, which ClusterRole %s doesn't grant", file, doc.GetName())
 			}
 			if err := s.client.Resource(gvrClusterRoleBinding).Delete(ctx, user, metav1.DeleteOptions{}); err != nil {
-				t.Fatal(err)
+				t.Fatal("ERROR:", err)
 			}
 			t.Logf("%s: ClusterRole %s created; bound to a user, it grants get, list, watch and patch on %s, and not delete",
 				file, doc.GetName(), strings.Join(granted, ", "))
 		default:
-			t.Errorf("%s: a %s the test doesn't know", file, doc.GetKind())
+			t.Errorf("ERROR: %s: a %s the test doesn't know", file, doc.GetKind())
 		}
 	}
 	t.Logf("%s: the API server accepts its %s (Function and DeploymentRuntimeConfig in a dry run)", file, strings.Join(kinds, ", "))
@@ -346,7 +346,7 @@ func (s *stack) allowed(ctx context.Context, user, verb, group, resource string)
 		},
 	}), metav1.CreateOptions{})
 	if err != nil {
-		s.t.Fatalf("cannot review whether %s may %s %s: %v", user, verb, resource, err)
+		s.t.Fatalf("ERROR: cannot review whether %s may %s %s: %v", user, verb, resource, err)
 	}
 	ok, _, _ := unstructured.NestedBool(review.Object, "status", "allowed")
 	return ok
@@ -379,7 +379,7 @@ func (s *stack) checkApplyNeedsTheUID(ctx context.Context) []refusal {
 	refused := func(what string, err error) refusal {
 		r := refusal{what: what}
 		if err == nil {
-			t.Errorf("server-side apply of a partial ConfigMap %s succeeded; it must be refused", what)
+			t.Errorf("ERROR: server-side apply of a partial ConfigMap %s succeeded; it must be refused", what)
 			return r
 		}
 		r.message = err.Error()
@@ -397,7 +397,7 @@ func (s *stack) checkApplyNeedsTheUID(ctx context.Context) []refusal {
 	_, err := cms.Apply(ctx, missing, partial(missing, uuid.NewUUID()), owner)
 	out = append(out, refused("whose name no object has", err))
 	if u, err := cms.Get(ctx, missing, metav1.GetOptions{}); !kerrors.IsNotFound(err) {
-		t.Errorf("the refused apply left ConfigMap %s behind (%v): %v", missing, err, u)
+		t.Errorf("ERROR: the refused apply left ConfigMap %s behind (%v): %v", missing, err, u)
 	}
 
 	// The object of the name has another UID: it was replaced.
@@ -409,27 +409,27 @@ func (s *stack) checkApplyNeedsTheUID(ctx context.Context) []refusal {
 	out = append(out, refused("whose name an object of another UID has", err))
 	after, err := cms.Get(ctx, replaced, metav1.GetOptions{})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatal("ERROR:", err)
 	}
 	if after.GetUID() != live.GetUID() || len(after.GetFinalizers()) > 0 || after.GetResourceVersion() != live.GetResourceVersion() {
-		t.Errorf("the refused apply changed ConfigMap %s: UID %s → %s, finalizers %v, resourceVersion %s → %s",
+		t.Errorf("ERROR: the refused apply changed ConfigMap %s: UID %s → %s, finalizers %v, resourceVersion %s → %s",
 			replaced, live.GetUID(), after.GetUID(), after.GetFinalizers(), live.GetResourceVersion(), after.GetResourceVersion())
 	}
 
 	// The UID matches: the apply adds the finalizer.
 	applied, err := cms.Apply(ctx, replaced, partial(replaced, live.GetUID()), owner)
 	if err != nil {
-		t.Errorf("server-side apply of a partial ConfigMap with its own UID: %v", err)
+		t.Errorf("ERROR: server-side apply of a partial ConfigMap with its own UID: %v", err)
 	} else if !slices.Contains(applied.GetFinalizers(), finalizer) {
-		t.Errorf("server-side apply of a partial ConfigMap with its own UID didn't add %s: %v", finalizer, applied.GetFinalizers())
+		t.Errorf("ERROR: server-side apply of a partial ConfigMap with its own UID didn't add %s: %v", finalizer, applied.GetFinalizers())
 	} else {
 		t.Logf("server-side apply of a partial ConfigMap with its own UID: accepted, finalizers %v", applied.GetFinalizers())
 	}
 	if _, err := cms.Patch(ctx, replaced, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
+		t.Fatal("ERROR:", err)
 	}
 	if err := cms.Delete(ctx, replaced, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
+		t.Fatal("ERROR:", err)
 	}
 	return out
 }
@@ -463,11 +463,11 @@ func (s *stack) settleUnwatched(ctx context.Context, set objectSet) unwatchedArm
 		return time.Since(since) >= 10*time.Second, nil
 	})
 	if err != nil {
-		t.Fatalf("%s: the Objects didn't settle: %v", set.name, err)
+		t.Fatalf("ERROR: %s: the Objects didn't settle: %v", set.name, err)
 	}
 	c, err := s.objectsOf(ctx, set)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatal("ERROR:", err)
 	}
 	t.Logf("%s (no Operation): %d of %d dependents' finalizers on the shared Object once settled (%s after creation); owners: %s",
 		set.name, a.finalizers, set.n, a.settled.Round(100*time.Millisecond), finalizerOwners(c.shared))
@@ -503,12 +503,12 @@ func (s *stack) installWatchOperation(ctx context.Context, ops *opTracker, set o
 	file := filepath.Join(s.root, "example", "operation", "watch-objects.yaml")
 	docs := readYAML(t, file)
 	if len(docs) != 1 || docs[0].GetKind() != "WatchOperation" {
-		t.Fatalf("%s: want one WatchOperation, got %d documents", file, len(docs))
+		t.Fatalf("ERROR: %s: want one WatchOperation, got %d documents", file, len(docs))
 	}
 	wo := docs[0]
 	c, err := s.objectsOf(ctx, set)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatal("ERROR:", err)
 	}
 	versions := map[string]int64{}
 	for _, o := range append([]*unstructured.Unstructured{c.shared}, c.dependents...) {
@@ -539,7 +539,7 @@ func (s *stack) installWatchOperation(ctx context.Context, ops *opTracker, set o
 	})
 	a.complete = time.Since(created)
 	if err != nil {
-		t.Fatalf("%s: the WatchOperation should restore every finalizer within %s: %v", set.name, watchRepairs, err)
+		t.Fatalf("ERROR: %s: the WatchOperation should restore every finalizer within %s: %v", set.name, watchRepairs, err)
 	}
 	c, _ = s.objectsOf(ctx, set)
 	t.Logf("%s: WatchOperation %s restored the %d missing finalizers: %d of %d on the shared Object %s after creating it (finalizers on it by time: %s); owners: %s",
@@ -593,7 +593,7 @@ func (s *stack) installWatchOperation(ctx context.Context, ops *opTracker, set o
 func (s *stack) logWatchOperation(ctx context.Context, name string) {
 	u, err := s.client.Resource(gvrWatchOperation).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		s.t.Fatal(err)
+		s.t.Fatal("ERROR:", err)
 	}
 	watching, _, _ := unstructured.NestedInt64(u.Object, "status", "watchingResources")
 	running, _, _ := unstructured.NestedSlice(u.Object, "status", "runningOperationRefs")
@@ -601,7 +601,7 @@ func (s *stack) logWatchOperation(ctx context.Context, name string) {
 	success, _, _ := unstructured.NestedString(u.Object, "status", "lastSuccessfulTime")
 	kept, err := s.client.Resource(gvrOperation).List(ctx, metav1.ListOptions{LabelSelector: "ops.crossplane.io/watchoperation=" + name})
 	if err != nil {
-		s.t.Fatal(err)
+		s.t.Fatal("ERROR:", err)
 	}
 	s.t.Logf("WatchOperation %s: %s, %s; watching %d resources, %d Operations running, last scheduled %s, last succeeded %s; %d Operations kept (its history limits)",
 		name, describeCondition(u, "Watching"), describeCondition(u, "Synced"), watching, len(running), last, success, len(kept.Items))
@@ -637,11 +637,11 @@ func (s *stack) protectNewSet(ctx context.Context, ops *opTracker, set *objectSe
 	})
 	a.complete = time.Since(set.created)
 	if err != nil {
-		t.Fatalf("%s: with the WatchOperation in place, every finalizer should be on the shared Object within %s: %v", set.name, watchProtects, err)
+		t.Fatalf("ERROR: %s: with the WatchOperation in place, every finalizer should be on the shared Object within %s: %v", set.name, watchProtects, err)
 	}
 	s.awaitOperations(ctx, ops, "the Operations of "+set.name, nil)
 	if c, err = s.objectsOf(ctx, *set); err != nil {
-		t.Fatal(err)
+		t.Fatal("ERROR:", err)
 	}
 	a.byProvider, a.byOperations, a.operationEntries = finalizersBy(c.shared)
 	t.Logf("%s: %d of %d finalizers on the shared Object %s after creation began (finalizers on it by time: %s); owners: %s; %d managedFields entries",
@@ -710,11 +710,11 @@ func (s *stack) touchWaves(ctx context.Context, ops *opTracker, sets ...objectSe
 		for _, set := range sets {
 			c, err := s.objectsOf(ctx, set)
 			if err != nil {
-				t.Fatal(err)
+				t.Fatal("ERROR:", err)
 			}
 			fields[set.shared()] = len(c.shared.GetManagedFields())
 			if p := c.protected(); p != set.n {
-				t.Errorf("%s: %d of %d finalizers on the shared Object", set.name, p, set.n)
+				t.Errorf("ERROR: %s: %d of %d finalizers on the shared Object", set.name, p, set.n)
 			}
 		}
 		return fields
@@ -745,7 +745,7 @@ func (s *stack) touchWaves(ctx context.Context, ops *opTracker, sets ...objectSe
 		}
 		wg.Wait()
 		if err := errors.Join(errs...); err != nil {
-			t.Fatalf("wave %d: cannot touch the dependents: %v", k, err)
+			t.Fatalf("ERROR: wave %d: cannot touch the dependents: %v", k, err)
 		}
 		s.awaitOperations(ctx, ops, fmt.Sprintf("the Operations of wave %d", k), func(all []opState) error {
 			var without []string
@@ -775,7 +775,7 @@ func (s *stack) touchWaves(ctx context.Context, ops *opTracker, sets ...objectSe
 		first := waves[1].fields[set.shared()]
 		for k, w := range waves[2:] {
 			if got := w.fields[set.shared()]; got > first {
-				t.Errorf("%s: after wave %d the shared Object has %d managedFields entries, more than the %d after the first wave", set.name, k+2, got, first)
+				t.Errorf("ERROR: %s: after wave %d the shared Object has %d managedFields entries, more than the %d after the first wave", set.name, k+2, got, first)
 			}
 		}
 	}
@@ -828,7 +828,7 @@ func (s *stack) deleteSets(ctx context.Context, sets ...objectSet) teardownResul
 		s.watch(wctx, rec, "Namespace", s.client.Resource(gvrNamespace), metav1.ListOptions{FieldSelector: "metadata.name=" + set.namespace()})
 		cms := s.watch(wctx, rec, "ConfigMap", s.client.Resource(gvrConfigMap).Namespace(set.namespace()), metav1.ListOptions{})
 		if remote := slices.IndexFunc(cms, func(u unstructured.Unstructured) bool { return strings.HasPrefix(u.GetName(), "cm-") }); remote < 0 {
-			t.Fatalf("%s: no ConfigMaps in Namespace %s before the deletion", set.name, set.namespace())
+			t.Fatalf("ERROR: %s: no ConfigMaps in Namespace %s before the deletion", set.name, set.namespace())
 		}
 	}
 
@@ -841,7 +841,7 @@ func (s *stack) deleteSets(ctx context.Context, sets ...objectSet) teardownResul
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		t.Fatalf("cannot delete the Objects: %v", err)
+		t.Fatalf("ERROR: cannot delete the Objects: %v", err)
 	}
 	res := teardownResult{}
 	var left []string
@@ -871,14 +871,14 @@ func (s *stack) deleteSets(ctx context.Context, sets ...objectSet) teardownResul
 	})
 	res.gone = time.Since(begin)
 	if err != nil {
-		t.Errorf("deleting every Object at once should leave nothing behind within %s: %v", bound, err)
+		t.Errorf("ERROR: deleting every Object at once should leave nothing behind within %s: %v", bound, err)
 	}
 	time.Sleep(time.Second) // Let the watches deliver the last events.
 	stop()
 	res.conflicts = s.count("provider-kubernetes", removeConflict) - conflicts
 	changes, werr := rec.result()
 	if werr != nil {
-		t.Fatalf("watching the deletion: %v", werr)
+		t.Fatalf("ERROR: watching the deletion: %v", werr)
 	}
 
 	first := func(kind, name string, deleted bool) *change {
@@ -920,10 +920,10 @@ func (s *stack) deleteSets(ctx context.Context, sets ...objectSet) teardownResul
 		t.Logf("%s teardown (times after deleting every Object; order by etcd revision): last dependent Object gone %s, last ConfigMap deleted %s, Namespace %s terminating %s, shared Object gone %s",
 			set.name, at(d.lastDependentGone), at(d.lastConfigMapGone), set.namespace(), at(d.namespaceTerminating), at(d.sharedGone))
 		if len(after) > 0 {
-			t.Errorf("%s: the shared Object went before %d of its %d dependents: %s", set.name, len(after), set.n, strings.Join(after, ", "))
+			t.Errorf("ERROR: %s: the shared Object went before %d of its %d dependents: %s", set.name, len(after), set.n, strings.Join(after, ", "))
 		}
 		if len(cmsLeft) > 0 {
-			t.Errorf("%s: Namespace %s began terminating before %d of the %d dependents' ConfigMaps were deleted: %s",
+			t.Errorf("ERROR: %s: Namespace %s began terminating before %d of the %d dependents' ConfigMaps were deleted: %s",
 				set.name, set.namespace(), len(cmsLeft), set.n, strings.Join(cmsLeft, ", "))
 		}
 		res.sets = append(res.sets, d)
@@ -1041,7 +1041,7 @@ func (s *stack) trackOperations(ctx context.Context) *opTracker {
 	ri := s.client.Resource(gvrOperation)
 	list, err := ri.List(ctx, metav1.ListOptions{})
 	if err != nil {
-		s.t.Fatalf("cannot list Operations: %v", err)
+		s.t.Fatalf("ERROR: cannot list Operations: %v", err)
 	}
 	for i := range list.Items {
 		tr.observe(&list.Items[i])
@@ -1117,10 +1117,10 @@ func (s *stack) checkOperations(ops *opTracker) operationCounts {
 			c.succeeded++
 		case o.status == "False":
 			c.failed++
-			t.Errorf("Operation %s (watched %s) failed: Succeeded=False %s after %d failures: %s", o.name, o.watched, o.reason, o.failures, strings.Join(o.errors, "; "))
+			t.Errorf("ERROR: Operation %s (watched %s) failed: Succeeded=False %s after %d failures: %s", o.name, o.watched, o.reason, o.failures, strings.Join(o.errors, "; "))
 		default:
 			c.running++
-			t.Errorf("Operation %s (watched %s) never finished: Succeeded %q %s, %d failures: %s", o.name, o.watched, o.status, o.reason, o.failures, strings.Join(o.errors, "; "))
+			t.Errorf("ERROR: Operation %s (watched %s) never finished: Succeeded %q %s, %d failures: %s", o.name, o.watched, o.status, o.reason, o.failures, strings.Join(o.errors, "; "))
 		}
 		if o.failures > 0 || len(o.errors) > 0 {
 			c.retried++

@@ -32,7 +32,7 @@ func start(t *testing.T, logs, name, bin string, args []string, env ...string) *
 	p := &process{name: name, log: filepath.Join(logs, name+".log"), done: make(chan struct{})}
 	f, err := os.Create(p.log)
 	if err != nil {
-		t.Fatalf("cannot create the log of %s: %v", name, err)
+		t.Fatalf("ERROR: cannot create the log of %s: %v", name, err)
 	}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = f, f
@@ -40,7 +40,7 @@ func start(t *testing.T, logs, name, bin string, args []string, env ...string) *
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := p.cmd.Start(); err != nil {
 		_ = f.Close()
-		t.Fatalf("cannot start %s: %v", name, err)
+		t.Fatalf("ERROR: cannot start %s: %v", name, err)
 	}
 	go func() {
 		p.err = p.cmd.Wait()
@@ -97,7 +97,7 @@ func freePort(t *testing.T) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatalf("cannot find a free port: %v", err)
+		t.Fatalf("ERROR: cannot find a free port: %v", err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
@@ -116,7 +116,7 @@ func requireFree(t *testing.T, port int, who string) {
 			return
 		}
 	}
-	t.Fatalf("%s needs port %d, which stayed taken for three minutes: %v", who, port, err)
+	t.Fatalf("ERROR: %s needs port %d, which stayed taken for three minutes: %v", who, port, err)
 }
 
 // listening reports whether something accepts connections at addr.
@@ -138,14 +138,14 @@ func tools(t *testing.T, root string, names ...string) map[string]string {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("cannot build tools %v: %v\n%s", names, err, stderr.String())
+		t.Fatalf("ERROR: cannot build tools %v: %v\n%s", names, err, stderr.String())
 	}
 	if s := strings.TrimSpace(stderr.String()); s != "" {
 		t.Log(s)
 	}
 	paths := strings.Fields(string(out))
 	if len(paths) != len(names) {
-		t.Fatalf("hack/tools.sh printed %d paths for %d tools: %q", len(paths), len(names), out)
+		t.Fatalf("ERROR: hack/tools.sh printed %d paths for %d tools: %q", len(paths), len(names), out)
 	}
 	bins := map[string]string{}
 	for i, n := range names {
@@ -161,7 +161,7 @@ func buildFunction(t *testing.T, root, out string) string {
 	cmd := exec.Command("go", "build", "-o", bin, ".")
 	cmd.Dir = root
 	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("cannot build the function: %v\n%s", err, b)
+		t.Fatalf("ERROR: cannot build the function: %v\n%s", err, b)
 	}
 	return bin
 }

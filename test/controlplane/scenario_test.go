@@ -155,11 +155,11 @@ func (s *stack) settle(ctx context.Context, xr string, n int, created time.Time,
 		return time.Since(since) >= 10*time.Second, nil
 	})
 	if err != nil {
-		s.t.Fatalf("%s: the Objects didn't settle: %v", xr, err)
+		s.t.Fatalf("ERROR: %s: the Objects didn't settle: %v", xr, err)
 	}
 	c, err := s.composed(ctx, xr, n)
 	if err != nil {
-		s.t.Fatal(err)
+		s.t.Fatal("ERROR:", err)
 	}
 	return c
 }
@@ -191,7 +191,7 @@ func (s *stack) withFunction(ctx context.Context, xr string, n int, removal bool
 		}
 		return nil
 	}); err != nil {
-		t.Errorf("%s: the finalizers didn't stay: %v", xr, err)
+		t.Errorf("ERROR: %s: the finalizers didn't stay: %v", xr, err)
 	}
 
 	dependents := n
@@ -205,10 +205,10 @@ func (s *stack) withFunction(ctx context.Context, xr string, n int, removal bool
 	a.deletion = s.deleteXR(ctx, xr, dependents, teardown(dependents))
 	d := a.deletion
 	if !d.terminated {
-		t.Errorf("%s: the shared Namespace never began terminating within %s", xr, teardown(dependents))
+		t.Errorf("ERROR: %s: the shared Namespace never began terminating within %s", xr, teardown(dependents))
 	}
 	if d.configMapsLeft > 0 {
-		t.Errorf("%s: the shared Namespace began terminating while %d of %d dependents' remote ConfigMaps still existed: %s",
+		t.Errorf("ERROR: %s: the shared Namespace began terminating while %d of %d dependents' remote ConfigMaps still existed: %s",
 			xr, d.configMapsLeft, dependents, strings.Join(d.configMapsLeftNames, ", "))
 	}
 	if d.objectsLeft > 0 {
@@ -220,7 +220,7 @@ func (s *stack) withFunction(ctx context.Context, xr string, n int, removal bool
 			xr, d.objectsLeft, strings.Join(d.objectsLeftNames, ", "))
 	}
 	if len(d.left) > 0 {
-		t.Errorf("%s: left behind %s after deleting the XR: %s", xr, teardown(dependents), strings.Join(d.left, "; "))
+		t.Errorf("ERROR: %s: left behind %s after deleting the XR: %s", xr, teardown(dependents), strings.Join(d.left, "; "))
 	}
 	return a
 }
@@ -240,7 +240,7 @@ func (s *stack) converge(ctx context.Context, xr string, n int, created time.Tim
 	})
 	a.converged = time.Since(created)
 	if err != nil {
-		s.t.Fatalf("%s (with function-dependencies): every dependent's finalizer should be on the shared Object within %s: %v", xr, convergeWith, err)
+		s.t.Fatalf("ERROR: %s (with function-dependencies): every dependent's finalizer should be on the shared Object within %s: %v", xr, convergeWith, err)
 	}
 	return c
 }
@@ -250,7 +250,7 @@ func (s *stack) converge(ctx context.Context, xr string, n int, created time.Tim
 func (s *stack) logWarnings(ctx context.Context, xr string) {
 	events, err := s.client.Resource(gvrEvent).Namespace("").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + xr + ",type=Warning"})
 	if err != nil {
-		s.t.Fatalf("cannot list the events of %s: %v", xr, err)
+		s.t.Fatalf("ERROR: cannot list the events of %s: %v", xr, err)
 	}
 	for _, e := range events.Items {
 		reason, _, _ := unstructured.NestedString(e.Object, "reason")
@@ -283,7 +283,7 @@ func (s *stack) awaitDeletionOrdered(ctx context.Context, xr string, since time.
 		return conditionTrue(u, "DeletionOrdered"), nil
 	})
 	if err != nil {
-		s.t.Errorf("%s: the DeletionOrdered condition should turn True: %v; %s", xr, err, describeCondition(u, "DeletionOrdered"))
+		s.t.Errorf("ERROR: %s: the DeletionOrdered condition should turn True: %v; %s", xr, err, describeCondition(u, "DeletionOrdered"))
 		return
 	}
 	s.t.Logf("%s: %s (%s after creating the XR); %s", xr, describeCondition(u, "DeletionOrdered"), time.Since(since).Round(100*time.Millisecond), describeCondition(u, "Ready"))
@@ -296,12 +296,12 @@ func (s *stack) removeDependent(ctx context.Context, xr string, n int) {
 	t := s.t
 	c, err := s.composed(ctx, xr, n)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatal("ERROR:", err)
 	}
 	removed := c.dependents[len(c.dependents)-1]
 	finalizer := refFinalizerPrefix + string(removed.GetUID())
 	if !slices.Contains(c.shared.GetFinalizers(), finalizer) {
-		t.Fatalf("%s: the shared Object lacks %s before the removal", xr, finalizer)
+		t.Fatalf("ERROR: %s: the shared Object lacks %s before the removal", xr, finalizer)
 	}
 
 	wctx, stop := context.WithCancel(ctx)
@@ -316,18 +316,18 @@ func (s *stack) removeDependent(ctx context.Context, xr string, n int) {
 	// The events the XR has so far, to tell the ones the removal raises.
 	xrObj, err := s.client.Resource(gvrXR).Get(ctx, xr, metav1.GetOptions{})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatal("ERROR:", err)
 	}
 	eventsBefore, err := s.eventsOf(ctx, xrObj.GetUID())
 	if err != nil {
-		t.Fatal(err)
+		t.Fatal("ERROR:", err)
 	}
 	staleLogged := s.crossplaneLines(staleFinalizerLogged, `Name:"`+xr+`"`)
 
 	begin := time.Now()
 	comp, err := s.client.Resource(gvrComposition).Get(ctx, "race-with", metav1.GetOptions{})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatal("ERROR:", err)
 	}
 	pipeline, _, _ := unstructured.NestedSlice(comp.Object, "spec", "pipeline")
 	step := pipeline[0].(map[string]any)
@@ -335,7 +335,7 @@ func (s *stack) removeDependent(ctx context.Context, xr string, n int) {
 	step["input"].(map[string]any)["resources"] = resources[:len(resources)-1]
 	must(t, unstructured.SetNestedSlice(comp.Object, pipeline, "spec", "pipeline"))
 	if _, err := s.client.Resource(gvrComposition).Update(ctx, comp, metav1.UpdateOptions{}); err != nil {
-		t.Fatalf("cannot remove %s from the composition: %v", removed.GetName(), err)
+		t.Fatalf("ERROR: cannot remove %s from the composition: %v", removed.GetName(), err)
 	}
 
 	var released time.Duration
@@ -354,7 +354,7 @@ func (s *stack) removeDependent(ctx context.Context, xr string, n int) {
 		released = time.Since(begin)
 		return !slices.Contains(shared.GetFinalizers(), finalizer), fmt.Errorf("%s is gone, but its finalizer is still on the shared Object", removed.GetName())
 	}); err != nil {
-		t.Fatalf("%s: after removing %s from the composition: %v", xr, removed.GetName(), err)
+		t.Fatalf("ERROR: %s: after removing %s from the composition: %v", xr, removed.GetName(), err)
 	}
 	// Several reconciles of the XR happen in this time: realtime
 	// compositions reconcile it whenever a composed resource changes.
@@ -366,7 +366,7 @@ func (s *stack) removeDependent(ctx context.Context, xr string, n int) {
 
 	changes, werr := rec.result()
 	if werr != nil {
-		t.Fatalf("watching the shared Object: %v", werr)
+		t.Fatalf("ERROR: watching the shared Object: %v", werr)
 	}
 	gone := -1
 	var timeline []string
@@ -377,7 +377,7 @@ func (s *stack) removeDependent(ctx context.Context, xr string, n int) {
 		case !has && gone < 0:
 			gone = i
 		case has && gone >= 0:
-			t.Errorf("%s: the removed dependent's finalizer %s came back on the shared Object at resourceVersion %d, %s after it had left",
+			t.Errorf("ERROR: %s: the removed dependent's finalizer %s came back on the shared Object at resourceVersion %d, %s after it had left",
 				xr, finalizer, ch.rv, ch.at.Sub(changes[gone].at).Round(time.Millisecond))
 			gone = -1
 		}
@@ -387,10 +387,10 @@ func (s *stack) removeDependent(ctx context.Context, xr string, n int) {
 
 	after, err := s.composed(ctx, xr, n-1)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatal("ERROR:", err)
 	}
 	if p := after.protected(); p != n-1 {
-		t.Errorf("%s: after the removal, %d of the %d remaining dependents' finalizers are on the shared Object", xr, p, n-1)
+		t.Errorf("ERROR: %s: after the removal, %d of the %d remaining dependents' finalizers are on the shared Object", xr, p, n-1)
 	}
 	s.awaitDeletionOrdered(ctx, xr, begin)
 }
@@ -400,7 +400,7 @@ func (s *stack) removeDependent(ctx context.Context, xr string, n int) {
 func (s *stack) logRemoval(xr, removed string, begin time.Time, rec *recorder) {
 	changes, err := rec.result()
 	if err != nil {
-		s.t.Fatalf("watching %s: %v", removed, err)
+		s.t.Fatalf("ERROR: watching %s: %v", removed, err)
 	}
 	var unlabelled, deleting, gone string
 	for _, ch := range changes {
@@ -442,7 +442,7 @@ func (s *stack) assertNoStaleFinalizerWarning(ctx context.Context, xr string, ui
 	t := s.t
 	after, err := s.eventsOf(ctx, uid)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatal("ERROR:", err)
 	}
 	var warnings, stale []string
 	for _, e := range raised(before, after) {
@@ -464,10 +464,10 @@ func (s *stack) assertNoStaleFinalizerWarning(ctx context.Context, xr string, ui
 	t.Logf("%s: while %s was removed from the composition and deleted: %d Warning events raised on the XR (it had %d before): %s; Crossplane logged %d StaleFinalizer results for it",
 		xr, removed, len(warnings), warningsBefore, orNone(warnings), logged)
 	if len(stale) > 0 {
-		t.Errorf("%s: removing %s from the composition raised a StaleFinalizer Warning on the XR while it was being deleted (a false alarm: its finalizer is going with it): %s",
+		t.Errorf("ERROR: %s: removing %s from the composition raised a StaleFinalizer Warning on the XR while it was being deleted (a false alarm: its finalizer is going with it): %s",
 			xr, removed, strings.Join(stale, "; "))
 	} else if logged > 0 {
-		t.Errorf("%s: removing %s from the composition made Crossplane record %d StaleFinalizer Warnings on the XR (in its log; the API server has none, so the event recorder dropped them)",
+		t.Errorf("ERROR: %s: removing %s from the composition made Crossplane record %d StaleFinalizer Warnings on the XR (in its log; the API server has none, so the event recorder dropped them)",
 			xr, removed, logged)
 	}
 }
@@ -533,7 +533,7 @@ func (s *stack) deleteOwner(ctx context.Context, xr string, n int, bound time.Du
 	t := s.t
 	c, err := s.composed(ctx, xr, n)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatal("ERROR:", err)
 	}
 	ns := namespaceOf(xr)
 	wctx, stop := context.WithCancel(ctx)
@@ -549,13 +549,13 @@ func (s *stack) deleteOwner(ctx context.Context, xr string, n int, bound time.Du
 		}
 	}
 	if remote != n {
-		t.Fatalf("%s: %d of %d remote ConfigMaps exist before deletion", xr, remote, n)
+		t.Fatalf("ERROR: %s: %d of %d remote ConfigMaps exist before deletion", xr, remote, n)
 	}
 
 	conflicts := s.count("provider-kubernetes", removeConflict)
 	begin := time.Now()
 	if err := owner.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
-		t.Fatalf("cannot delete %s %s: %v", kind, name, err)
+		t.Fatalf("ERROR: cannot delete %s %s: %v", kind, name, err)
 	}
 	d := deletion{dependents: n}
 	var left []string
@@ -592,7 +592,7 @@ func (s *stack) deleteOwner(ctx context.Context, xr string, n int, bound time.Du
 	d.conflicts = s.count("provider-kubernetes", removeConflict) - conflicts
 	changes, werr := rec.result()
 	if werr != nil {
-		t.Fatalf("watching the deletion of %s: %v", xr, werr)
+		t.Fatalf("ERROR: watching the deletion of %s: %v", xr, werr)
 	}
 
 	// The shared Namespace began terminating at its first change with a
@@ -880,7 +880,7 @@ func envInt(t *testing.T, name string, def int) int {
 	}
 	i, err := strconv.Atoi(v)
 	if err != nil || i < 1 {
-		t.Fatalf("%s=%q is not a positive number", name, v)
+		t.Fatalf("ERROR: %s=%q is not a positive number", name, v)
 	}
 	return i
 }

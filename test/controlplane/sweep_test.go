@@ -47,7 +47,7 @@ func TestOneSweepRepairsEveryObjectWithinTheOperationTimeout(t *testing.T) {
 	bins["function-dependencies"] = functionBinary(t, s.root, s.dir)
 	var err error
 	if s.pki, err = newPKI(filepath.Join(s.dir, "pki")); err != nil {
-		t.Fatalf("cannot make certificates: %v", err)
+		t.Fatalf("ERROR: cannot make certificates: %v", err)
 	}
 	t.Cleanup(func() {
 		for _, p := range slices.Backward(s.procs) {
@@ -98,19 +98,19 @@ func TestOneSweepRepairsEveryObjectWithinTheOperationTimeout(t *testing.T) {
 			if got := refFinalizers(u.GetFinalizers()); got != want {
 				missing++
 				if missing <= 5 {
-					t.Errorf("%s %s carries %d reference finalizers after the sweep, want %d", gvr.Resource, u.GetName(), got, want)
+					t.Errorf("ERROR: %s %s carries %d reference finalizers after the sweep, want %d", gvr.Resource, u.GetName(), got, want)
 				}
 			}
 		}
 	}
 	if missing > 0 {
-		t.Fatalf("%d objects lack reference finalizers after the sweep", missing)
+		t.Fatalf("ERROR: %d objects lack reference finalizers after the sweep", missing)
 	}
 	second := s.sweep(ctx, "sweep-2")
 	t.Logf("SWEEP: %d Objects (%d shared), %d reference finalizers missing: the first sweep declared them all in %s (%s); the second, with nothing missing, took %s (%s)",
 		n+shared, shared, 2*n, first.took.Round(100*time.Millisecond), first.output, second.took.Round(100*time.Millisecond), second.output)
 	if !strings.Contains(second.output, `"protected":`+fmt.Sprint(2*n)) || strings.Contains(second.output, `"repaired"`) {
-		t.Errorf("the second sweep should find all %d references protected and repair nothing: %s", 2*n, second.output)
+		t.Errorf("ERROR: the second sweep should find all %d references protected and repair nothing: %s", 2*n, second.output)
 	}
 }
 
@@ -168,7 +168,7 @@ func (s *stack) createAll(ctx context.Context, objects []*unstructured.Unstructu
 	}
 	wg.Wait()
 	if err, _ := failed.Load().(error); err != nil {
-		s.t.Fatal(err)
+		s.t.Fatal("ERROR:", err)
 	}
 }
 

@@ -151,7 +151,7 @@ func (s *stack) externalUsage(ctx context.Context, how release) usageRun {
 	})
 	run.protected = time.Since(created)
 	if err != nil {
-		t.Fatalf("%s: the Usage should protect Namespace %s within %s: %v", xr, ns, usageProtects, err)
+		t.Fatalf("ERROR: %s: the Usage should protect Namespace %s within %s: %v", xr, ns, usageProtects, err)
 	}
 	spec, _, _ := unstructured.NestedMap(usage.Object, "spec")
 	t.Logf("%s: ClusterUsage %s Ready and Namespace %s labelled %s %s after creating the XR; its spec: %v",
@@ -168,7 +168,7 @@ func (s *stack) externalUsage(ctx context.Context, how release) usageRun {
 		{[]string{"spec", "replayDeletion"}, true},
 	} {
 		if got, _, _ := unstructured.NestedFieldNoCopy(usage.Object, want.path...); got != want.value {
-			t.Errorf("%s: the ClusterUsage's %s is %v, want %v", xr, strings.Join(want.path, "."), got, want.value)
+			t.Errorf("ERROR: %s: the ClusterUsage's %s is %v, want %v", xr, strings.Join(want.path, "."), got, want.value)
 		}
 	}
 	if u, err := s.client.Resource(gvrXR).Get(ctx, xr, metav1.GetOptions{}); err == nil {
@@ -194,7 +194,7 @@ func (s *stack) externalUsage(ctx context.Context, how release) usageRun {
 	switch how {
 	case releaseByDeletingXR:
 		if err := s.client.Resource(gvrXR).Delete(ctx, xr, metav1.DeleteOptions{}); err != nil {
-			t.Fatalf("cannot delete %s: %v", xr, err)
+			t.Fatalf("ERROR: cannot delete %s: %v", xr, err)
 		}
 	case releaseByRemovingObject:
 		s.removeFromComposition(ctx, xr, "app")
@@ -216,18 +216,18 @@ func (s *stack) externalUsage(ctx context.Context, how release) usageRun {
 	})
 	run.namespaceGone = time.Since(begin)
 	if err != nil {
-		t.Errorf("%s: after %s, the Object, its Usage and the Namespace it uses should be gone within %s: %v", xr, how, usageReleases, err)
+		t.Errorf("ERROR: %s: after %s, the Object, its Usage and the Namespace it uses should be gone within %s: %v", xr, how, usageReleases, err)
 	}
 	// Let the watches deliver the last events.
 	time.Sleep(time.Second)
 	stop()
 	changes, werr := rec.result()
 	if werr != nil {
-		t.Fatalf("watching the release of %s: %v", xr, werr)
+		t.Fatalf("ERROR: watching the release of %s: %v", xr, werr)
 	}
 	s.checkReplay(xr, ns, app, how, begin, changes, &run)
 	if replays := s.crossplaneLines(replayLog, `"`+ns+`"`) - replaysBefore; replays == 0 {
-		t.Errorf("%s: Crossplane didn't log %q for Namespace %s: its deletion wasn't the Usage's replay", xr, replayLog, ns)
+		t.Errorf("ERROR: %s: Crossplane didn't log %q for Namespace %s: its deletion wasn't the Usage's replay", xr, replayLog, ns)
 	}
 
 	if how == releaseByRemovingObject {
@@ -245,7 +245,7 @@ func (s *stack) refuseDeletion(ctx context.Context, xr, ns, app, usage string, r
 	err := s.client.Resource(gvrNamespace).Delete(ctx, ns, metav1.DeleteOptions{})
 	run.refusedIn = time.Since(begin)
 	if err == nil {
-		t.Fatalf("%s: the API server deleted Namespace %s, which ClusterUsage %s protects", xr, ns, usage)
+		t.Fatalf("ERROR: %s: the API server deleted Namespace %s, which ClusterUsage %s protects", xr, ns, usage)
 	}
 	run.refusal = err.Error()
 	var status kerrors.APIStatus
@@ -254,10 +254,10 @@ func (s *stack) refuseDeletion(ctx context.Context, xr, ns, app, usage string, r
 	}
 	t.Logf("%s: DELETE of Namespace %s refused in %s (HTTP %d): %s", xr, ns, run.refusedIn.Round(time.Millisecond), run.code, run.refusal)
 	if denied := fmt.Sprintf("admission webhook %q denied the request", usageWebhook); !strings.Contains(run.refusal, denied) {
-		t.Errorf("%s: deleting Namespace %s failed, but not with the Usage webhook's denial (%q): %v", xr, ns, denied, err)
+		t.Errorf("ERROR: %s: deleting Namespace %s failed, but not with the Usage webhook's denial (%q): %v", xr, ns, denied, err)
 	}
 	if !strings.Contains(run.refusal, `"`+usage+`"`) {
-		t.Errorf("%s: the denial doesn't name ClusterUsage %s: %v", xr, usage, err)
+		t.Errorf("ERROR: %s: the denial doesn't name ClusterUsage %s: %v", xr, usage, err)
 	}
 
 	// Refused means refused: no deletion timestamp, and the Object's own
@@ -275,14 +275,14 @@ func (s *stack) refuseDeletion(ctx context.Context, xr, ns, app, usage string, r
 		}
 		return nil
 	}); err != nil {
-		t.Errorf("%s: after the refused deletion: %v", xr, err)
+		t.Errorf("ERROR: %s: after the refused deletion: %v", xr, err)
 	}
 	n, err := s.client.Resource(gvrNamespace).Get(ctx, ns, metav1.GetOptions{})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatal("ERROR:", err)
 	}
 	if policy, ok := n.GetAnnotations()[deletionAttemptAnnotation]; !ok {
-		t.Errorf("%s: Namespace %s lacks %s after the refused deletion: there is nothing to replay", xr, ns, deletionAttemptAnnotation)
+		t.Errorf("ERROR: %s: Namespace %s lacks %s after the refused deletion: there is nothing to replay", xr, ns, deletionAttemptAnnotation)
 	} else {
 		t.Logf("%s: Namespace %s still Active 10 s after the refused DELETE, its ConfigMap in place; %s: %s; finalizers: %v", xr, ns, deletionAttemptAnnotation, policy, n.GetFinalizers())
 	}
@@ -322,7 +322,7 @@ func (s *stack) checkReplay(xr, ns, app string, how release, begin time.Time, ch
 	t.Logf("%s: after %s (times after it): Object %s deleting %s, gone %s; its ConfigMap gone %s; ClusterUsage deleting %s, gone %s; Namespace %s deleting %s, gone %s",
 		xr, how, app, at(objectDeleting), at(objectGone), at(configMapGone), at(usageDeleting), at(usageGone), ns, at(nsDeleting), at(nsGone))
 	if objectGone == nil || nsDeleting == nil || nsGone == nil {
-		t.Errorf("%s: the Object's end and the Namespace's replayed deletion should both show in the watches", xr)
+		t.Errorf("ERROR: %s: the Object's end and the Namespace's replayed deletion should both show in the watches", xr)
 		return
 	}
 	run.objectGone = objectGone.at.Sub(begin)
@@ -333,7 +333,7 @@ func (s *stack) checkReplay(xr, ns, app string, how release, begin time.Time, ch
 	// Crossplane deletes it, and the function asks for it by name to keep
 	// its Usage.
 	if !run.ordered {
-		t.Errorf("%s: Namespace %s began deleting (%s) before Object %s, which uses it, was gone (%s) or before its ConfigMap in it was deleted (%s); the Usage began deleting %s",
+		t.Errorf("ERROR: %s: Namespace %s began deleting (%s) before Object %s, which uses it, was gone (%s) or before its ConfigMap in it was deleted (%s); the Usage began deleting %s",
 			xr, ns, at(nsDeleting), app, at(objectGone), at(configMapGone), at(usageDeleting))
 	}
 }
@@ -344,7 +344,7 @@ func (s *stack) removeFromComposition(ctx context.Context, name, resource string
 	t := s.t
 	comp, err := s.client.Resource(gvrComposition).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatal("ERROR:", err)
 	}
 	pipeline, _, _ := unstructured.NestedSlice(comp.Object, "spec", "pipeline")
 	input := pipeline[0].(map[string]any)["input"].(map[string]any)
@@ -357,7 +357,7 @@ func (s *stack) removeFromComposition(ctx context.Context, name, resource string
 	input["resources"] = kept
 	must(t, unstructured.SetNestedSlice(comp.Object, pipeline, "spec", "pipeline"))
 	if _, err := s.client.Resource(gvrComposition).Update(ctx, comp, metav1.UpdateOptions{}); err != nil {
-		t.Fatalf("cannot remove %s from composition %s: %v", resource, name, err)
+		t.Fatalf("ERROR: cannot remove %s from composition %s: %v", resource, name, err)
 	}
 }
 
@@ -365,7 +365,7 @@ func (s *stack) removeFromComposition(ctx context.Context, name, resource string
 // it composed is left.
 func (s *stack) deleteUsageXR(ctx context.Context, xr string) {
 	if err := s.client.Resource(gvrXR).Delete(ctx, xr, metav1.DeleteOptions{}); err != nil {
-		s.t.Fatalf("cannot delete %s: %v", xr, err)
+		s.t.Fatalf("ERROR: cannot delete %s: %v", xr, err)
 	}
 	err := s.poll(ctx, 2*time.Minute, 500*time.Millisecond, func(ctx context.Context) (bool, error) {
 		objs, err := s.client.Resource(gvrObject).List(ctx, metav1.ListOptions{LabelSelector: "crossplane.io/composite=" + xr})
@@ -376,7 +376,7 @@ func (s *stack) deleteUsageXR(ctx context.Context, xr string) {
 		return len(objs.Items) == 0 && kerrors.IsNotFound(err), fmt.Errorf("%d Objects left", len(objs.Items))
 	})
 	if err != nil {
-		s.t.Errorf("%s: left behind after deleting it: %v", xr, err)
+		s.t.Errorf("ERROR: %s: left behind after deleting it: %v", xr, err)
 	}
 }
 

@@ -62,12 +62,12 @@ func (s *stack) watch(ctx context.Context, rec *recorder, kind string, ri dynami
 	s.t.Helper()
 	list, err := ri.List(ctx, opts)
 	if err != nil {
-		s.t.Fatalf("cannot list %ss: %v", kind, err)
+		s.t.Fatalf("ERROR: cannot list %ss: %v", kind, err)
 	}
 	opts.ResourceVersion = list.GetResourceVersion()
 	w, err := ri.Watch(ctx, opts)
 	if err != nil {
-		s.t.Fatalf("cannot watch %ss: %v", kind, err)
+		s.t.Fatalf("ERROR: cannot watch %ss: %v", kind, err)
 	}
 	go func() {
 		defer w.Stop()
