@@ -151,7 +151,7 @@ func startRelease(ctx context.Context, t *testing.T, r releases) *stack {
 
 	var err error
 	if s.pki, err = newPKI(filepath.Join(s.dir, "pki")); err != nil {
-		t.Fatalf("cannot make certificates: %v", err)
+		t.Fatalf("ERROR: cannot make certificates: %v", err)
 	}
 
 	begin = time.Now()
@@ -179,12 +179,12 @@ func logsDir(t *testing.T) string {
 	base := os.Getenv("FD_CONTROLPLANE_LOGS")
 	if base != "" {
 		if err := os.MkdirAll(base, 0o755); err != nil {
-			t.Fatal(err)
+			t.Fatal("ERROR:", err)
 		}
 	}
 	dir, err := os.MkdirTemp(base, "controlplane-logs-")
 	if err != nil {
-		t.Fatal(err)
+		t.Fatal("ERROR:", err)
 	}
 	// Registered first, so it runs last: after every process stopped.
 	t.Cleanup(func() {
@@ -207,7 +207,7 @@ func (s *stack) start(name, bin string, args []string, env ...string) *process {
 func (s *stack) count(component, substr string) int {
 	b, err := os.ReadFile(filepath.Join(s.logs, component+".log"))
 	if err != nil {
-		s.t.Fatal(err)
+		s.t.Fatal("ERROR:", err)
 	}
 	return bytes.Count(b, []byte(substr))
 }
@@ -217,7 +217,7 @@ func (s *stack) count(component, substr string) int {
 func (s *stack) crossplaneLines(substrs ...string) int {
 	b, err := os.ReadFile(filepath.Join(s.logs, "crossplane.log"))
 	if err != nil {
-		s.t.Fatal(err)
+		s.t.Fatal("ERROR:", err)
 	}
 	n := 0
 	for line := range bytes.Lines(b) {
@@ -243,7 +243,7 @@ func (s *stack) alive() error {
 func (s *stack) await(ctx context.Context, what string, timeout time.Duration, ready func(context.Context) (bool, error)) {
 	s.t.Helper()
 	if err := s.poll(ctx, timeout, 200*time.Millisecond, ready); err != nil {
-		s.t.Fatalf("waiting for %s: %v", what, err)
+		s.t.Fatalf("ERROR: waiting for %s: %v", what, err)
 	}
 }
 
@@ -327,22 +327,22 @@ func (s *stack) startKubernetes(ctx context.Context, bins map[string]string) {
 	})
 	kubeconfig, err := s.pki.kubeconfig(fmt.Sprintf("https://127.0.0.1:%d", apiPort))
 	if err != nil {
-		s.t.Fatal(err)
+		s.t.Fatal("ERROR:", err)
 	}
 	s.kubeconfig = filepath.Join(s.dir, "admin.kubeconfig")
 	if err := os.WriteFile(s.kubeconfig, kubeconfig, 0o600); err != nil {
-		s.t.Fatal(err)
+		s.t.Fatal("ERROR:", err)
 	}
 	if s.config, err = clientcmd.RESTConfigFromKubeConfig(kubeconfig); err != nil {
-		s.t.Fatal(err)
+		s.t.Fatal("ERROR:", err)
 	}
 	s.config.QPS, s.config.Burst = 200, 400
 	if s.client, err = dynamic.NewForConfig(s.config); err != nil {
-		s.t.Fatal(err)
+		s.t.Fatal("ERROR:", err)
 	}
 	dc, err := discovery.NewDiscoveryClientForConfig(s.config)
 	if err != nil {
-		s.t.Fatal(err)
+		s.t.Fatal("ERROR:", err)
 	}
 	s.await(ctx, "kube-apiserver", 60*time.Second, func(ctx context.Context) (bool, error) {
 		_, err := dc.RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
@@ -380,7 +380,7 @@ func moduleDir(t *testing.T, module string, env ...string) string {
 	}
 	dir, err := downloadModule(module, env...)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatal("ERROR:", err)
 	}
 	return dir
 }
@@ -411,7 +411,7 @@ func (s *stack) applyCRDs(ctx context.Context) {
 	} {
 		files, err := filepath.Glob(filepath.Join(src.dir, "*.yaml"))
 		if err != nil || len(files) == 0 {
-			s.t.Fatalf("no CRDs in %s: %v", src.dir, err)
+			s.t.Fatalf("ERROR: no CRDs in %s: %v", src.dir, err)
 		}
 		for _, f := range files {
 			for _, crd := range readYAML(s.t, f) {
@@ -426,7 +426,7 @@ func (s *stack) applyCRDs(ctx context.Context) {
 	}
 	for _, crd := range crds {
 		if _, err := s.client.Resource(gvrCRD).Create(ctx, crd, metav1.CreateOptions{}); err != nil {
-			s.t.Fatalf("cannot create CRD %s: %v", crd.GetName(), err)
+			s.t.Fatalf("ERROR: cannot create CRD %s: %v", crd.GetName(), err)
 		}
 	}
 	for _, crd := range crds {
@@ -445,7 +445,7 @@ func (s *stack) startProvider(ctx context.Context, bin string) {
 	s.create(ctx, gvrNamespace, "", obj(map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "crossplane-system"}}))
 	kubeconfig, err := os.ReadFile(s.kubeconfig)
 	if err != nil {
-		s.t.Fatal(err)
+		s.t.Fatal("ERROR:", err)
 	}
 	s.create(ctx, gvrSecret, "crossplane-system", obj(map[string]any{
 		"apiVersion": "v1", "kind": "Secret",
@@ -514,14 +514,14 @@ func (s *stack) startCrossplane(ctx context.Context, bin string) {
 	s.applyUsageWebhook(ctx)
 }
 
-// applyUsageWebhook creates the ValidatingWebhookConfiguration that Crossplane
-// v2.4.0 ships for Usages, pointed at Crossplane on this machine. In a cluster
+// applyUsageWebhook creates the ValidatingWebhookConfiguration that the
+// stack's Crossplane ships for Usages, pointed at Crossplane on this machine. In a cluster
 // `crossplane core init` creates it from the same file, with the Service and
 // the CA bundle of the TLS Secret it generates; `core start` never touches it,
 // so the test owns it. Then it proves the API server calls the webhook: a
 // DELETE of an object labelled in use reaches Crossplane's handler.
 func (s *stack) applyUsageWebhook(ctx context.Context) {
-	file := filepath.Join(moduleDir(s.t, crossplaneModule), "cluster", "webhookconfigurations", "usage.yaml")
+	file := filepath.Join(moduleDir(s.t, s.releases.crossplaneModule, s.releases.moduleEnv...), "cluster", "webhookconfigurations", "usage.yaml")
 	caBundle := base64.StdEncoding.EncodeToString(s.pki.caPEM)
 	for _, cfg := range readYAML(s.t, file) {
 		webhooks, _, _ := unstructured.NestedSlice(cfg.Object, "webhooks")
@@ -529,7 +529,7 @@ func (s *stack) applyUsageWebhook(ctx context.Context) {
 			hook := w.(map[string]any)
 			path, _, _ := unstructured.NestedString(hook, "clientConfig", "service", "path")
 			if path == "" {
-				s.t.Fatalf("%s: webhook %v has no service path", file, hook["name"])
+				s.t.Fatalf("ERROR: %s: webhook %v has no service path", file, hook["name"])
 			}
 			hook["clientConfig"] = map[string]any{
 				"url":      fmt.Sprintf("https://127.0.0.1:%d%s", s.crossplaneWebhookPort, path),
@@ -604,7 +604,7 @@ func (s *stack) serveFunction(ctx context.Context, name, bin string) {
 		return err
 	})
 	if err != nil {
-		s.t.Fatalf("cannot set the endpoint of %s: %v", name, err)
+		s.t.Fatalf("ERROR: cannot set the endpoint of %s: %v", name, err)
 	}
 }
 
@@ -634,7 +634,7 @@ func (s *stack) create(ctx context.Context, gvr schema.GroupVersionResource, nam
 		}
 		return true, nil
 	}); err != nil {
-		s.t.Fatalf("cannot create %s %s: %v", gvr.Resource, u.GetName(), err)
+		s.t.Fatalf("ERROR: cannot create %s %s: %v", gvr.Resource, u.GetName(), err)
 	}
 	return out
 }
@@ -680,7 +680,7 @@ func readYAML(t *testing.T, file string) []*unstructured.Unstructured {
 	t.Helper()
 	f, err := os.Open(file)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatal("ERROR:", err)
 	}
 	defer f.Close()
 	d := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
@@ -690,7 +690,7 @@ func readYAML(t *testing.T, file string) []*unstructured.Unstructured {
 		if err := d.Decode(&m); err == io.EOF {
 			return out
 		} else if err != nil {
-			t.Fatalf("cannot read %s: %v", file, err)
+			t.Fatalf("ERROR: cannot read %s: %v", file, err)
 		}
 		if len(m) > 0 {
 			out = append(out, obj(m))
@@ -703,7 +703,7 @@ func obj(m map[string]any) *unstructured.Unstructured { return &unstructured.Uns
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatal("ERROR:", err)
 	}
 }
 

@@ -5,6 +5,7 @@ package controlplane
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -35,7 +36,14 @@ const (
 	claimNamespace = "default"
 )
 
-var gvrClaim = schema.GroupVersionResource{Group: xrGroup, Version: "v1alpha1", Resource: "races"}
+var (
+	gvrClaim   = schema.GroupVersionResource{Group: xrGroup, Version: "v1alpha1", Resource: "races"}
+	gvrUsageV1 = schema.GroupVersionResource{Group: "apiextensions.crossplane.io", Version: "v1beta1", Resource: "usages"}
+)
+
+// orderedInput is what provider-kubernetes v0 needs for ordered deletion: a
+// Usage of the shared Object by each dependent, beside its finalizer.
+var orderedInput = map[string]any{"usages": "Every", "usageAPI": "apiextensions.crossplane.io/v1beta1"}
 
 // TestReferenceFinalizersOnCrossplaneV1 runs TestReferenceFinalizers's
 // composition on the stack of provider-kubernetes #371's report, Crossplane
@@ -46,9 +54,12 @@ var gvrClaim = schema.GroupVersionResource{Group: xrGroup, Version: "v1alpha1", 
 // What the finalizers buy on v0.18.0 differs: its crossplane-runtime v1.19
 // managed reconciler deletes a referenced Object's remote object at once,
 // whatever finalizers the Object carries, so the shared Namespace is not
-// expected to outlive its dependents' ConfigMaps even with every finalizer
-// in place. The test logs the order of the deletion and asserts only that
-// nothing is left behind.
+// expected to outlive its dependents' ConfigMaps with the finalizers alone:
+// the test logs that order and asserts only that nothing is left behind. A
+// third claim's composition asks for usages: Every, a Usage of the shared
+// Object by each dependent; with Crossplane's webhook refusing the shared
+// Object's deletion until they are gone, its Namespace must begin
+// terminating only after every dependent and its ConfigMap are.
 func TestReferenceFinalizersOnCrossplaneV1(t *testing.T) {
 	wall := time.Now()
 	ctx := testContext(t)
@@ -58,6 +69,7 @@ func TestReferenceFinalizersOnCrossplaneV1(t *testing.T) {
 	s.createXRD(ctx)
 	s.create(ctx, gvrComposition, "", composition("race-without", n, false))
 	s.create(ctx, gvrComposition, "", composition("race-with", n, true))
+	s.create(ctx, gvrComposition, "", withInput(composition("race-ordered", n, true), orderedInput))
 
 	scenario := time.Now()
 	xr, created := s.createClaim(ctx, "without", "race-without")
@@ -80,24 +92,58 @@ func TestReferenceFinalizersOnCrossplaneV1(t *testing.T) {
 	var settled arm
 	c = s.settle(ctx, xr, n, created, &settled)
 	if settled.finalizers != n {
-		t.Errorf("claim with: only %d of %d finalizers left on the shared Object once settled; owners: %s", settled.finalizers, n, finalizerOwners(c.shared))
+		t.Errorf("ERROR: claim with: only %d of %d finalizers left on the shared Object once settled; owners: %s", settled.finalizers, n, finalizerOwners(c.shared))
 	}
 	s.logWarnings(ctx, xr)
 	d := s.deleteOwner(ctx, xr, n, teardown(n), claimKind, s.client.Resource(gvrClaim).Namespace(claimNamespace), "with")
 	with.deletion = d
 	if len(d.left) > 0 {
-		t.Errorf("claim with: left behind %s after deleting it: %s", teardown(n), strings.Join(d.left, "; "))
+		t.Errorf("ERROR: claim with: left behind %s after deleting it: %s", teardown(n), strings.Join(d.left, "; "))
 	}
 	if !d.terminated {
-		t.Errorf("claim with: the shared Namespace never began terminating within %s", teardown(n))
+		t.Errorf("ERROR: claim with: the shared Namespace never began terminating within %s", teardown(n))
 	}
 
-	t.Logf("SUMMARY (%d dependents referencing one shared Object through a claim, provider-kubernetes %s at its default --max-reconcile-rate=100, Crossplane %s):",
+	// usages: Every: a Usage of the shared Object by each dependent, which
+	// Crossplane's webhook enforces, orders what the finalizers can't.
+	xr, created = s.createClaim(ctx, "ordered", "race-ordered")
+	ordered := arm{xr: xr}
+	s.converge(ctx, xr, n, created, &ordered)
+	usagesReady := s.awaitUsages(ctx, xr, n)
+	t.Logf("claim ordered (XR %s, function-dependencies with usages: Every): %d of %d finalizers on the shared Object %s after creating the claim, and %d Usages Ready %s after that",
+		xr, ordered.finalizers, n, ordered.converged.Round(100*time.Millisecond), n, usagesReady.Round(100*time.Millisecond))
+	var orderedSettled arm
+	c = s.settle(ctx, xr, n, created, &orderedSettled)
+	if orderedSettled.finalizers != n {
+		t.Errorf("ERROR: claim ordered: only %d of %d finalizers left on the shared Object once settled; owners: %s", orderedSettled.finalizers, n, finalizerOwners(c.shared))
+	}
+	s.logWarnings(ctx, xr)
+	od := s.deleteOwner(ctx, xr, n, teardown(n), claimKind, s.client.Resource(gvrClaim).Namespace(claimNamespace), "ordered")
+	ordered.deletion = od
+	switch {
+	case len(od.left) > 0:
+		t.Errorf("ERROR: claim ordered: left behind %s after deleting it: %s", teardown(n), strings.Join(od.left, "; "))
+	case !od.terminated:
+		t.Errorf("ERROR: claim ordered: the shared Namespace never began terminating within %s", teardown(n))
+	case s.count("crossplane", "Usage found, deletion not allowed") == 0:
+		t.Errorf("ERROR: claim ordered: Crossplane's webhook never refused a deletion: nothing shows the Usages held the shared Object")
+	case od.configMapsLeft > 0 || od.objectsLeft > 0:
+		t.Errorf("ERROR: claim ordered: the shared Namespace began terminating with %d/%d remote ConfigMaps (%s) and %d/%d dependent Objects (%s) still present; with a Usage by each dependent it must wait for all of them",
+			od.configMapsLeft, n, strings.Join(od.configMapsLeftNames, ", "), od.objectsLeft, n, strings.Join(od.objectsLeftNames, ", "))
+	}
+
+	if usages, err := s.client.Resource(gvrUsageV1).List(ctx, metav1.ListOptions{LabelSelector: "crossplane.io/composite=" + xr}); err != nil {
+		t.Errorf("ERROR: claim ordered: cannot list its Usages after the teardown: %v", err)
+	} else if len(usages.Items) > 0 {
+		t.Errorf("ERROR: claim ordered: %d Usages left after the teardown", len(usages.Items))
+	}
+
+	t.Logf("SUMMARY (%d dependents referencing one shared Object through a claim, provider-kubernetes %s at its default --max-reconcile-rate=100, Crossplane %s with its Usage webhook):",
 		n, v1Release.provider, v1Release.crossplane)
 	for _, a := range []struct {
 		name string
 		arm
-	}{{"without function-dependencies", without}, {"with function-dependencies", with}} {
+	}{{"without function-dependencies", without}, {"with function-dependencies", with}, {"with function-dependencies, usages: Every", ordered}} {
 		t.Logf("  %s, XR %s: %d/%d finalizers on the shared Object (%s after creating the claim); %s",
 			a.name, a.xr, a.finalizers, n, a.converged.Round(100*time.Millisecond), describeDeletion(a.deletion, teardownWithout))
 	}
@@ -148,23 +194,62 @@ func (s *stack) createClaim(ctx context.Context, name, composition string) (stri
 }
 
 // startCrossplaneV1 starts Crossplane core v1.19, whose `core start` has no
-// Operations and names its flags differently: --webhook-enabled for v2's
-// --enable-webhooks, one --cache-dir for v2's --xpkg-cache-dir and
-// --xfn-cache-dir. Its webhooks are off: nothing here needs them, and
-// without them no Usage webhook is served (the Usage controller still runs,
-// with nothing to do).
+// Operations and one --cache-dir for v2's --xpkg-cache-dir and
+// --xfn-cache-dir, with its webhook server, and points the API server's
+// Usage webhook at it: Usages are beta and on by default in v1.19, and only
+// the webhook makes one refuse a deletion.
 func (s *stack) startCrossplaneV1(ctx context.Context, bin string) {
 	health := freePort(s.t)
+	s.crossplaneWebhookPort = freePort(s.t)
 	s.start("crossplane", bin, []string{
 		"--debug", "core", "start",
 		"--namespace=crossplane-system",
 		"--leader-election=false",
-		"--webhook-enabled=false",
 		"--package-runtime=External",
 		"--tls-client-certs-dir=" + s.pki.TLSDir,
+		"--tls-server-certs-dir=" + s.pki.TLSDir,
+		"--webhook-port=" + strconv.Itoa(s.crossplaneWebhookPort),
 		"--cache-dir=" + filepath.Join(s.dir, "cache"),
 		"--metrics-port=" + strconv.Itoa(freePort(s.t)),
 		"--health-probe-port=" + strconv.Itoa(health),
 	}, "KUBECONFIG="+s.kubeconfig)
+	// With webhooks on, /readyz also waits for the webhook server.
 	s.await(ctx, "Crossplane", 60*time.Second, httpOK(fmt.Sprintf("http://127.0.0.1:%d/readyz", health)))
+	s.applyUsageWebhook(ctx)
+}
+
+// awaitUsages waits until the XR composes n Crossplane v1 Usages and each is
+// Ready: the Usage controller has labelled what it protects in use, so the
+// webhook refuses its deletion while its user exists.
+func (s *stack) awaitUsages(ctx context.Context, xr string, n int) time.Duration {
+	begin := time.Now()
+	s.await(ctx, fmt.Sprintf("%s's %d Usages to be Ready", xr, n), convergeWith, func(ctx context.Context) (bool, error) {
+		usages, err := s.client.Resource(gvrUsageV1).List(ctx, metav1.ListOptions{LabelSelector: "crossplane.io/composite=" + xr})
+		if err != nil {
+			return false, err
+		}
+		ready := 0
+		for _, u := range usages.Items {
+			if conditionTrue(&u, "Ready") {
+				ready++
+			}
+		}
+		return ready == n && len(usages.Items) == n, fmt.Errorf("%d Usages composed, %d of them Ready", len(usages.Items), ready)
+	})
+	return time.Since(begin)
+}
+
+// withInput gives the composition's function-dependencies step an input.
+func withInput(c *unstructured.Unstructured, input map[string]any) *unstructured.Unstructured {
+	pipeline, _, _ := unstructured.NestedSlice(c.Object, "spec", "pipeline")
+	for _, step := range pipeline {
+		if step := step.(map[string]any); step["step"] == "order-deletion" {
+			step["input"] = map[string]any{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input"}
+			maps.Copy(step["input"].(map[string]any), input)
+		}
+	}
+	if err := unstructured.SetNestedSlice(c.Object, pipeline, "spec", "pipeline"); err != nil {
+		panic(err)
+	}
+	return c
 }
