@@ -3,8 +3,8 @@
 # kube-controller-manager, provider-kubernetes v1.2.1 and Crossplane core v2.4.0 on loopback,
 # reproducing provider-kubernetes #371 without function-dependencies and asserting its fix with it,
 # and again on the stack of #371's report (Crossplane v1.19.0, provider-kubernetes v0.18.0, through
-# a claim), where the finalizers don't order the remote deletion: that test logs the order,
-# and, with Crossplane's Usage webhook served on a free port, proving that the Usages the function
+# a claim), where the finalizers don't order the remote deletion (that test logs the order) and
+# usages: Every must; and, with Crossplane's Usage webhook served on a free port, proving that the Usages the function
 # composes refuse a referenced object's deletion and replay it once its dependent is gone. With
 # Crossplane's --enable-operations, it also runs the function as an Operation step, without any
 # Composition: the WatchOperation of example/operation/watch-objects.yaml must restore the
