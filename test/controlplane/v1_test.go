@@ -82,49 +82,17 @@ func TestReferenceFinalizersOnCrossplaneV1(t *testing.T) {
 		t.Logf("claim without: still tearing down %s after deleting it, carrying on: %s", teardownWithout, strings.Join(without.deletion.left, "; "))
 	}
 
-	xr, created = s.createClaim(ctx, "with", "race-with")
-	with := arm{xr: xr}
-	c = s.converge(ctx, xr, n, created, &with)
-	t.Logf("claim with (XR %s, with function-dependencies): %d of %d dependents' finalizers on the shared Object %s after creating the claim; owners: %s",
-		xr, with.finalizers, n, with.converged.Round(100*time.Millisecond), finalizerOwners(c.shared))
-	// Every Object Synced and Ready, every remote ConfigMap created, and
-	// the finalizers unchanged for ten seconds: they must all stay.
-	var settled arm
-	c = s.settle(ctx, xr, n, created, &settled)
-	if settled.finalizers != n {
-		t.Errorf("ERROR: claim with: only %d of %d finalizers left on the shared Object once settled; owners: %s", settled.finalizers, n, finalizerOwners(c.shared))
-	}
-	s.logWarnings(ctx, xr)
-	d := s.deleteOwner(ctx, xr, n, teardown(n), claimKind, s.client.Resource(gvrClaim).Namespace(claimNamespace), "with")
-	with.deletion = d
-	if len(d.left) > 0 {
-		t.Errorf("ERROR: claim with: left behind %s after deleting it: %s", teardown(n), strings.Join(d.left, "; "))
-	}
-	if !d.terminated {
-		t.Errorf("ERROR: claim with: the shared Namespace never began terminating within %s", teardown(n))
-	}
+	with := s.claimWith(ctx, "with", "race-with", n, nil)
 
 	// usages: Every: a Usage of the shared Object by each dependent, which
 	// Crossplane's webhook enforces, orders what the finalizers can't.
-	xr, created = s.createClaim(ctx, "ordered", "race-ordered")
-	ordered := arm{xr: xr}
-	s.converge(ctx, xr, n, created, &ordered)
-	usagesReady := s.awaitUsages(ctx, xr, n)
-	t.Logf("claim ordered (XR %s, function-dependencies with usages: Every): %d of %d finalizers on the shared Object %s after creating the claim, and %d Usages Ready %s after that",
-		xr, ordered.finalizers, n, ordered.converged.Round(100*time.Millisecond), n, usagesReady.Round(100*time.Millisecond))
-	var orderedSettled arm
-	c = s.settle(ctx, xr, n, created, &orderedSettled)
-	if orderedSettled.finalizers != n {
-		t.Errorf("ERROR: claim ordered: only %d of %d finalizers left on the shared Object once settled; owners: %s", orderedSettled.finalizers, n, finalizerOwners(c.shared))
-	}
-	s.logWarnings(ctx, xr)
-	od := s.deleteOwner(ctx, xr, n, teardown(n), claimKind, s.client.Resource(gvrClaim).Namespace(claimNamespace), "ordered")
-	ordered.deletion = od
+	ordered := s.claimWith(ctx, "ordered", "race-ordered", n, func(xr string) string {
+		return fmt.Sprintf(", and %d Usages Ready %s after that", n, s.awaitUsages(ctx, xr, n).Round(100*time.Millisecond))
+	})
+	od := ordered.deletion
 	switch {
-	case len(od.left) > 0:
-		t.Errorf("ERROR: claim ordered: left behind %s after deleting it: %s", teardown(n), strings.Join(od.left, "; "))
-	case !od.terminated:
-		t.Errorf("ERROR: claim ordered: the shared Namespace never began terminating within %s", teardown(n))
+	case len(od.left) > 0 || !od.terminated:
+		// claimWith said so.
 	case s.count("crossplane", "Usage found, deletion not allowed") == 0:
 		t.Errorf("ERROR: claim ordered: Crossplane's webhook never refused a deletion: nothing shows the Usages held the shared Object")
 	case od.configMapsLeft > 0 || od.objectsLeft > 0:
@@ -132,7 +100,7 @@ func TestReferenceFinalizersOnCrossplaneV1(t *testing.T) {
 			od.configMapsLeft, n, strings.Join(od.configMapsLeftNames, ", "), od.objectsLeft, n, strings.Join(od.objectsLeftNames, ", "))
 	}
 
-	if usages, err := s.client.Resource(gvrUsageV1).List(ctx, metav1.ListOptions{LabelSelector: "crossplane.io/composite=" + xr}); err != nil {
+	if usages, err := s.client.Resource(gvrUsageV1).List(ctx, metav1.ListOptions{LabelSelector: "crossplane.io/composite=" + ordered.xr}); err != nil {
 		t.Errorf("ERROR: claim ordered: cannot list its Usages after the teardown: %v", err)
 	} else if len(usages.Items) > 0 {
 		t.Errorf("ERROR: claim ordered: %d Usages left after the teardown", len(usages.Items))
@@ -147,13 +115,46 @@ func TestReferenceFinalizersOnCrossplaneV1(t *testing.T) {
 		t.Logf("  %s, XR %s: %d/%d finalizers on the shared Object (%s after creating the claim); %s",
 			a.name, a.xr, a.finalizers, n, a.converged.Round(100*time.Millisecond), describeDeletion(a.deletion, teardownWithout))
 	}
-	if d.terminated && (d.configMapsLeft > 0 || d.objectsLeft > 0) {
+	if d := with.deletion; d.terminated && (d.configMapsLeft > 0 || d.objectsLeft > 0) {
 		t.Logf("as expected on provider-kubernetes %s: every finalizer in place, the shared Namespace still began terminating before its dependents were gone (%d/%d remote ConfigMaps, %d/%d dependent Objects left): the provider's finalizers keep the shared Object, not its remote object",
 			v1Release.provider, d.configMapsLeft, n, d.objectsLeft, n)
 	} else if d.terminated {
 		t.Logf("unexpected on provider-kubernetes %s: the shared Namespace began terminating only after every dependent was gone", v1Release.provider)
 	}
 	t.Logf("SCENARIO WALL TIME: %s (whole test including stack start: %s)", time.Since(scenario).Round(time.Second), time.Since(wall).Round(time.Second))
+}
+
+// claimWith creates a claim of a composition with function-dependencies,
+// waits until every dependent's finalizer is on the shared Object, and then
+// (after ready, if any, whose words it logs with the rest) until the
+// Objects settle with every finalizer still there, and deletes the claim:
+// nothing may be left, and the shared Namespace must have begun terminating.
+func (s *stack) claimWith(ctx context.Context, name, composition string, n int, ready func(xr string) string) arm {
+	t := s.t
+	xr, created := s.createClaim(ctx, name, composition)
+	a := arm{xr: xr}
+	c := s.converge(ctx, xr, n, created, &a)
+	extra := ""
+	if ready != nil {
+		extra = ready(xr)
+	}
+	t.Logf("claim %s (XR %s, composition %s): %d of %d dependents' finalizers on the shared Object %s after creating the claim%s; owners: %s",
+		name, xr, composition, a.finalizers, n, a.converged.Round(100*time.Millisecond), extra, finalizerOwners(c.shared))
+	// Every Object Synced and Ready, every remote ConfigMap created, and
+	// the finalizers unchanged for ten seconds: they must all stay.
+	var settled arm
+	c = s.settle(ctx, xr, n, created, &settled)
+	if settled.finalizers != n {
+		t.Errorf("ERROR: claim %s: only %d of %d finalizers left on the shared Object once settled; owners: %s", name, settled.finalizers, n, finalizerOwners(c.shared))
+	}
+	s.logWarnings(ctx, xr)
+	a.deletion = s.deleteOwner(ctx, xr, n, teardown(n), claimKind, s.client.Resource(gvrClaim).Namespace(claimNamespace), name)
+	if d := a.deletion; len(d.left) > 0 {
+		t.Errorf("ERROR: claim %s: left behind %s after deleting it: %s", name, teardown(n), strings.Join(d.left, "; "))
+	} else if !d.terminated {
+		t.Errorf("ERROR: claim %s: the shared Namespace never began terminating within %s", name, teardown(n))
+	}
+	return a
 }
 
 // describeDeletion sums up how deleting a claim went.
