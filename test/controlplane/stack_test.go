@@ -160,11 +160,7 @@ func startRelease(ctx context.Context, t *testing.T, r releases) *stack {
 
 	s.applyCRDs(ctx)
 	s.startProvider(ctx, bins[r.providerTool])
-	if r.v1 {
-		s.startCrossplaneV1(ctx, bins[r.crossplaneTool])
-	} else {
-		s.startCrossplane(ctx, bins[r.crossplaneTool])
-	}
+	s.startCrossplane(ctx, bins[r.crossplaneTool])
 	for _, fn := range []string{"function-patch-and-transform", "function-dependencies", "function-auto-ready"} {
 		s.serveFunction(ctx, fn, bins[fn])
 	}
@@ -486,29 +482,38 @@ func (s *stack) startProvider(ctx context.Context, bin string) {
 
 // startCrossplane starts Crossplane core with its webhook server, and points
 // the API server's Usage webhook at it. Webhooks on also start the Usage
-// controllers: without them no Usage protects anything. Operations are on
-// too: the Operation test needs them, and the others create none.
+// controllers: without them no Usage protects anything. On v2 Operations
+// are on too: the Operation test needs them, and the others create none.
+// Core v1.19's `start` has no Operations and one --cache-dir for v2's
+// --xpkg-cache-dir and --xfn-cache-dir; its Usages are beta and on by
+// default, and only the webhook makes one refuse a deletion.
 func (s *stack) startCrossplane(ctx context.Context, bin string) {
 	health := freePort(s.t)
 	// provider-kubernetes holds the default, 9443.
 	s.crossplaneWebhookPort = freePort(s.t)
-	s.start("crossplane", bin, []string{
+	args := []string{
 		"--debug", "core", "start",
 		"--namespace=crossplane-system",
 		"--leader-election=false",
 		"--package-runtime=External",
-		// Alpha in v2.4.0: the Operation, CronOperation and WatchOperation
-		// controllers (their CRDs come with the others, from cluster/crds).
-		"--enable-operations",
 		"--tls-client-certs-dir=" + s.pki.TLSDir,
 		// tls.crt and tls.key, for 127.0.0.1: what the API server dials.
 		"--tls-server-certs-dir=" + s.pki.TLSDir,
 		"--webhook-port=" + strconv.Itoa(s.crossplaneWebhookPort),
-		"--xpkg-cache-dir=" + filepath.Join(s.dir, "xpkg"),
-		"--xfn-cache-dir=" + filepath.Join(s.dir, "xfn"),
 		"--metrics-port=" + strconv.Itoa(freePort(s.t)),
 		"--health-probe-port=" + strconv.Itoa(health),
-	}, "KUBECONFIG="+s.kubeconfig)
+	}
+	if s.releases.v1 {
+		args = append(args, "--cache-dir="+filepath.Join(s.dir, "cache"))
+	} else {
+		args = append(args,
+			// Alpha in v2.4.0: the Operation, CronOperation and WatchOperation
+			// controllers (their CRDs come with the others, from cluster/crds).
+			"--enable-operations",
+			"--xpkg-cache-dir="+filepath.Join(s.dir, "xpkg"),
+			"--xfn-cache-dir="+filepath.Join(s.dir, "xfn"))
+	}
+	s.start("crossplane", bin, args, "KUBECONFIG="+s.kubeconfig)
 	// With webhooks on, /readyz also waits for the webhook server.
 	s.await(ctx, "Crossplane", 60*time.Second, httpOK(fmt.Sprintf("http://127.0.0.1:%d/readyz", health)))
 	s.applyUsageWebhook(ctx)

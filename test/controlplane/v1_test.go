@@ -6,8 +6,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -192,31 +190,6 @@ func (s *stack) createClaim(ctx context.Context, name, composition string) (stri
 	})
 	s.t.Logf("claim %s/%s: XR %s", claimNamespace, name, xr)
 	return xr, created
-}
-
-// startCrossplaneV1 starts Crossplane core v1.19, whose `core start` has no
-// Operations and one --cache-dir for v2's --xpkg-cache-dir and
-// --xfn-cache-dir, with its webhook server, and points the API server's
-// Usage webhook at it: Usages are beta and on by default in v1.19, and only
-// the webhook makes one refuse a deletion.
-func (s *stack) startCrossplaneV1(ctx context.Context, bin string) {
-	health := freePort(s.t)
-	s.crossplaneWebhookPort = freePort(s.t)
-	s.start("crossplane", bin, []string{
-		"--debug", "core", "start",
-		"--namespace=crossplane-system",
-		"--leader-election=false",
-		"--package-runtime=External",
-		"--tls-client-certs-dir=" + s.pki.TLSDir,
-		"--tls-server-certs-dir=" + s.pki.TLSDir,
-		"--webhook-port=" + strconv.Itoa(s.crossplaneWebhookPort),
-		"--cache-dir=" + filepath.Join(s.dir, "cache"),
-		"--metrics-port=" + strconv.Itoa(freePort(s.t)),
-		"--health-probe-port=" + strconv.Itoa(health),
-	}, "KUBECONFIG="+s.kubeconfig)
-	// With webhooks on, /readyz also waits for the webhook server.
-	s.await(ctx, "Crossplane", 60*time.Second, httpOK(fmt.Sprintf("http://127.0.0.1:%d/readyz", health)))
-	s.applyUsageWebhook(ctx)
 }
 
 // awaitUsages waits until the XR composes n Crossplane v1 Usages and each is
