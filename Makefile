@@ -2,7 +2,7 @@
 # the rest are their parts. Tools are built from pinned modules under tools/
 # into .cache/bin the first time (minutes), then reused.
 
-.PHONY: render test unit e2e controlplane lint generate xpkg bench
+.PHONY: render test unit e2e controlplane lint generate xpkg bench teardown teardown-plot
 
 # Render the example through the real pipeline (patch-and-transform →
 # function-dependencies → auto-ready). EXAMPLE=example/namespaced for the other;
@@ -38,3 +38,15 @@ xpkg:
 # README's Performance table (COUNT=6 runs each; 20 minutes on two busy cores).
 bench:
 	hack/bench.sh
+
+# Record teardown timelines on the control plane (SIZES dependents per XR,
+# with and without the function, RUNS times) into docs/teardown, then draw
+# them into docs/teardown/teardown.png.
+SIZES ?= 10,30,60
+RUNS ?= 1
+teardown:
+	FD_CONTROLPLANE_TEARDOWN=$(SIZES) FD_CONTROLPLANE_TEARDOWN_RUNS=$(RUNS) hack/controlplane-test.sh -run TestTeardownTimeline
+	$(MAKE) teardown-plot
+
+teardown-plot:
+	cd hack/teardownplot && go run . -o ../../docs/teardown/teardown.png $(abspath $(wildcard docs/teardown/*.json))

@@ -501,6 +501,8 @@ type deletion struct {
 	// conflicts counts the provider's failed Updates removing a reference
 	// finalizer from the shared Object.
 	conflicts int
+	// timeline is the deletion as the API server's watches showed it.
+	timeline timeline
 }
 
 // teardown bounds how long deleting an XR whose shared Object carries n
@@ -610,6 +612,7 @@ func (s *stack) deleteOwner(ctx context.Context, xr string, n int, bound time.Du
 			deleted[ch.kind+"/"+ch.name] = ch
 		}
 	}
+	d.timeline = timelineOf(changes, begin, c, ns, d.conflicts)
 	if terminating == nil {
 		t.Logf("%s: the shared Namespace %s did not begin terminating within %s", xr, ns, bound)
 		return d

@@ -1,0 +1,124 @@
+// Command teardownplot draws the teardown timelines TestTeardownTimeline
+// records (docs/teardown/*.json): the reference finalizers left on the
+// shared Object over time, one line per XR, a panel per number of
+// dependents. `make teardown-plot` runs it.
+//
+//	teardownplot [-o docs/teardown/teardown.png] docs/teardown/*.json
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"image/color"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// A timeline is what TestTeardownTimeline writes; the fields it draws.
+type timeline struct {
+	Arm        string  `json:"arm"`
+	Stack      string  `json:"stack"`
+	Dependents int     `json:"dependents"`
+	Conflicts  int     `json:"conflicts"`
+	Gone       float64 `json:"gone"`
+	Finalizers []struct {
+		T float64 `json:"t"`
+		N int     `json:"n"`
+	} `json:"finalizers"`
+}
+
+// colors tell the arms apart.
+var colors = map[string]color.Color{
+	"without": color.RGBA{R: 0x99, G: 0x99, B: 0x99, A: 0xff},
+	"with":    color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
+}
+
+func main() {
+	out := flag.String("o", "docs/teardown/teardown.png", "the PNG to write")
+	flag.Parse()
+	if err := run(*out, flag.Args()); err != nil {
+		fmt.Fprintln(os.Stderr, "teardownplot:", err)
+		os.Exit(1)
+	}
+}
+
+func run(out string, files []string) error {
+	if len(files) == 0 {
+		return fmt.Errorf("no timelines: give the JSON files TestTeardownTimeline wrote")
+	}
+	bySize := map[int][]timeline{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		var tl timeline
+		if err := json.Unmarshal(b, &tl); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		if colors[tl.Arm] == nil || len(tl.Finalizers) == 0 {
+			return fmt.Errorf("%s: arm %q with %d points is not a timeline TestTeardownTimeline writes", f, tl.Arm, len(tl.Finalizers))
+		}
+		bySize[tl.Dependents] = append(bySize[tl.Dependents], tl)
+	}
+	sizes := slices.Sorted(maps.Keys(bySize))
+	const w, h = 6 * vg.Inch, 3 * vg.Inch
+	img := vgimg.New(w, h*vg.Length(len(sizes)))
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: len(sizes), Cols: 1}
+	for i, n := range sizes {
+		p, err := panel(n, bySize[n])
+		if err != nil {
+			return err
+		}
+		p.Draw(tiles.At(dc, 0, i))
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// panel draws the timelines of one number of dependents.
+func panel(n int, tls []timeline) (*plot.Plot, error) {
+	slices.SortFunc(tls, func(a, b timeline) int { return strings.Compare(a.Arm, b.Arm) })
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%d dependents: reference finalizers on the shared Object during teardown", n)
+	p.X.Label.Text = "seconds after deleting the XR"
+	p.Y.Label.Text = "finalizers left"
+	p.Y.Min = 0
+	p.Legend.Top = true
+	for _, tl := range tls {
+		pts := make(plotter.XYs, 0, len(tl.Finalizers)+1)
+		for _, pt := range tl.Finalizers {
+			pts = append(pts, plotter.XY{X: pt.T, Y: float64(pt.N)})
+		}
+		// Hold the last count until everything was gone.
+		last := tl.Finalizers[len(tl.Finalizers)-1]
+		pts = append(pts, plotter.XY{X: max(tl.Gone, last.T), Y: float64(last.N)})
+		line, err := plotter.NewLine(pts)
+		if err != nil {
+			return nil, err
+		}
+		line.StepStyle = plotter.PostStep
+		line.Color = colors[tl.Arm]
+		line.Width = vg.Points(1.5)
+		p.Add(line)
+		p.Legend.Add(fmt.Sprintf("%s function-dependencies: %.0f s, %d conflicts", tl.Arm, tl.Gone, tl.Conflicts), line)
+	}
+	return p, nil
+}
