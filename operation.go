@@ -17,6 +17,7 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 	"github.com/crossplane-contrib/function-dependencies/internal/repair"
+	"github.com/crossplane-contrib/function-dependencies/internal/teardown"
 )
 
 // A Crossplane Operation runs the function outside any composite: the
@@ -63,6 +64,10 @@ type sweep struct {
 	// describes a watched resource that is no Object.
 	problems    []string
 	unwatchable string
+	// read are the objects read, by the resources' names: the resources
+	// and, for a watched target being deleted, the Objects that may hold
+	// it (see teardownSelector).
+	read map[string]*structpb.Struct
 }
 
 // runOperation answers an Operation's request.
@@ -83,14 +88,30 @@ func (f *Function) runOperation(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunct
 	}
 	out := repair.Of(g, fin)
 	enforce := in.Mode == v1beta1.ModeEnforce
+	nudged := nudges(s)
 	if enforce {
 		desired := map[string]*fnv1.Resource{}
 		for _, r := range out.Repaired {
 			desired[r.Target] = &fnv1.Resource{Resource: partial(g.Resource(r.Target), r.Finalizers)}
 		}
+		// A nudged object is being deleted: none is repaired too.
+		for _, n := range nudged {
+			desired[n.Object] = &fnv1.Resource{Resource: annotated(s.read[n.Object], teardown.Key, n.Value)}
+		}
 		rsp.Desired = &fnv1.State{Resources: desired}
 	}
-	if err := response.SetOutput(rsp, outputOf(out, enforce, len(g.Cycles))); err != nil {
+	output := outputOf(out, enforce, len(g.Cycles))
+	for _, n := range nudged {
+		output.Nudged = append(output.Nudged, n.Object)
+	}
+	if output.Omitted == nil {
+		output.Omitted = map[string]int{}
+	}
+	output.Nudged = keep(output.Omitted, "nudged", output.Nudged)
+	if len(output.Omitted) == 0 {
+		output.Omitted = nil
+	}
+	if err := response.SetOutput(rsp, output); err != nil {
 		response.Fatal(rsp, err)
 		return
 	}
@@ -104,7 +125,7 @@ func (f *Function) runOperation(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunct
 // readSweep reads the required resources: the Objects to handle, and the
 // objects they reference that Crossplane has fetched so far.
 func readSweep(required map[string]*fnv1.Resources, selector *v1beta1.ObjectSelector) sweep {
-	s := sweep{requirements: map[string]*fnv1.ResourceSelector{}, complete: true}
+	s := sweep{requirements: map[string]*fnv1.ResourceSelector{}, complete: true, read: map[string]*structpb.Struct{}}
 	var objects []*structpb.Struct
 	if watched, ok := required[WatchedResource]; ok {
 		s.watched = true
@@ -143,10 +164,27 @@ func readSweep(required map[string]*fnv1.Resources, selector *v1beta1.ObjectSele
 			byIdentity[id] = true
 			s.resources = append(s.resources, live(id, o))
 			sources = append(sources, o)
+			s.read[describe(id)] = o
 		}
 	}
 	for _, o := range objects {
 		add(o)
+	}
+	if s.watched {
+		// A sweep lists every Object already.
+		for _, o := range objects {
+			for name, sel := range teardownSelectors(o, selector) {
+				s.requirements[name] = sel
+				got, ok := required[name]
+				s.complete = s.complete && ok
+				for _, item := range got.GetItems() {
+					d := item.GetResource()
+					if _, seen := s.read[describe(identityOf(d))]; !seen {
+						s.read[describe(identityOf(d))] = d
+					}
+				}
+			}
+		}
 	}
 	// Only the Objects read so far are handled: a target that is an Object
 	// adds no edge of its own.
@@ -177,6 +215,78 @@ func readSweep(required map[string]*fnv1.Resources, selector *v1beta1.ObjectSele
 	}
 	slices.SortFunc(s.resources, func(a, b graph.Resource) int { return strings.Compare(a.Name, b.Name) })
 	return s
+}
+
+// teardownSelectors are the requirements that fetch the Objects that may
+// hold a watched Object being deleted that carries reference finalizers: a
+// finalizer names its dependent by UID only. The Objects of its composite,
+// when a composite composed it, else those of the input's objectSelector.
+func teardownSelectors(o *structpb.Struct, selector *v1beta1.ObjectSelector) map[string]*fnv1.ResourceSelector {
+	m := value(o, "metadata").GetStructValue()
+	if text(m, "deletionTimestamp") == "" || !slices.ContainsFunc(texts(value(m, "finalizers")), func(f string) bool {
+		_, ok := objectref.UIDOf(f)
+		return ok
+	}) {
+		return nil
+	}
+	labels := map[string]string{}
+	if xr := text(m, "labels", "crossplane.io/composite"); xr != "" {
+		labels["crossplane.io/composite"] = xr
+	} else if selector != nil && selector.MatchLabels != nil {
+		labels = selector.MatchLabels
+	}
+	out := map[string]*fnv1.ResourceSelector{}
+	for _, group := range slices.Sorted(maps.Keys(objectVersions)) {
+		out[requiredPrefix+"teardown/"+group] = &fnv1.ResourceSelector{
+			ApiVersion: objectVersions[group], Kind: objectref.Kind,
+			Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: labels}},
+		}
+	}
+	return out
+}
+
+// nudges are the teardown nudges of every object read being deleted, each
+// with its dependents among the Objects read.
+func nudges(s sweep) []teardown.Nudge {
+	objects := map[string]teardown.Object{}
+	var dependents []teardown.Object
+	for _, name := range slices.Sorted(maps.Keys(s.read)) {
+		o := s.read[name]
+		m := value(o, "metadata").GetStructValue()
+		t := teardown.Object{
+			Name: name, UID: text(m, "uid"), Deleting: text(m, "deletionTimestamp") != "",
+			Finalizers: texts(value(m, "finalizers")), Annotation: text(m, "annotations", teardown.Key),
+		}
+		objects[name] = t
+		id := identityOf(o)
+		if objectref.IsObject(id.Group, id.Kind) {
+			dependents = append(dependents, t)
+		}
+	}
+	var out []teardown.Nudge
+	for _, name := range slices.Sorted(maps.Keys(objects)) {
+		out = append(out, teardown.Nudges(objects[name], dependents)...)
+	}
+	return out
+}
+
+// annotated is the partial object that sets one annotation on an object
+// read: its identity, its UID, as partial says why, and the annotation.
+func annotated(o *structpb.Struct, key, val string) *structpb.Struct {
+	id := identityOf(o)
+	metadata := map[string]*structpb.Value{
+		"name":        structpb.NewStringValue(id.Name),
+		"uid":         structpb.NewStringValue(text(o, "metadata", "uid")),
+		"annotations": structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{key: structpb.NewStringValue(val)}}),
+	}
+	if id.Namespace != "" {
+		metadata["namespace"] = structpb.NewStringValue(id.Namespace)
+	}
+	return &structpb.Struct{Fields: map[string]*structpb.Value{
+		"apiVersion": structpb.NewStringValue(text(o, "apiVersion")),
+		"kind":       structpb.NewStringValue(id.Kind),
+		"metadata":   structpb.NewStructValue(&structpb.Struct{Fields: metadata}),
+	}}
 }
 
 // targetSelector is the requirement that fetches a target. A WatchOperation
@@ -266,6 +376,8 @@ type operationOutput struct {
 	Skipped  []repair.Skip   `json:"skipped,omitempty"`
 	Stale    []staleEntry    `json:"stale,omitempty"`
 	Cycles   int             `json:"cycles,omitempty"`
+	// Nudged are the objects being deleted that the teardown nudges wake.
+	Nudged []string `json:"nudged,omitempty"`
 	// Omitted counts, for each list that is longer than the output keeps,
 	// the entries left out.
 	Omitted map[string]int `json:"omitted,omitempty"`

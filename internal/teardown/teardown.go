@@ -1,0 +1,85 @@
+// Package teardown decides the nudges that let provider-kubernetes tear a
+// referenced object and its dependents down without waiting out its backoff.
+//
+// A dependent being deleted removes its reference finalizer from what it
+// references with a Get and a full Update, and requeues on a conflict under
+// a backoff that doubles from 1 s to 60 s; dependents deleted together
+// conflict with each other, and their retries drift minutes apart. The
+// referenced Object, being deleted too, waits while any other finalizer is
+// on it, also under that backoff, and a finalizer's removal doesn't wake it.
+// A change of an Object's annotations does wake it at once
+// (crossplane-runtime's DesiredStateChanged filter). So, level-triggered:
+//
+//   - every deleting dependent whose reference finalizer is still on a
+//     deleting target carries the annotation Key, whose value changes each
+//     time the target's reference finalizers do: each removal wakes the
+//     dependents still waiting, and one of them wins the next Update;
+//   - a deleting target left with no reference finalizer carries Key set to
+//     Released, which wakes it to delete what it manages and go.
+//
+// Nothing is nudged while the target lives: its dependents' finalizers must
+// stay, and a write to it would only make them conflict more.
+package teardown
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"strings"
+
+	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+)
+
+// Key is the annotation a nudge sets.
+const Key = "dependencies.fn.crossplane.io/teardown"
+
+// Released is the value of Key on a deleting target no dependent holds.
+const Released = "released"
+
+// An Object is what the rules need of a live object.
+type Object struct {
+	// Name names the object for the caller.
+	Name       string
+	UID        string
+	Deleting   bool
+	Finalizers []string
+	// Annotation is the object's value of Key, "" if none.
+	Annotation string
+}
+
+// A Nudge is the value of Key one object must carry.
+type Nudge struct {
+	Object string
+	Value  string
+}
+
+// Nudges returns what a target and its dependents must carry, for those
+// whose annotation differs: nothing while the target lives.
+func Nudges(target Object, dependents []Object) []Nudge {
+	if !target.Deleting {
+		return nil
+	}
+	var holding []string
+	for _, f := range target.Finalizers {
+		if uid, ok := objectref.UIDOf(f); ok {
+			holding = append(holding, uid)
+		}
+	}
+	var out []Nudge
+	if len(holding) == 0 {
+		if target.Annotation != Released && slices.Contains(target.Finalizers, objectref.ObjectFinalizer) {
+			out = append(out, Nudge{Object: target.Name, Value: Released})
+		}
+		return out
+	}
+	slices.Sort(holding)
+	sum := sha256.Sum256([]byte(strings.Join(holding, ",")))
+	value := hex.EncodeToString(sum[:])[:10]
+	for _, d := range dependents {
+		if d.Deleting && d.Annotation != value && slices.Contains(holding, d.UID) {
+			out = append(out, Nudge{Object: d.Name, Value: value})
+		}
+	}
+	slices.SortFunc(out, func(a, b Nudge) int { return strings.Compare(a.Object, b.Object) })
+	return out
+}

@@ -1,0 +1,80 @@
+package teardown
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+)
+
+func TestNudgesWakeWhatTheBackoffWouldKeepWaiting(t *testing.T) {
+	ref := objectref.Finalizer
+	shared := func(deleting bool, fs ...string) Object {
+		return Object{Name: "shared", UID: "u-shared", Deleting: deleting, Finalizers: append([]string{objectref.ObjectFinalizer}, fs...)}
+	}
+	dep := func(name string, deleting bool) Object {
+		return Object{Name: name, UID: "u-" + name, Deleting: deleting, Finalizers: []string{objectref.ObjectFinalizer}}
+	}
+	// value is the nudge for the dependents still holding the target: a
+	// digest of their sorted UIDs, the same whatever order the finalizers
+	// are in.
+	value := func(uids ...string) string {
+		sum := sha256.Sum256([]byte("u-" + strings.Join(uids, ",u-")))
+		return hex.EncodeToString(sum[:])[:10]
+	}
+	cases := map[string]struct {
+		reason     string
+		target     Object
+		dependents []Object
+		want       []Nudge
+	}{
+		"NothingWhileTheTargetLives": {
+			reason:     "A live target's dependents keep their finalizers, deleting or not: no nudge, and no write to the target.",
+			target:     shared(false, ref("u-a")),
+			dependents: []Object{dep("a", true)},
+		},
+		"DeletingDependentsStillHoldingItAreNudged": {
+			reason:     "Every deleting dependent whose finalizer is still on the deleting target is nudged; one that lives, or has released it, is not.",
+			target:     shared(true, ref("u-c"), ref("u-a"), ref("u-b")),
+			dependents: []Object{dep("b", true), dep("a", true), dep("c", false), dep("d", true)},
+			want:       []Nudge{{"a", value("a", "b", "c")}, {"b", value("a", "b", "c")}},
+		},
+		"TheValueFollowsTheFinalizersLeft": {
+			reason:     "Once a dependent released the target, the others get a new value, which wakes them again.",
+			target:     shared(true, ref("u-b"), ref("u-c")),
+			dependents: []Object{dep("b", true), dep("c", true)},
+			want:       []Nudge{{"b", value("b", "c")}, {"c", value("b", "c")}},
+		},
+		"AlreadyNudgedIsLeftAlone": {
+			reason:     "A dependent that carries the value already is not applied again: each apply is a write, and a managedFields entry.",
+			target:     shared(true, ref("u-b")),
+			dependents: []Object{{Name: "b", UID: "u-b", Deleting: true, Annotation: value("b")}},
+		},
+		"AReleasedTargetIsNudgedOnce": {
+			reason: "A deleting target no dependent holds is nudged to delete what it manages; once it carries Released, no more.",
+			target: shared(true),
+			want:   []Nudge{{"shared", Released}},
+		},
+		"AReleasedTargetCarryingTheValueIsLeftAlone": {
+			reason: "The target's Released value is not applied twice.",
+			target: Object{Name: "shared", Deleting: true, Finalizers: []string{objectref.ObjectFinalizer}, Annotation: Released},
+		},
+		"ATargetTheProviderDoesNotManageIsNotNudged": {
+			reason: "A deleting target without the provider's own finalizer (a ConfigMap, say) goes by itself once no reference finalizer is left.",
+			target: Object{Name: "cm", Deleting: true},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Nudges(tc.target, tc.dependents)
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nNudges(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
