@@ -40,6 +40,14 @@ type timeline struct {
 var colors = map[string]color.Color{
 	"without": color.RGBA{R: 0x99, G: 0x99, B: 0x99, A: 0xff},
 	"with":    color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
+	"watched": color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
+}
+
+// legends name the arms.
+var legends = map[string]string{
+	"without": "without function-dependencies",
+	"with":    "with it",
+	"watched": "with it and its WatchOperation",
 }
 
 func main() {
@@ -118,7 +126,7 @@ func panel(n int, tls []timeline) (*plot.Plot, error) {
 		line.Color = colors[tl.Arm]
 		line.Width = vg.Points(1.5)
 		p.Add(line)
-		p.Legend.Add(fmt.Sprintf("%s function-dependencies: %.0f s, %d conflicts", tl.Arm, tl.Gone, tl.Conflicts), line)
+		p.Legend.Add(fmt.Sprintf("%s: %.0f s, %d conflicts", legends[tl.Arm], tl.Gone, tl.Conflicts), line)
 	}
 	return p, nil
 }

@@ -14,7 +14,9 @@ import (
 
 // TestTeardownTimeline records, for each number of dependents in
 // FD_CONTROLPLANE_TEARDOWN (such as 10,30,60), one XR's teardown without
-// function-dependencies and one with it, FD_CONTROLPLANE_TEARDOWN_RUNS times
+// function-dependencies, one with it, and last one with it and the
+// WatchOperation of example/operation/watch-objects.yaml, whose Operations
+// nudge the teardown (internal/teardown), FD_CONTROLPLANE_TEARDOWN_RUNS times
 // (default 1), as timelines in FD_CONTROLPLANE_TEARDOWN_OUT (default
 // docs/teardown): the reference finalizers on the shared Object over time,
 // when each dependent went, and the conflicts the provider hit. `make
@@ -37,40 +39,53 @@ func TestTeardownTimeline(t *testing.T) {
 	}
 	s.createXRD(ctx)
 	stack := fmt.Sprintf("crossplane-%s-provider-kubernetes-%s", s.releases.crossplane, s.releases.provider)
+	var ns []int
 	for _, field := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(field))
 		if err != nil || n < 1 {
 			t.Fatalf("ERROR: FD_CONTROLPLANE_TEARDOWN=%q: %q is not a number of dependents", sizes, field)
 		}
+		ns = append(ns, n)
 		s.create(ctx, gvrComposition, "", composition(fmt.Sprintf("teardown-without-%d", n), n, false))
 		s.create(ctx, gvrComposition, "", composition(fmt.Sprintf("teardown-with-%d", n), n, true))
+	}
+	record := func(kind, composition string, n, run int) {
+		name := fmt.Sprintf("%s-%d-%d", kind, n, run)
+		created := s.createXR(ctx, name, composition)
+		a := arm{xr: name}
+		if composition != fmt.Sprintf("teardown-without-%d", n) {
+			s.converge(ctx, name, n, created, &a)
+		}
+		s.settle(ctx, name, n, created, &a)
+		d := s.deleteXR(ctx, name, n, teardown(n))
+		tl := d.timeline
+		tl.Arm, tl.Stack = kind, stack
+		b, err := json.MarshalIndent(tl, "", "  ")
+		if err != nil {
+			t.Fatal("ERROR:", err)
+		}
+		file := filepath.Join(out, fmt.Sprintf("%s-%s.json", stack, name))
+		if err := os.WriteFile(file, append(b, '\n'), 0o644); err != nil {
+			t.Fatal("ERROR:", err)
+		}
+		t.Logf("%s: %d dependents, %d of their finalizers on the shared Object; teardown %.1f s, %d conflicts; the shared Object's deletion began %.1f s and ended %.1f s after the XR's; %s",
+			name, n, a.finalizers, tl.Gone, tl.Conflicts, tl.SharedDeleting, tl.SharedGone, file)
+	}
+	for _, n := range ns {
 		for run := 1; run <= runs; run++ {
-			for _, with := range []bool{false, true} {
-				name := fmt.Sprintf("without-%d-%d", n, run)
-				if with {
-					name = fmt.Sprintf("with-%d-%d", n, run)
-				}
-				composition := "teardown-" + strings.TrimSuffix(name, fmt.Sprintf("-%d", run))
-				created := s.createXR(ctx, name, composition)
-				a := arm{xr: name}
-				if with {
-					s.converge(ctx, name, n, created, &a)
-				}
-				s.settle(ctx, name, n, created, &a)
-				d := s.deleteXR(ctx, name, n, teardown(n))
-				tl := d.timeline
-				tl.Arm, tl.Stack = strings.Split(name, "-")[0], stack
-				b, err := json.MarshalIndent(tl, "", "  ")
-				if err != nil {
-					t.Fatal("ERROR:", err)
-				}
-				file := filepath.Join(out, fmt.Sprintf("%s-%s.json", stack, name))
-				if err := os.WriteFile(file, append(b, '\n'), 0o644); err != nil {
-					t.Fatal("ERROR:", err)
-				}
-				t.Logf("%s: %d dependents, %d of their finalizers on the shared Object; teardown %.1f s, %d conflicts; the shared Object's deletion began %.1f s and ended %.1f s after the XR's; %s",
-					name, n, a.finalizers, tl.Gone, tl.Conflicts, tl.SharedDeleting, tl.SharedGone, file)
-			}
+			record("without", fmt.Sprintf("teardown-without-%d", n), n, run)
+			record("with", fmt.Sprintf("teardown-with-%d", n), n, run)
+		}
+	}
+	// Last, with the WatchOperation of example/operation/watch-objects.yaml
+	// in place, whose Operations nudge the teardown.
+	file := filepath.Join(s.root, "example", "operation", "watch-objects.yaml")
+	for _, wo := range readYAML(t, file) {
+		s.create(ctx, gvrWatchOperation, "", wo)
+	}
+	for _, n := range ns {
+		for run := 1; run <= runs; run++ {
+			record("watched", fmt.Sprintf("teardown-with-%d", n), n, run)
 		}
 	}
 }
