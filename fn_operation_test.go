@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -11,6 +14,8 @@ import (
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/response"
+
+	"github.com/crossplane-contrib/function-dependencies/internal/teardown"
 )
 
 // The Operation protocol, call by call: what the function asks Crossplane
@@ -43,6 +48,33 @@ func TestOperation(t *testing.T) {
 	going := object("going", "uid-going", []any{managed}, sharedRef)
 	going["metadata"].(map[string]any)["deletionTimestamp"] = "2026-12-01T10:00:00Z"
 	config := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "config", "namespace": "team", "uid": "uid-config"}}
+	// A composite's teardown: the shared Object being deleted, held by
+	// going-a, which is being deleted too; going-b released it already.
+	deleting := func(o map[string]any) map[string]any {
+		md := o["metadata"].(map[string]any)
+		md["deletionTimestamp"] = "2026-12-01T10:00:00Z"
+		md["labels"] = map[string]any{"crossplane.io/composite": "demo"}
+		return o
+	}
+	deletingShared := deleting(object("shared", "uid-shared", []any{managed, ref + "uid-going-a"}))
+	goingA := deleting(object("going-a", "uid-going-a", []any{managed}, sharedRef))
+	goingB := deleting(object("going-b", "uid-going-b", []any{managed}, sharedRef))
+	const (
+		teardownCluster    = requiredPrefix + "teardown/kubernetes.crossplane.io"
+		teardownNamespaced = requiredPrefix + "teardown/kubernetes.m.crossplane.io"
+	)
+	teardownOf := func(xr string) map[string]*fnv1.ResourceSelector {
+		labels := map[string]string{"crossplane.io/composite": xr}
+		return map[string]*fnv1.ResourceSelector{
+			teardownCluster:    {ApiVersion: "kubernetes.crossplane.io/v1alpha2", Kind: "Object", Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: labels}}},
+			teardownNamespaced: {ApiVersion: "kubernetes.m.crossplane.io/v1alpha1", Kind: "Object", Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: labels}}},
+		}
+	}
+	// holders is the nudge's value: a digest of the UIDs still holding.
+	holders := func(uids ...string) string {
+		sum := sha256.Sum256([]byte(strings.Join(uids, ",")))
+		return hex.EncodeToString(sum[:])[:10]
+	}
 
 	resources := func(objects ...map[string]any) *fnv1.Resources {
 		rs := &fnv1.Resources{}
@@ -79,6 +111,14 @@ func TestOperation(t *testing.T) {
 		}
 		return &fnv1.Resource{Resource: mustStruct(map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": md})}
 	}
+	nudgeOf := func(apiVersion, name, uid string, kv ...string) *fnv1.Resource {
+		annotations := map[string]any{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			annotations[kv[i]] = kv[i+1]
+		}
+		md := map[string]any{"name": name, "uid": uid, "annotations": annotations}
+		return &fnv1.Resource{Resource: mustStruct(map[string]any{"apiVersion": apiVersion, "kind": "Object", "metadata": md})}
+	}
 	warning := func(reason, message string) *fnv1.Result {
 		return &fnv1.Result{Severity: fnv1.Severity_SEVERITY_WARNING, Reason: &reason, Message: message}
 	}
@@ -102,9 +142,11 @@ func TestOperation(t *testing.T) {
 				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
 					"ConfigMap team/config":                  partialOf("v1", "ConfigMap", "team", "config", "uid-config", ref+"uid-b"),
 					"Object.kubernetes.crossplane.io shared": partialOf("kubernetes.crossplane.io/v1alpha2", "Object", "", "shared", "uid-shared", ref+"uid-b"),
+					// Being deleted, and held by nothing: woken once.
+					"Object.kubernetes.crossplane.io going": nudgeOf("kubernetes.crossplane.io/v1alpha2", "going", "uid-going", teardown.ReleasedKey, "true"),
 				}},
 				Output: mustStruct(map[string]any{
-					"dependents": 3, "references": 4, "protected": 1,
+					"dependents": 3, "references": 4, "protected": 1, "nudged": []any{"Object.kubernetes.crossplane.io going"},
 					"repaired": []any{
 						map[string]any{"target": "ConfigMap team/config", "finalizers": []any{ref + "uid-b"}},
 						map[string]any{"target": "Object.kubernetes.crossplane.io shared", "finalizers": []any{ref + "uid-b"}},
@@ -155,6 +197,27 @@ func TestOperation(t *testing.T) {
 			required: map[string]*fnv1.Resources{WatchedResource: resources(b), configTarget: resources(config)},
 			want: &fnv1.RunFunctionResponse{
 				Requirements: &fnv1.Requirements{Resources: withConfig(withShared(map[string]*fnv1.ResourceSelector{}))},
+			},
+		},
+		"AWatchedTargetBeingDeletedAsksForTheObjectsOfItsComposite": {
+			required: map[string]*fnv1.Resources{WatchedResource: resources(deletingShared)},
+			want:     &fnv1.RunFunctionResponse{Requirements: &fnv1.Requirements{Resources: teardownOf("demo")}},
+		},
+		"AWatchedTargetBeingDeletedWakesTheDeletingObjectsThatHoldIt": {
+			required: map[string]*fnv1.Resources{
+				WatchedResource: resources(deletingShared), teardownCluster: resources(deletingShared, goingA, goingB, a), teardownNamespaced: {},
+			},
+			want: &fnv1.RunFunctionResponse{
+				Requirements: &fnv1.Requirements{Resources: teardownOf("demo")},
+				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
+					// going-a still holds the shared Object: woken at each
+					// release. Neither is held by anything: each is woken
+					// once to finish its own deletion.
+					"Object.kubernetes.crossplane.io going-a": nudgeOf("kubernetes.crossplane.io/v1alpha2", "going-a", "uid-going-a",
+						teardown.HolderKey("uid-shared"), holders("uid-going-a"), teardown.ReleasedKey, "true"),
+					"Object.kubernetes.crossplane.io going-b": nudgeOf("kubernetes.crossplane.io/v1alpha2", "going-b", "uid-going-b", teardown.ReleasedKey, "true"),
+				}},
+				Output: mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io going-a", "Object.kubernetes.crossplane.io going-b"}}),
 			},
 		},
 		"AWatchedObjectThatIsGoneNeedsNothing": {

@@ -95,15 +95,25 @@ func (f *Function) runOperation(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunct
 			desired[r.Target] = &fnv1.Resource{Resource: partial(g.Resource(r.Target), r.Finalizers)}
 		}
 		// A nudged object is being deleted: none is repaired too.
+		annotations := map[string]map[string]string{}
 		for _, n := range nudged {
-			desired[n.Object] = &fnv1.Resource{Resource: annotated(s.read[n.Object], teardown.Key, n.Value)}
+			if annotations[n.Object] == nil {
+				annotations[n.Object] = map[string]string{}
+			}
+			annotations[n.Object][n.Key] = n.Value
+		}
+		for name, a := range annotations {
+			desired[name] = &fnv1.Resource{Resource: annotated(s.read[name], a)}
 		}
 		rsp.Desired = &fnv1.State{Resources: desired}
 	}
 	output := outputOf(out, enforce, len(g.Cycles))
 	for _, n := range nudged {
-		output.Nudged = append(output.Nudged, n.Object)
+		if !slices.Contains(output.Nudged, n.Object) {
+			output.Nudged = append(output.Nudged, n.Object)
+		}
 	}
+	slices.Sort(output.Nudged)
 	if output.Omitted == nil {
 		output.Omitted = map[string]int{}
 	}
@@ -255,7 +265,7 @@ func nudges(s sweep) []teardown.Nudge {
 		m := value(o, "metadata").GetStructValue()
 		t := teardown.Object{
 			Name: name, UID: text(m, "uid"), Deleting: text(m, "deletionTimestamp") != "",
-			Finalizers: texts(value(m, "finalizers")), Annotation: text(m, "annotations", teardown.Key),
+			Finalizers: texts(value(m, "finalizers")), Annotations: annotationsOf(m),
 		}
 		objects[name] = t
 		id := identityOf(o)
@@ -270,14 +280,27 @@ func nudges(s sweep) []teardown.Nudge {
 	return out
 }
 
-// annotated is the partial object that sets one annotation on an object
-// read: its identity, its UID, as partial says why, and the annotation.
-func annotated(o *structpb.Struct, key, val string) *structpb.Struct {
+// annotationsOf are an object's annotations.
+func annotationsOf(metadata *structpb.Struct) map[string]string {
+	out := map[string]string{}
+	for k, v := range value(metadata, "annotations").GetStructValue().GetFields() {
+		out[k] = v.GetStringValue()
+	}
+	return out
+}
+
+// annotated is the partial object that sets annotations on an object read:
+// its identity, its UID, as partial says why, and the annotations.
+func annotated(o *structpb.Struct, annotations map[string]string) *structpb.Struct {
 	id := identityOf(o)
+	fields := map[string]*structpb.Value{}
+	for k, v := range annotations {
+		fields[k] = structpb.NewStringValue(v)
+	}
 	metadata := map[string]*structpb.Value{
 		"name":        structpb.NewStringValue(id.Name),
 		"uid":         structpb.NewStringValue(text(o, "metadata", "uid")),
-		"annotations": structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{key: structpb.NewStringValue(val)}}),
+		"annotations": structpb.NewStructValue(&structpb.Struct{Fields: fields}),
 	}
 	if id.Namespace != "" {
 		metadata["namespace"] = structpb.NewStringValue(id.Namespace)

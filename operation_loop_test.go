@@ -13,6 +13,8 @@ import (
 
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/crossplane-contrib/function-dependencies/internal/teardown"
 )
 
 // TestOperationsKeepEveryLiveReferenceProtected runs the function as
@@ -42,10 +44,11 @@ const (
 	opsNoDeleting  = "no finalizer is declared on an object being deleted"
 	opsNoRecreate  = "a target deleted after the read is never created again"
 	opsProtected   = "once a wave has run on a quiet cluster, every live reference is protected"
-	opsIdle        = "on a quiet, protected cluster an Operation applies nothing"
+	opsIdle        = "on a quiet, protected cluster an Operation declares no finalizer"
 	opsOrder       = "on teardown every referenced object is deleted after all its dependents"
 	opsClean       = "on teardown nothing is left stuck"
 	opsOutput      = "the output lists exactly what was declared, and no finalizer of a live referencing Object as stale"
+	opsNudge       = "a teardown nudge goes only on an object being deleted, only its own annotation, and only when its value changes"
 )
 
 func TestOperationsKeepEveryLiveReferenceProtected(t *testing.T) {
@@ -390,8 +393,18 @@ func (c *opsCluster) attempt(f *Function, wave int, watched *xpKey) bool {
 		}
 	}
 	c.checkOutput(rsp)
-	if c.idle && len(rsp.GetDesired().GetResources()) > 0 {
-		c.violate(opsIdle, fmt.Sprintf("an Operation declares %d partial objects", len(rsp.GetDesired().GetResources())))
+	// A teardown nudge may come late: what triggers an Operation for a
+	// deleting Object is a change of an Object, and its target being
+	// deleted may be none. opsNudge keeps each from being applied twice.
+	var declaring []string
+	for name, r := range rsp.GetDesired().GetResources() {
+		if md, _ := r.GetResource().AsMap()["metadata"].(map[string]any); md["finalizers"] != nil {
+			declaring = append(declaring, name)
+		}
+	}
+	if c.idle && len(declaring) > 0 {
+		slices.Sort(declaring)
+		c.violate(opsIdle, fmt.Sprintf("an Operation declares finalizers on %d objects: %s", len(declaring), strings.Join(declaring, ", ")))
 	}
 	// Sometimes a user deletes a target that nothing holds between the
 	// Operation's read and its apply.
@@ -431,10 +444,11 @@ func (c *opsCluster) apply(id int, name string, body map[string]any) bool {
 		}
 	}
 	for k := range md {
-		if !slices.Contains([]string{"name", "namespace", "uid", "finalizers"}, k) {
+		if !slices.Contains([]string{"name", "namespace", "uid", "finalizers", "annotations"}, k) {
 			c.violate(opsPartial, fmt.Sprintf("desired %s has metadata.%s", name, k))
 		}
 	}
+	annotations, _ := md["annotations"].(map[string]any)
 	k := opsKeyOf(body)
 	uid, _ := md["uid"].(string)
 	o := m.objects[k]
@@ -444,6 +458,22 @@ func (c *opsCluster) apply(id int, name string, body map[string]any) bool {
 		}
 		c.note("the apply of %s is refused: uid %q, and no object of that uid", name, uid)
 		return false
+	}
+	for key, v := range annotations {
+		value, _ := v.(string)
+		switch {
+		case key != teardown.ReleasedKey && !strings.HasPrefix(key, teardown.HolderKey("")):
+			c.violate(opsNudge, fmt.Sprintf("desired %s sets the annotation %s", name, key))
+		case !o.deleting:
+			c.violate(opsNudge, fmt.Sprintf("desired %s nudges %s, which is not being deleted", name, k))
+		case o.annotations[key] == value:
+			c.violate(opsNudge, fmt.Sprintf("desired %s nudges %s with %q again", name, k, value))
+		default:
+			o.annotations[key] = value
+			m.changed = true
+			c.note("%s nudged: %s=%s", k, key, value)
+			c.reached["a teardown nudge"]++
+		}
 	}
 	for _, v := range asList(md["finalizers"]) {
 		f, _ := v.(string)
@@ -502,8 +532,20 @@ func (c *opsCluster) checkOutput(rsp *fnv1.RunFunctionResponse) {
 		target, _ := rm["target"].(string)
 		declared[target] = asList(rm["finalizers"])
 	}
+	nudged := map[string]bool{}
+	for _, n := range asList(out["nudged"]) {
+		name, _ := n.(string)
+		nudged[name] = true
+	}
 	for name, r := range rsp.GetDesired().GetResources() {
 		md, _ := r.GetResource().AsMap()["metadata"].(map[string]any)
+		if _, nudge := md["annotations"]; nudge != nudged[name] {
+			c.violate(opsOutput, fmt.Sprintf("desired %s: annotations %v, the output's nudged %v", name, md["annotations"], nudged[name]))
+		}
+		delete(nudged, name)
+		if _, nudge := md["annotations"]; nudge && md["finalizers"] == nil {
+			continue
+		}
 		if fmt.Sprint(declared[name]) != fmt.Sprint(asList(md["finalizers"])) {
 			c.violate(opsOutput, fmt.Sprintf("desired %s declares %v, the output says %v", name, md["finalizers"], declared[name]))
 		}

@@ -11,11 +11,16 @@
 // (crossplane-runtime's DesiredStateChanged filter). So, level-triggered:
 //
 //   - every deleting dependent whose reference finalizer is still on a
-//     deleting target carries the annotation Key, whose value changes each
-//     time the target's reference finalizers do: each removal wakes the
-//     dependents still waiting, and one of them wins the next Update;
-//   - a deleting target left with no reference finalizer carries Key set to
-//     Released, which wakes it to delete what it manages and go.
+//     deleting target carries the annotation HolderKey(target), whose value
+//     changes each time the target's reference finalizers do: each release
+//     wakes the dependents still waiting, and one of them wins the next
+//     Update;
+//   - a deleting target left with no reference finalizer carries
+//     ReleasedKey, which wakes it to delete what it manages and go.
+//
+// Each key belongs to one rule and one target, so that an object that is a
+// dependent of two targets, or a dependent and a target, never has one
+// annotation flip between values: every value is applied once.
 //
 // Nothing is nudged while the target lives: its dependents' finalizers must
 // stay, and a write to it would only make them conflict more.
@@ -30,27 +35,27 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 )
 
-// Key is the annotation a nudge sets.
-const Key = "dependencies.fn.crossplane.io/teardown"
+// ReleasedKey marks a deleting target that no dependent holds any more.
+const ReleasedKey = "dependencies.fn.crossplane.io/teardown-released"
 
-// Released is the value of Key on a deleting target no dependent holds.
-const Released = "released"
+// HolderKey is the annotation of a deleting dependent that still holds the
+// target of this UID.
+func HolderKey(targetUID string) string { return "teardown.dependencies.fn.crossplane.io/" + targetUID }
 
 // An Object is what the rules need of a live object.
 type Object struct {
 	// Name names the object for the caller.
-	Name       string
-	UID        string
-	Deleting   bool
-	Finalizers []string
-	// Annotation is the object's value of Key, "" if none.
-	Annotation string
+	Name        string
+	UID         string
+	Deleting    bool
+	Finalizers  []string
+	Annotations map[string]string
 }
 
-// A Nudge is the value of Key one object must carry.
+// A Nudge is an annotation one object must carry.
 type Nudge struct {
-	Object string
-	Value  string
+	Object     string
+	Key, Value string
 }
 
 // Nudges returns what a target and its dependents must carry, for those
@@ -67,17 +72,17 @@ func Nudges(target Object, dependents []Object) []Nudge {
 	}
 	var out []Nudge
 	if len(holding) == 0 {
-		if target.Annotation != Released && slices.Contains(target.Finalizers, objectref.ObjectFinalizer) {
-			out = append(out, Nudge{Object: target.Name, Value: Released})
+		if target.Annotations[ReleasedKey] == "" && slices.Contains(target.Finalizers, objectref.ObjectFinalizer) {
+			out = append(out, Nudge{Object: target.Name, Key: ReleasedKey, Value: "true"})
 		}
 		return out
 	}
 	slices.Sort(holding)
 	sum := sha256.Sum256([]byte(strings.Join(holding, ",")))
-	value := hex.EncodeToString(sum[:])[:10]
+	key, value := HolderKey(target.UID), hex.EncodeToString(sum[:])[:10]
 	for _, d := range dependents {
-		if d.Deleting && d.Annotation != value && slices.Contains(holding, d.UID) {
-			out = append(out, Nudge{Object: d.Name, Value: value})
+		if d.Deleting && d.Annotations[key] != value && slices.Contains(holding, d.UID) {
+			out = append(out, Nudge{Object: d.Name, Key: key, Value: value})
 		}
 	}
 	slices.SortFunc(out, func(a, b Nudge) int { return strings.Compare(a.Object, b.Object) })
