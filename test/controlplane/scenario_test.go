@@ -855,6 +855,12 @@ func composition(name string, n int, withFunction bool) *unstructured.Unstructur
 			},
 		})
 	}
+	if providerWatches() {
+		for _, r := range resources {
+			spec := r.(map[string]any)["base"].(map[string]any)["spec"].(map[string]any)
+			spec["watch"] = true
+		}
+	}
 	pipeline := []any{map[string]any{
 		"step":        "render",
 		"functionRef": map[string]any{"name": "function-patch-and-transform"},
@@ -874,6 +880,11 @@ func composition(name string, n int, withFunction bool) *unstructured.Unstructur
 		},
 	})
 }
+
+// providerWatches is whether FD_CONTROLPLANE_PROVIDER_WATCHES asks for the
+// provider's alpha watches (--enable-watches) and composes every Object with
+// spec.watch: true: an experiment of issue 17.
+func providerWatches() bool { return os.Getenv("FD_CONTROLPLANE_PROVIDER_WATCHES") != "" }
 
 func envInt(t *testing.T, name string, def int) int {
 	t.Helper()

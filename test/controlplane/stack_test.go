@@ -476,7 +476,10 @@ func (s *stack) startProvider(ctx context.Context, bin string) {
 	s.start("provider-kubernetes", bin, []string{
 		"--debug",
 		"--health-probe-bind-addr=127.0.0.1:" + strconv.Itoa(health),
-	}, "KUBECONFIG="+s.kubeconfig, "TLS_SERVER_CERTS_DIR="+s.pki.TLSDir, "WEBHOOK_TLS_CERT_DIR=")
+	}, "KUBECONFIG="+s.kubeconfig, "TLS_SERVER_CERTS_DIR="+s.pki.TLSDir, "WEBHOOK_TLS_CERT_DIR=",
+		// An experiment of issue 17: the provider's alpha watches, which
+		// Objects with spec.watch: true use (see composition).
+		"ENABLE_WATCHES="+strconv.FormatBool(providerWatches()))
 	s.await(ctx, "provider-kubernetes", 60*time.Second, httpOK(fmt.Sprintf("http://127.0.0.1:%d/readyz", health)))
 }
 
