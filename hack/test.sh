@@ -64,6 +64,9 @@ step "golangci-lint"
 step "unit tests"
 go test -count=1 ./...
 
+step "the teardown plot's tests (hack/teardownplot, its own module for gonum/plot)"
+(cd hack/teardownplot && go vet ./... && go test -count=1 ./...)
+
 step "unit tests under the race detector: the function served over gRPC, a thousand calls at once"
 go test -race -count=1 . -fd.property.n=200 -fd.loop.n=200
 

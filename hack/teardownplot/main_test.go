@@ -34,9 +34,28 @@ func TestDrawsAPanelPerNumberOfDependents(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s is no PNG: %v", out, err)
 	}
-	// Two panels, one above the other: twice as high as one, 2:1 each.
-	if cfg.Width == 0 || cfg.Height != cfg.Width {
-		t.Errorf("the plot is %dx%d, want two 2:1 panels stacked, as high as wide", cfg.Width, cfg.Height)
+	// Three panels, one above the other, 2:1 each: one per number of
+	// dependents and the growth.
+	if cfg.Width == 0 || 2*cfg.Height != 3*cfg.Width {
+		t.Errorf("the plot is %dx%d, want three 2:1 panels stacked", cfg.Width, cfg.Height)
+	}
+}
+
+func TestMedianIsTheMiddleRun(t *testing.T) {
+	for _, tc := range []struct {
+		xs   []float64
+		want float64
+	}{
+		{[]float64{75, 16, 20}, 20},
+		{[]float64{3}, 3},
+		{[]float64{4, 1, 3, 2}, 2.5},
+	} {
+		if got := median(tc.xs); got != tc.want {
+			t.Errorf("median(%v) = %v, want %v", tc.xs, got, tc.want)
+		}
+	}
+	if got, want := runs([]float64{75, 16, 20}), "median 20 s of 75, 16, 20"; got != want {
+		t.Errorf("runs = %q, want %q", got, want)
 	}
 }
 

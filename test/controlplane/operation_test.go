@@ -153,8 +153,8 @@ func TestOperationRestoresLostReferenceFinalizersAndOrdersDeletion(t *testing.T)
 	}
 	t.Logf("  reconcile waves (every dependent touched, until its Operations finished): %s", strings.Join(took, ", "))
 	for _, d := range td.sets {
-		t.Logf("  teardown of %s: last dependent Object gone %s, last ConfigMap deleted %s, Namespace terminating %s (%d/%d ConfigMaps left then), shared Object gone %s (%d dependents after it)",
-			d.set, at(d.lastDependentGone), at(d.lastConfigMapGone), at(d.namespaceTerminating), d.configMapsLeft, n, at(d.sharedGone), d.dependentsAfterShared)
+		t.Logf("  teardown of %s: last dependent Object gone %s, last ConfigMap deleted %s, Namespace terminating %s (%d/%d ConfigMaps left then), shared Object gone %s (%d dependents after it); %d teardown nudges for %d releases",
+			d.set, at(d.lastDependentGone), at(d.lastConfigMapGone), at(d.namespaceTerminating), d.configMapsLeft, n, at(d.sharedGone), d.dependentsAfterShared, d.nudges, d.releases)
 	}
 	t.Logf("  teardown: nothing left %s after deleting every Object at once; the provider hit %d conflicts removing reference finalizers; %d Operations ran meanwhile",
 		td.gone.Round(100*time.Millisecond), td.conflicts, duringTeardown)
@@ -798,6 +798,10 @@ type setTeardown struct {
 	// Namespace began terminating; dependentsAfterShared the dependent
 	// Objects gone after the shared Object.
 	configMapsLeft, dependentsAfterShared int
+	// releases counts the reference finalizers that came off the shared
+	// Object, and nudges the teardown annotations the Operations applied
+	// for it (internal/teardown).
+	releases, nudges int
 }
 
 type teardownResult struct {
@@ -917,6 +921,7 @@ func (s *stack) deleteSets(ctx context.Context, sets ...objectSet) teardownResul
 			}
 		}
 		d.dependentsAfterShared, d.configMapsLeft = len(after), len(cmsLeft)
+		d.releases, d.nudges = s.checkNudges(set, objects, changes)
 		t.Logf("%s teardown (times after deleting every Object; order by etcd revision): last dependent Object gone %s, last ConfigMap deleted %s, Namespace %s terminating %s, shared Object gone %s",
 			set.name, at(d.lastDependentGone), at(d.lastConfigMapGone), set.namespace(), at(d.namespaceTerminating), at(d.sharedGone))
 		if len(after) > 0 {
@@ -931,6 +936,69 @@ func (s *stack) deleteSets(ctx context.Context, sets ...objectSet) teardownResul
 	t.Logf("teardown: nothing left %s after deleting the %d Objects at once; the provider hit %d conflicts removing reference finalizers",
 		res.gone.Round(100*time.Millisecond), len(objects), res.conflicts)
 	return res
+}
+
+// The annotations internal/teardown nudges with.
+const (
+	holderKeyPrefix = "teardown.dependencies.fn.crossplane.io/"
+	releasedKey     = "dependencies.fn.crossplane.io/teardown-released"
+)
+
+// checkNudges checks, from the changes a set's teardown made, the nudges
+// the WatchOperation's Operations applied for its shared Object: there
+// were some; none reached an Object before it and the shared Object were
+// both being deleted, since a nudge then would only make the provider's
+// Updates conflict; and no storm: each value names a set of holders the
+// shared Object had, so there are at most as many values as finalizers
+// came off, plus the one that releases it, however many Operations ran. It
+// returns the releases and the nudges applied.
+func (s *stack) checkNudges(set objectSet, objects []unstructured.Unstructured, changes []change) (releases, nudges int) {
+	t := s.t
+	i := slices.IndexFunc(objects, func(u unstructured.Unstructured) bool { return u.GetName() == set.shared() })
+	if i < 0 {
+		t.Fatalf("ERROR: %s: no shared Object %s before the deletion", set.name, set.shared())
+	}
+	holderKey := holderKeyPrefix + string(objects[i].GetUID())
+	refs := referenceFinalizers(objects[i].GetFinalizers())
+	names := objectNames(set)
+	sharedDeleting := false
+	applied, values := map[string]bool{}, map[string]bool{}
+	var early []string
+	for _, ch := range changes {
+		if ch.kind != "Object" || !names[ch.name] {
+			continue
+		}
+		if ch.name == set.shared() {
+			if n := referenceFinalizers(ch.finalizers); !ch.deleted && n < refs {
+				releases += refs - n
+				refs = n
+			}
+			sharedDeleting = sharedDeleting || ch.deleting
+		}
+		for k, v := range ch.annotations {
+			if k != holderKey && (k != releasedKey || ch.name != set.shared()) {
+				continue
+			}
+			nudge := ch.name + " " + k + "=" + v
+			if applied[nudge] {
+				continue
+			}
+			applied[nudge], values[k+"="+v] = true, true
+			if !ch.deleting || !sharedDeleting {
+				early = append(early, nudge)
+			}
+		}
+	}
+	if len(applied) == 0 {
+		t.Errorf("ERROR: %s: the Operations applied no teardown nudge while its %d dependents released the shared Object", set.name, releases)
+	}
+	if len(early) > 0 {
+		t.Errorf("ERROR: %s: %d nudges reached an Object before it and the shared Object were both being deleted: %s", set.name, len(early), strings.Join(early, "; "))
+	}
+	if len(values) > releases+1 {
+		t.Errorf("ERROR: %s: the Operations applied %d teardown annotation values for %d releases of the shared Object: more than one per set of holders it had", set.name, len(values), releases)
+	}
+	return releases, len(applied)
 }
 
 // An opState is what the watch of Operations saw of one Operation.

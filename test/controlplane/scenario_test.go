@@ -520,6 +520,12 @@ func teardown(n int) time.Duration {
 // reference finalizer (with --debug).
 const removeConflict = "cannot remove finalizer from referenced resource: Operation cannot be fulfilled"
 
+// reconcilingObjectsOf is how provider-kubernetes (with --debug) logs the
+// start of a reconcile of one of the XR's Objects, all named after it.
+func reconcilingObjectsOf(xr string) string {
+	return "Reconciling\t{\"controller\": \"managed/object.kubernetes.crossplane.io\", \"request\": {\"name\":\"" + xr + "-"
+}
+
 // deleteXR deletes the XR, records every change of its Objects, the shared
 // Namespace and the ConfigMaps in it from the API server's watches, and
 // waits until nothing is left. The API server's resource versions order the
@@ -544,6 +550,10 @@ func (s *stack) deleteOwner(ctx context.Context, xr string, n int, bound time.Du
 	s.watch(wctx, rec, "Object", s.client.Resource(gvrObject), metav1.ListOptions{LabelSelector: "crossplane.io/composite=" + xr})
 	s.watch(wctx, rec, "Namespace", s.client.Resource(gvrNamespace), metav1.ListOptions{FieldSelector: "metadata.name=" + ns})
 	configMaps := s.watch(wctx, rec, "ConfigMap", s.client.Resource(gvrConfigMap).Namespace(ns), metav1.ListOptions{})
+	var operations []unstructured.Unstructured
+	if !s.releases.v1 {
+		operations = s.watch(wctx, rec, "Operation", s.client.Resource(gvrOperation), metav1.ListOptions{})
+	}
 	remote := 0
 	for _, cm := range configMaps {
 		if strings.HasPrefix(cm.GetName(), "cm-") {
@@ -555,6 +565,9 @@ func (s *stack) deleteOwner(ctx context.Context, xr string, n int, bound time.Du
 	}
 
 	conflicts := s.count("provider-kubernetes", removeConflict)
+	reconciling := reconcilingObjectsOf(xr)
+	reconciles := s.count("provider-kubernetes", reconciling)
+	before := s.requestsSoFar(ctx)
 	begin := time.Now()
 	if err := owner.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("ERROR: cannot delete %s %s: %v", kind, name, err)
@@ -585,6 +598,7 @@ func (s *stack) deleteOwner(ctx context.Context, xr string, n int, bound time.Du
 		return len(left) == 0, fmt.Errorf("left: %s", strings.Join(left, "; "))
 	})
 	d.gone = time.Since(begin)
+	cost := s.requestsSoFar(ctx).since(before)
 	if err != nil {
 		d.left = left
 	}
@@ -592,6 +606,7 @@ func (s *stack) deleteOwner(ctx context.Context, xr string, n int, bound time.Du
 	time.Sleep(time.Second)
 	stop()
 	d.conflicts = s.count("provider-kubernetes", removeConflict) - conflicts
+	reconciles = s.count("provider-kubernetes", reconciling) - reconciles
 	changes, werr := rec.result()
 	if werr != nil {
 		t.Fatalf("ERROR: watching the deletion of %s: %v", xr, werr)
@@ -613,6 +628,10 @@ func (s *stack) deleteOwner(ctx context.Context, xr string, n int, bound time.Du
 		}
 	}
 	d.timeline = timelineOf(changes, begin, c, ns, d.conflicts)
+	d.timeline.Reconciles = reconciles
+	d.timeline.Operations = created(changes, "Operation", operations)
+	d.timeline.Nudges = nudges(changes)
+	d.timeline.APIWrites, d.timeline.APIConflicts = cost.writes, cost.conflicts
 	if terminating == nil {
 		t.Logf("%s: the shared Namespace %s did not begin terminating within %s", xr, ns, bound)
 		return d

@@ -17,7 +17,8 @@ import (
 // function-dependencies, one with it, and last one with it and the
 // WatchOperation of example/operation/watch-objects.yaml, whose Operations
 // nudge the teardown (internal/teardown), FD_CONTROLPLANE_TEARDOWN_RUNS times
-// (default 1), as timelines in FD_CONTROLPLANE_TEARDOWN_OUT (default
+// (default 1; FD_CONTROLPLANE_TEARDOWN_ARMS, such as without,watched,
+// records only those arms), as timelines in FD_CONTROLPLANE_TEARDOWN_OUT (default
 // docs/teardown): the reference finalizers on the shared Object over time,
 // when each dependent went, and the conflicts the provider hit. `make
 // teardown-plot` draws them. It measures and asserts nothing: the other tests
@@ -29,6 +30,13 @@ func TestTeardownTimeline(t *testing.T) {
 	}
 	ctx := testContext(t)
 	runs := envInt(t, "FD_CONTROLPLANE_TEARDOWN_RUNS", 1)
+	arms := map[string]bool{"without": true, "with": true, "watched": true}
+	if a := os.Getenv("FD_CONTROLPLANE_TEARDOWN_ARMS"); a != "" {
+		arms = map[string]bool{}
+		for _, name := range strings.Split(a, ",") {
+			arms[strings.TrimSpace(name)] = true
+		}
+	}
 	s := startStack(ctx, t)
 	out := os.Getenv("FD_CONTROLPLANE_TEARDOWN_OUT")
 	if out == "" {
@@ -50,6 +58,9 @@ func TestTeardownTimeline(t *testing.T) {
 		s.create(ctx, gvrComposition, "", composition(fmt.Sprintf("teardown-with-%d", n), n, true))
 	}
 	record := func(kind, composition string, n, run int) {
+		if !arms[kind] {
+			return
+		}
 		name := fmt.Sprintf("%s-%d-%d", kind, n, run)
 		created := s.createXR(ctx, name, composition)
 		a := arm{xr: name}
@@ -68,8 +79,8 @@ func TestTeardownTimeline(t *testing.T) {
 		if err := os.WriteFile(file, append(b, '\n'), 0o644); err != nil {
 			t.Fatal("ERROR:", err)
 		}
-		t.Logf("%s: %d dependents, %d of their finalizers on the shared Object; teardown %.1f s, %d conflicts; the shared Object's deletion began %.1f s and ended %.1f s after the XR's; %s",
-			name, n, a.finalizers, tl.Gone, tl.Conflicts, tl.SharedDeleting, tl.SharedGone, file)
+		t.Logf("%s: %d dependents, %d of their finalizers on the shared Object; teardown %.1f s, %d conflicts; the shared Object's deletion began %.1f s and ended %.1f s after the XR's; %d reconciles of its Objects, %d Operations, %d nudges, %d API writes, %d of them 409 Conflict; %s",
+			name, n, a.finalizers, tl.Gone, tl.Conflicts, tl.SharedDeleting, tl.SharedGone, tl.Reconciles, tl.Operations, tl.Nudges, tl.APIWrites, tl.APIConflicts, file)
 	}
 	for _, n := range ns {
 		for run := 1; run <= runs; run++ {

@@ -3,8 +3,15 @@
 package controlplane
 
 import (
+	"bufio"
+	"context"
+	"net/http"
+	"strconv"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 )
 
 // A timeline is one XR's teardown as the API server's watches showed it,
@@ -27,6 +34,15 @@ type timeline struct {
 	SharedDeleting       float64 `json:"sharedDeleting"`
 	SharedGone           float64 `json:"sharedGone"`
 	NamespaceTerminating float64 `json:"namespaceTerminating"`
+	// What the teardown cost: the provider's reconciles of the XR's
+	// Objects, the Operations Crossplane ran, the nudges they applied, and
+	// the API server's writes and 409 Conflicts, from the XR's deletion
+	// until nothing was left.
+	Reconciles   int `json:"reconciles"`
+	Operations   int `json:"operations"`
+	Nudges       int `json:"nudges"`
+	APIWrites    int `json:"apiWrites"`
+	APIConflicts int `json:"apiConflicts"`
 }
 
 // A point is a count at a time.
@@ -49,6 +65,9 @@ func timelineOf(changes []change, begin time.Time, c composed, ns string, confli
 		dependents[o.GetName()] = true
 	}
 	for _, ch := range changes {
+		if ch.kind == "Operation" {
+			continue
+		}
 		t := since(ch.at)
 		tl.Gone = max(tl.Gone, t)
 		switch {
@@ -80,4 +99,96 @@ func referenceFinalizers(fs []string) int {
 		}
 	}
 	return n
+}
+
+// nudgeAnnotation is in the keys of the annotations internal/teardown
+// nudges with, so that the timeline can count the nudges it watched.
+const nudgeAnnotation = "teardown"
+
+// nudges counts the nudges in the changes: each new value of a teardown
+// annotation on an Object.
+func nudges(changes []change) int {
+	seen := map[string]bool{}
+	for _, ch := range changes {
+		if ch.kind != "Object" {
+			continue
+		}
+		for k, v := range ch.annotations {
+			if strings.Contains(k, nudgeAnnotation) && strings.Contains(k, "dependencies.fn.crossplane.io") {
+				seen[ch.name+"\x00"+k+"\x00"+v] = true
+			}
+		}
+	}
+	return len(seen)
+}
+
+// created counts the objects of a kind that the changes show were created
+// after the list that began their watch, which had those in listed.
+func created(changes []change, kind string, listed []unstructured.Unstructured) int {
+	seen := map[string]bool{}
+	for _, u := range listed {
+		seen[u.GetName()] = true
+	}
+	n := 0
+	for _, ch := range changes {
+		if ch.kind == kind && !seen[ch.name] {
+			seen[ch.name] = true
+			n++
+		}
+	}
+	return n
+}
+
+// requests are the API server's request counts so far
+// (apiserver_request_total from its /metrics): the writes, and of all
+// requests those answered 409 Conflict.
+type requests struct{ writes, conflicts int }
+
+func (r requests) since(before requests) requests {
+	return requests{r.writes - before.writes, r.conflicts - before.conflicts}
+}
+
+// requestsSoFar reads the API server's request counters. Writes are every
+// verb but the reads; the test's own polling only reads.
+func (s *stack) requestsSoFar(ctx context.Context) requests {
+	s.t.Helper()
+	hc, err := rest.HTTPClientFor(s.config)
+	if err != nil {
+		s.t.Fatal("ERROR:", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.config.Host+"/metrics", nil)
+	if err != nil {
+		s.t.Fatal("ERROR:", err)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		s.t.Fatal("ERROR: cannot read the API server's metrics:", err)
+	}
+	defer resp.Body.Close()
+	var r requests
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "apiserver_request_total{")
+		if !ok {
+			continue
+		}
+		labels, value, ok := strings.Cut(line, "} ")
+		n, err := strconv.ParseFloat(value, 64)
+		if !ok || err != nil {
+			s.t.Fatalf("ERROR: cannot parse the API server's metric line %q", sc.Text())
+		}
+		switch {
+		case strings.Contains(labels, `verb="GET"`), strings.Contains(labels, `verb="LIST"`), strings.Contains(labels, `verb="WATCH"`):
+		default:
+			r.writes += int(n)
+		}
+		if strings.Contains(labels, `code="409"`) {
+			r.conflicts += int(n)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		s.t.Fatal("ERROR: cannot read the API server's metrics:", err)
+	}
+	return r
 }

@@ -17,13 +17,14 @@ import (
 
 // A change is one event of a watch.
 type change struct {
-	at         time.Time
-	rv         int64
-	kind, name string
-	deleted    bool
-	deleting   bool
-	finalizers []string
-	labels     map[string]string
+	at          time.Time
+	rv          int64
+	kind, name  string
+	deleted     bool
+	deleting    bool
+	finalizers  []string
+	labels      map[string]string
+	annotations map[string]string
 }
 
 // A recorder collects the changes of several watches, in the order they
@@ -94,10 +95,11 @@ func (s *stack) watch(ctx context.Context, rec *recorder, kind string, ri dynami
 				}
 				rec.add(change{
 					at: time.Now(), rv: rv, kind: kind, name: u.GetName(),
-					deleted:    ev.Type == watch.Deleted,
-					deleting:   u.GetDeletionTimestamp() != nil,
-					finalizers: u.GetFinalizers(),
-					labels:     u.GetLabels(),
+					deleted:     ev.Type == watch.Deleted,
+					deleting:    u.GetDeletionTimestamp() != nil,
+					finalizers:  u.GetFinalizers(),
+					labels:      u.GetLabels(),
+					annotations: u.GetAnnotations(),
 				})
 			}
 		}
