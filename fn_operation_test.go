@@ -111,13 +111,38 @@ func TestOperation(t *testing.T) {
 		}
 		return &fnv1.Resource{Resource: mustStruct(map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": md})}
 	}
-	nudgeOf := func(apiVersion, name, uid string, kv ...string) *fnv1.Resource {
-		annotations := map[string]any{}
-		for i := 0; i+1 < len(kv); i += 2 {
-			annotations[kv[i]] = kv[i+1]
+	nudgeOf := func(name, uid string, labels, annotations map[string]any) *fnv1.Resource {
+		md := map[string]any{"name": name, "uid": uid}
+		if labels != nil {
+			md["labels"] = labels
 		}
-		md := map[string]any{"name": name, "uid": uid, "annotations": annotations}
-		return &fnv1.Resource{Resource: mustStruct(map[string]any{"apiVersion": apiVersion, "kind": "Object", "metadata": md})}
+		if annotations != nil {
+			md["annotations"] = annotations
+		}
+		return &fnv1.Resource{Resource: mustStruct(map[string]any{"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "metadata": md})}
+	}
+	released := map[string]any{teardown.ReleasedLabel: "true"}
+	// A released Object, whose Namespace the provider is deleting.
+	const (
+		releasedCluster    = requiredPrefix + "released/kubernetes.crossplane.io"
+		releasedNamespaced = requiredPrefix + "released/kubernetes.m.crossplane.io"
+		sharedManifest     = requiredPrefix + "manifest/Object.kubernetes.crossplane.io shared"
+	)
+	releasedShared := deleting(object("shared", "uid-shared", []any{managed}))
+	releasedShared["metadata"].(map[string]any)["labels"] = released
+	releasedShared["spec"].(map[string]any)["forProvider"] = map[string]any{"manifest": map[string]any{
+		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "team"},
+	}}
+	namespace := map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "team", "uid": "uid-team"}}
+	releasedSelectors := func(sels map[string]*fnv1.ResourceSelector) map[string]*fnv1.ResourceSelector {
+		labels := map[string]string{teardown.ReleasedLabel: "true"}
+		sels[releasedCluster] = &fnv1.ResourceSelector{ApiVersion: "kubernetes.crossplane.io/v1alpha2", Kind: "Object", Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: labels}}}
+		sels[releasedNamespaced] = &fnv1.ResourceSelector{ApiVersion: "kubernetes.m.crossplane.io/v1alpha1", Kind: "Object", Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: labels}}}
+		return sels
+	}
+	withManifest := func(sels map[string]*fnv1.ResourceSelector) map[string]*fnv1.ResourceSelector {
+		sels[sharedManifest] = &fnv1.ResourceSelector{ApiVersion: "v1", Kind: "Namespace", Match: &fnv1.ResourceSelector_MatchName{MatchName: "team"}}
+		return sels
 	}
 	warning := func(reason, message string) *fnv1.Result {
 		return &fnv1.Result{Severity: fnv1.Severity_SEVERITY_WARNING, Reason: &reason, Message: message}
@@ -143,7 +168,7 @@ func TestOperation(t *testing.T) {
 					"ConfigMap team/config":                  partialOf("v1", "ConfigMap", "team", "config", "uid-config", ref+"uid-b"),
 					"Object.kubernetes.crossplane.io shared": partialOf("kubernetes.crossplane.io/v1alpha2", "Object", "", "shared", "uid-shared", ref+"uid-b"),
 					// Being deleted, and held by nothing: woken once.
-					"Object.kubernetes.crossplane.io going": nudgeOf("kubernetes.crossplane.io/v1alpha2", "going", "uid-going", teardown.ReleasedKey, "true"),
+					"Object.kubernetes.crossplane.io going": nudgeOf("going", "uid-going", released, nil),
 				}},
 				Output: mustStruct(map[string]any{
 					"dependents": 3, "references": 4, "protected": 1, "nudged": []any{"Object.kubernetes.crossplane.io going"},
@@ -213,27 +238,43 @@ func TestOperation(t *testing.T) {
 					// going-a still holds the shared Object: woken at each
 					// release. Neither is held by anything: each is woken
 					// once to finish its own deletion.
-					"Object.kubernetes.crossplane.io going-a": nudgeOf("kubernetes.crossplane.io/v1alpha2", "going-a", "uid-going-a",
-						teardown.HolderKey("uid-shared"), holders("uid-going-a"), teardown.ReleasedKey, "true"),
-					"Object.kubernetes.crossplane.io going-b": nudgeOf("kubernetes.crossplane.io/v1alpha2", "going-b", "uid-going-b", teardown.ReleasedKey, "true"),
+					"Object.kubernetes.crossplane.io going-a": nudgeOf("going-a", "uid-going-a", released,
+						map[string]any{teardown.HolderKey("uid-shared"): holders("uid-going-a")}),
+					"Object.kubernetes.crossplane.io going-b": nudgeOf("going-b", "uid-going-b", released, nil),
 				}},
 				Output: mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io going-a", "Object.kubernetes.crossplane.io going-b"}}),
 			},
 		},
-		"AWatchedObjectThatIsGoneNeedsNothing": {
+		"AWatchedResourceThatIsGoneAsksForTheReleasedObjects": {
 			required: map[string]*fnv1.Resources{WatchedResource: {}},
+			want:     &fnv1.RunFunctionResponse{Requirements: &fnv1.Requirements{Resources: releasedSelectors(map[string]*fnv1.ResourceSelector{})}},
+		},
+		"AReleasedObjectIsAskedForWhatItManages": {
+			required: map[string]*fnv1.Resources{WatchedResource: {}, releasedCluster: resources(releasedShared), releasedNamespaced: {}},
+			want:     &fnv1.RunFunctionResponse{Requirements: &fnv1.Requirements{Resources: withManifest(releasedSelectors(map[string]*fnv1.ResourceSelector{}))}},
+		},
+		"AReleasedObjectWhoseResourceIsGoneIsWokenOnce": {
+			required: map[string]*fnv1.Resources{WatchedResource: {}, releasedCluster: resources(releasedShared), releasedNamespaced: {}, sharedManifest: {}},
 			want: &fnv1.RunFunctionResponse{
-				Requirements: &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{}},
+				Requirements: &fnv1.Requirements{Resources: withManifest(releasedSelectors(map[string]*fnv1.ResourceSelector{}))},
+				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
+					"Object.kubernetes.crossplane.io shared": nudgeOf("shared", "uid-shared", nil, map[string]any{teardown.GoneKey: "true"}),
+				}},
+				Output: mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io shared"}}),
+			},
+		},
+		"AReleasedObjectWhoseResourceRemainsWaits": {
+			required: map[string]*fnv1.Resources{WatchedResource: {}, releasedCluster: resources(releasedShared), releasedNamespaced: {}, sharedManifest: resources(namespace)},
+			want: &fnv1.RunFunctionResponse{
+				Requirements: &fnv1.Requirements{Resources: withManifest(releasedSelectors(map[string]*fnv1.ResourceSelector{}))},
 				Output:       mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0}),
 			},
 		},
-		"AWatchedResourceThatIsNoObjectIsAWarning": {
+		"AWatchedResourceOfAnotherKindNeedsNothingWhileItLives": {
 			required: map[string]*fnv1.Resources{WatchedResource: resources(config)},
 			want: &fnv1.RunFunctionResponse{
 				Requirements: &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{}},
 				Output:       mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0}),
-				Results: []*fnv1.Result{warning("NotAnObject",
-					"the watched resource ConfigMap team/config is no provider-kubernetes Object: watch kind Object of kubernetes.crossplane.io or kubernetes.m.crossplane.io")},
 			},
 		},
 		"AnUnreadableReferenceIsAWarningNamingTheObjectAndField": {

@@ -60,14 +60,15 @@ type sweep struct {
 	// is true once Crossplane has answered every one of them.
 	requirements map[string]*fnv1.ResourceSelector
 	complete     bool
-	// problems are the references that could not be read, and unwatchable
-	// describes a watched resource that is no Object.
-	problems    []string
-	unwatchable string
+	// problems are the references that could not be read.
+	problems []string
 	// read are the objects read, by the resources' names: the resources
 	// and, for a watched target being deleted, the Objects that may hold
-	// it (see teardownSelector).
+	// it (see teardownSelectors), or the released Objects (see
+	// readReleased).
 	read map[string]*structpb.Struct
+	// gone are the released Objects whose managed resource is gone.
+	gone []string
 }
 
 // runOperation answers an Operation's request.
@@ -95,15 +96,19 @@ func (f *Function) runOperation(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunct
 			desired[r.Target] = &fnv1.Resource{Resource: partial(g.Resource(r.Target), r.Finalizers)}
 		}
 		// A nudged object is being deleted: none is repaired too.
-		annotations := map[string]map[string]string{}
+		labels, annotations := map[string]map[string]string{}, map[string]map[string]string{}
 		for _, n := range nudged {
-			if annotations[n.Object] == nil {
-				annotations[n.Object] = map[string]string{}
+			into := annotations
+			if n.Label {
+				into = labels
 			}
-			annotations[n.Object][n.Key] = n.Value
+			if into[n.Object] == nil {
+				into[n.Object] = map[string]string{}
+			}
+			into[n.Object][n.Key] = n.Value
 		}
-		for name, a := range annotations {
-			desired[name] = &fnv1.Resource{Resource: annotated(s.read[name], a)}
+		for _, n := range nudged {
+			desired[n.Object] = &fnv1.Resource{Resource: nudging(s.read[n.Object], labels[n.Object], annotations[n.Object])}
 		}
 		rsp.Desired = &fnv1.State{Resources: desired}
 	}
@@ -140,13 +145,16 @@ func readSweep(required map[string]*fnv1.Resources, selector *v1beta1.ObjectSele
 	if watched, ok := required[WatchedResource]; ok {
 		s.watched = true
 		for _, item := range watched.GetItems() {
-			o := item.GetResource()
-			gv, _ := schema.ParseGroupVersion(text(o, "apiVersion"))
-			if !objectref.IsObject(gv.Group, text(o, "kind")) {
-				s.unwatchable = describe(identityOf(o))
-				continue
+			// Of a watched resource of another kind, one an Object
+			// manages, only its going counts (below).
+			if o := item.GetResource(); isObject(o) {
+				objects = append(objects, o)
 			}
-			objects = append(objects, o)
+		}
+		if len(watched.GetItems()) == 0 {
+			// The watched resource is gone: Crossplane makes an Operation
+			// of its deletion too, and finds nothing.
+			readReleased(&s, required, selector)
 		}
 	} else {
 		labels := map[string]string{}
@@ -227,6 +235,71 @@ func readSweep(required map[string]*fnv1.Resources, selector *v1beta1.ObjectSele
 	return s
 }
 
+// readReleased reads the released Objects (internal/teardown) and, by
+// name, the resource each manages, and notes those whose resource is gone.
+// The Objects are listed by their label, within the input's
+// objectSelector.
+func readReleased(s *sweep, required map[string]*fnv1.Resources, selector *v1beta1.ObjectSelector) {
+	labels := map[string]string{teardown.ReleasedLabel: "true"}
+	if selector != nil {
+		maps.Copy(labels, selector.MatchLabels)
+	}
+	for _, group := range slices.Sorted(maps.Keys(objectVersions)) {
+		name := requiredPrefix + "released/" + group
+		s.requirements[name] = &fnv1.ResourceSelector{
+			ApiVersion: objectVersions[group], Kind: objectref.Kind,
+			Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: labels}},
+		}
+		got, ok := required[name]
+		s.complete = s.complete && ok
+		for _, item := range got.GetItems() {
+			o := item.GetResource()
+			manifest, ok := manifestOf(o)
+			if !ok || !teardown.Released(teardownObject("", o)) {
+				continue
+			}
+			object := describe(identityOf(o))
+			s.read[object] = o
+			name := requiredPrefix + "manifest/" + object
+			s.requirements[name] = &fnv1.ResourceSelector{
+				ApiVersion: manifest.APIVersion, Kind: manifest.Kind, Namespace: ptrOrNil(manifest.Namespace),
+				Match: &fnv1.ResourceSelector_MatchName{MatchName: manifest.Name},
+			}
+			got, ok := required[name]
+			s.complete = s.complete && ok
+			if ok && len(got.GetItems()) == 0 {
+				s.gone = append(s.gone, object)
+			}
+		}
+	}
+	slices.Sort(s.gone)
+}
+
+// manifestOf is the resource an Object manages, in the cluster the
+// function's Operation reads: an Object whose ProviderConfig points at
+// another cluster has its resource there, which reads as gone here; the
+// nudge that then wakes it early costs one reconcile.
+func manifestOf(o *structpb.Struct) (objectref.Target, bool) {
+	m := value(o, "spec", "forProvider", "manifest").GetStructValue()
+	gv, err := schema.ParseGroupVersion(text(m, "apiVersion"))
+	t := objectref.Target{
+		APIVersion: text(m, "apiVersion"), Group: gv.Group, Kind: text(m, "kind"),
+		Namespace: text(m, "metadata", "namespace"), Name: text(m, "metadata", "name"),
+	}
+	if t.Namespace == "" && identityOf(o).Group == objectref.NamespacedGroup {
+		// A namespaced Object's resource is in its namespace.
+		t.Namespace = text(o, "metadata", "namespace")
+	}
+	return t, err == nil && t.Kind != "" && t.Name != ""
+}
+
+// isObject reports whether an object of the cluster is a
+// provider-kubernetes Object.
+func isObject(o *structpb.Struct) bool {
+	id := identityOf(o)
+	return objectref.IsObject(id.Group, id.Kind)
+}
+
 // teardownSelectors are the requirements that fetch the Objects that may
 // hold a watched Object being deleted that carries reference finalizers: a
 // finalizer names its dependent by UID only. The Objects of its composite,
@@ -256,20 +329,16 @@ func teardownSelectors(o *structpb.Struct, selector *v1beta1.ObjectSelector) map
 }
 
 // nudges are the teardown nudges of every object read being deleted, each
-// with its dependents among the Objects read.
+// with its dependents among the Objects read, and of the released Objects
+// whose resource is gone.
 func nudges(s sweep) []teardown.Nudge {
 	objects := map[string]teardown.Object{}
 	var dependents []teardown.Object
 	for _, name := range slices.Sorted(maps.Keys(s.read)) {
 		o := s.read[name]
-		m := value(o, "metadata").GetStructValue()
-		t := teardown.Object{
-			Name: name, UID: text(m, "uid"), Deleting: text(m, "deletionTimestamp") != "",
-			Finalizers: texts(value(m, "finalizers")), Annotations: annotationsOf(m),
-		}
+		t := teardownObject(name, o)
 		objects[name] = t
-		id := identityOf(o)
-		if objectref.IsObject(id.Group, id.Kind) {
+		if isObject(o) {
 			dependents = append(dependents, t)
 		}
 	}
@@ -277,30 +346,47 @@ func nudges(s sweep) []teardown.Nudge {
 	for _, name := range slices.Sorted(maps.Keys(objects)) {
 		out = append(out, teardown.Nudges(objects[name], dependents)...)
 	}
+	for _, name := range s.gone {
+		out = append(out, teardown.Gone(objects[name]))
+	}
 	return out
 }
 
-// annotationsOf are an object's annotations.
-func annotationsOf(metadata *structpb.Struct) map[string]string {
+// teardownObject is what internal/teardown needs of an object read.
+func teardownObject(name string, o *structpb.Struct) teardown.Object {
+	m := value(o, "metadata").GetStructValue()
+	return teardown.Object{
+		Name: name, UID: text(m, "uid"), Deleting: text(m, "deletionTimestamp") != "",
+		Finalizers: texts(value(m, "finalizers")), Labels: stringMap(value(m, "labels")), Annotations: stringMap(value(m, "annotations")),
+	}
+}
+
+// stringMap is a map of strings, such as an object's labels.
+func stringMap(v *structpb.Value) map[string]string {
 	out := map[string]string{}
-	for k, v := range value(metadata, "annotations").GetStructValue().GetFields() {
+	for k, v := range v.GetStructValue().GetFields() {
 		out[k] = v.GetStringValue()
 	}
 	return out
 }
 
-// annotated is the partial object that sets annotations on an object read:
-// its identity, its UID, as partial says why, and the annotations.
-func annotated(o *structpb.Struct, annotations map[string]string) *structpb.Struct {
+// nudging is the partial object that sets labels and annotations on an
+// object read: its identity, its UID, as partial says why, and those.
+func nudging(o *structpb.Struct, labels, annotations map[string]string) *structpb.Struct {
 	id := identityOf(o)
-	fields := map[string]*structpb.Value{}
-	for k, v := range annotations {
-		fields[k] = structpb.NewStringValue(v)
-	}
 	metadata := map[string]*structpb.Value{
-		"name":        structpb.NewStringValue(id.Name),
-		"uid":         structpb.NewStringValue(text(o, "metadata", "uid")),
-		"annotations": structpb.NewStructValue(&structpb.Struct{Fields: fields}),
+		"name": structpb.NewStringValue(id.Name),
+		"uid":  structpb.NewStringValue(text(o, "metadata", "uid")),
+	}
+	for field, m := range map[string]map[string]string{"labels": labels, "annotations": annotations} {
+		if len(m) == 0 {
+			continue
+		}
+		fields := map[string]*structpb.Value{}
+		for k, v := range m {
+			fields[k] = structpb.NewStringValue(v)
+		}
+		metadata[field] = structpb.NewStructValue(&structpb.Struct{Fields: fields})
 	}
 	if id.Namespace != "" {
 		metadata["namespace"] = structpb.NewStringValue(id.Namespace)
@@ -445,15 +531,11 @@ func keep[T any](omitted map[string]int, list string, items []T) []T {
 type opWarning struct{ reason, message string }
 
 // warningsOf are what needs a person's attention: references that can't be
-// read, a watch on something else than Objects, cycles and stale finalizers.
+// read, cycles and stale finalizers.
 // Each is one result, whatever the number of resources it is about, so that
 // a sweep of thousands makes a handful of events.
 func warningsOf(s sweep, o repair.Outcome, cycles [][]string) []opWarning {
 	var ws []opWarning
-	if s.unwatchable != "" {
-		ws = append(ws, opWarning{"NotAnObject", fmt.Sprintf("the watched resource %s is no provider-kubernetes Object: watch kind Object of %s or %s",
-			s.unwatchable, objectref.ClusterGroup, objectref.NamespacedGroup)})
-	}
 	if len(s.problems) > 0 {
 		ws = append(ws, opWarning{"InvalidReferences", fmt.Sprintf("cannot read the references of %s: %s", count(len(s.problems), "Object"), first(s.problems))})
 	}

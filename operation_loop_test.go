@@ -48,7 +48,7 @@ const (
 	opsOrder       = "on teardown every referenced object is deleted after all its dependents"
 	opsClean       = "on teardown nothing is left stuck"
 	opsOutput      = "the output lists exactly what was declared, and no finalizer of a live referencing Object as stale"
-	opsNudge       = "a teardown nudge goes only on an object being deleted, only its own annotation, and only when its value changes"
+	opsNudge       = "a teardown nudge goes only on an object being deleted, only its own label or annotation, and only when its value changes"
 )
 
 func TestOperationsKeepEveryLiveReferenceProtected(t *testing.T) {
@@ -444,11 +444,12 @@ func (c *opsCluster) apply(id int, name string, body map[string]any) bool {
 		}
 	}
 	for k := range md {
-		if !slices.Contains([]string{"name", "namespace", "uid", "finalizers", "annotations"}, k) {
+		if !slices.Contains([]string{"name", "namespace", "uid", "finalizers", "labels", "annotations"}, k) {
 			c.violate(opsPartial, fmt.Sprintf("desired %s has metadata.%s", name, k))
 		}
 	}
 	annotations, _ := md["annotations"].(map[string]any)
+	labels, _ := md["labels"].(map[string]any)
 	k := opsKeyOf(body)
 	uid, _ := md["uid"].(string)
 	o := m.objects[k]
@@ -459,21 +460,27 @@ func (c *opsCluster) apply(id int, name string, body map[string]any) bool {
 		c.note("the apply of %s is refused: uid %q, and no object of that uid", name, uid)
 		return false
 	}
-	for key, v := range annotations {
+	nudge := func(kind string, into map[string]string, key string, v any, ours bool) {
 		value, _ := v.(string)
 		switch {
-		case key != teardown.ReleasedKey && !strings.HasPrefix(key, teardown.HolderKey("")):
-			c.violate(opsNudge, fmt.Sprintf("desired %s sets the annotation %s", name, key))
+		case !ours:
+			c.violate(opsNudge, fmt.Sprintf("desired %s sets the %s %s", name, kind, key))
 		case !o.deleting:
 			c.violate(opsNudge, fmt.Sprintf("desired %s nudges %s, which is not being deleted", name, k))
-		case o.annotations[key] == value:
+		case into[key] == value:
 			c.violate(opsNudge, fmt.Sprintf("desired %s nudges %s with %q again", name, k, value))
 		default:
-			o.annotations[key] = value
+			into[key] = value
 			m.changed = true
 			c.note("%s nudged: %s=%s", k, key, value)
 			c.reached["a teardown nudge"]++
 		}
+	}
+	for key, v := range annotations {
+		nudge("annotation", o.annotations, key, v, key == teardown.GoneKey || strings.HasPrefix(key, teardown.HolderKey("")))
+	}
+	for key, v := range labels {
+		nudge("label", o.labels, key, v, key == teardown.ReleasedLabel)
 	}
 	for _, v := range asList(md["finalizers"]) {
 		f, _ := v.(string)
@@ -539,11 +546,13 @@ func (c *opsCluster) checkOutput(rsp *fnv1.RunFunctionResponse) {
 	}
 	for name, r := range rsp.GetDesired().GetResources() {
 		md, _ := r.GetResource().AsMap()["metadata"].(map[string]any)
-		if _, nudge := md["annotations"]; nudge != nudged[name] {
-			c.violate(opsOutput, fmt.Sprintf("desired %s: annotations %v, the output's nudged %v", name, md["annotations"], nudged[name]))
+		_, annotates := md["annotations"]
+		_, labels := md["labels"]
+		if nudge := annotates || labels; nudge != nudged[name] {
+			c.violate(opsOutput, fmt.Sprintf("desired %s: labels %v, annotations %v, the output's nudged %v", name, md["labels"], md["annotations"], nudged[name]))
 		}
 		delete(nudged, name)
-		if _, nudge := md["annotations"]; nudge && md["finalizers"] == nil {
+		if (annotates || labels) && md["finalizers"] == nil {
 			continue
 		}
 		if fmt.Sprint(declared[name]) != fmt.Sprint(asList(md["finalizers"])) {

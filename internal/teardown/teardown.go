@@ -15,8 +15,14 @@
 //     whose value changes each time the target's reference finalizers do:
 //     each release wakes the next holder, alone, so that its Update meets
 //     no other;
-//   - a deleting target left with no reference finalizer carries
-//     ReleasedKey, which wakes it to delete what it manages and go.
+//   - a deleting target left with no reference finalizer carries the label
+//     ReleasedLabel, which wakes it to delete what it manages;
+//   - a released Object whose managed resource is gone carries GoneKey,
+//     which wakes it to see that and go. It deleted that resource and
+//     requeued under the same backoff, by then up to a minute, and nothing
+//     of its own changes when the resource goes: an Operation of a
+//     WatchOperation on the resource's kind runs then, and lists the
+//     released Objects by their label to find it.
 //
 // Each key belongs to one rule and one target, so that an object that is a
 // dependent of two targets, or a dependent and a target, never has one
@@ -35,8 +41,12 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 )
 
-// ReleasedKey marks a deleting target that no dependent holds any more.
-const ReleasedKey = "dependencies.fn.crossplane.io/teardown-released"
+// ReleasedLabel marks a deleting target that no dependent holds any more.
+// It is a label so that an Operation can list the released Objects.
+const ReleasedLabel = "dependencies.fn.crossplane.io/teardown-released"
+
+// GoneKey marks a released Object whose managed resource is gone.
+const GoneKey = "dependencies.fn.crossplane.io/teardown-gone"
 
 // HolderKey is the annotation of a deleting dependent that still holds the
 // target of this UID.
@@ -49,13 +59,15 @@ type Object struct {
 	UID         string
 	Deleting    bool
 	Finalizers  []string
+	Labels      map[string]string
 	Annotations map[string]string
 }
 
-// A Nudge is an annotation one object must carry.
+// A Nudge is an annotation, or a label, one object must carry.
 type Nudge struct {
 	Object     string
 	Key, Value string
+	Label      bool
 }
 
 // Nudges returns what a target and its dependents must carry, for those
@@ -72,8 +84,8 @@ func Nudges(target Object, dependents []Object) []Nudge {
 	}
 	var out []Nudge
 	if len(holding) == 0 {
-		if target.Annotations[ReleasedKey] == "" && slices.Contains(target.Finalizers, objectref.ObjectFinalizer) {
-			out = append(out, Nudge{Object: target.Name, Key: ReleasedKey, Value: "true"})
+		if target.Labels[ReleasedLabel] == "" && slices.Contains(target.Finalizers, objectref.ObjectFinalizer) {
+			out = append(out, Nudge{Object: target.Name, Key: ReleasedLabel, Value: "true", Label: true})
 		}
 		return out
 	}
@@ -97,3 +109,13 @@ func Nudges(target Object, dependents []Object) []Nudge {
 	slices.SortFunc(out, func(a, b Nudge) int { return strings.Compare(a.Object, b.Object) })
 	return out
 }
+
+// Released reports whether an Object is a deleting target Nudges released,
+// which waits for its managed resource to go.
+func Released(o Object) bool {
+	return o.Deleting && o.Labels[ReleasedLabel] != "" && o.Annotations[GoneKey] == "" &&
+		slices.Contains(o.Finalizers, objectref.ObjectFinalizer)
+}
+
+// Gone is the nudge of a released Object whose managed resource is gone.
+func Gone(o Object) Nudge { return Nudge{Object: o.Name, Key: GoneKey, Value: "true"} }

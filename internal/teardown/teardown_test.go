@@ -42,13 +42,13 @@ func TestNudgesWakeWhatTheBackoffWouldKeepWaiting(t *testing.T) {
 			reason:     "Of the deleting dependents whose finalizer is still on the deleting target, the first by UID is nudged: woken together, all but one would conflict. One that lives, or has released it, is not.",
 			target:     shared(true, ref("u-c"), ref("u-a"), ref("u-b")),
 			dependents: []Object{dep("b", true), dep("a", true), dep("c", false), dep("d", true)},
-			want:       []Nudge{{"a", HolderKey("u-shared"), value("a", "b", "c")}},
+			want:       []Nudge{{"a", HolderKey("u-shared"), value("a", "b", "c"), false}},
 		},
 		"TheValueFollowsTheFinalizersLeft": {
 			reason:     "Once a dependent released the target, the next holder is nudged with a new value.",
 			target:     shared(true, ref("u-b"), ref("u-c")),
 			dependents: []Object{dep("b", true), dep("c", true)},
-			want:       []Nudge{{"b", HolderKey("u-shared"), value("b", "c")}},
+			want:       []Nudge{{"b", HolderKey("u-shared"), value("b", "c"), false}},
 		},
 		"AlreadyNudgedIsLeftAlone": {
 			reason:     "A dependent that carries the value already is not applied again: each apply is a write, and a managedFields entry.",
@@ -56,13 +56,13 @@ func TestNudgesWakeWhatTheBackoffWouldKeepWaiting(t *testing.T) {
 			dependents: []Object{{Name: "b", UID: "u-b", Deleting: true, Annotations: map[string]string{HolderKey("u-shared"): value("b")}}},
 		},
 		"AReleasedTargetIsNudgedOnce": {
-			reason: "A deleting target no dependent holds is nudged to delete what it manages; once it carries ReleasedKey, no more.",
+			reason: "A deleting target no dependent holds is nudged to delete what it manages, with a label; once it carries ReleasedLabel, no more.",
 			target: shared(true),
-			want:   []Nudge{{"shared", ReleasedKey, "true"}},
+			want:   []Nudge{{"shared", ReleasedLabel, "true", true}},
 		},
-		"AReleasedTargetCarryingTheValueIsLeftAlone": {
-			reason: "The target's ReleasedKey is not applied twice.",
-			target: Object{Name: "shared", Deleting: true, Finalizers: []string{objectref.ObjectFinalizer}, Annotations: map[string]string{ReleasedKey: "true"}},
+		"AReleasedTargetCarryingTheLabelIsLeftAlone": {
+			reason: "The target's ReleasedLabel is not applied twice.",
+			target: Object{Name: "shared", Deleting: true, Finalizers: []string{objectref.ObjectFinalizer}, Labels: map[string]string{ReleasedLabel: "true"}},
 		},
 		"ATargetTheProviderDoesNotManageIsNotNudged": {
 			reason: "A deleting target without the provider's own finalizer (a ConfigMap, say) goes by itself once no reference finalizer is left.",
@@ -74,6 +74,45 @@ func TestNudgesWakeWhatTheBackoffWouldKeepWaiting(t *testing.T) {
 			got := Nudges(tc.target, tc.dependents)
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nNudges(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestOnlyAReleasedObjectWaitsForItsResourceToGo(t *testing.T) {
+	released := map[string]string{ReleasedLabel: "true"}
+	own := []string{objectref.ObjectFinalizer}
+	cases := map[string]struct {
+		reason string
+		o      Object
+		want   bool
+	}{
+		"Released": {
+			reason: "A deleting Object that carries ReleasedLabel and the provider's finalizer waits for its managed resource.",
+			o:      Object{Deleting: true, Finalizers: own, Labels: released},
+			want:   true,
+		},
+		"NotDeleting": {
+			reason: "A live Object is never nudged, whatever its labels.",
+			o:      Object{Finalizers: own, Labels: released},
+		},
+		"NotReleased": {
+			reason: "A deleting Object that was not released may still be held: Nudges wakes it, not Gone.",
+			o:      Object{Deleting: true, Finalizers: own},
+		},
+		"NudgedAlready": {
+			reason: "GoneKey is applied once.",
+			o:      Object{Deleting: true, Finalizers: own, Labels: released, Annotations: map[string]string{GoneKey: "true"}},
+		},
+		"TheProviderLetGo": {
+			reason: "Without the provider's finalizer nothing waits for a reconcile.",
+			o:      Object{Deleting: true, Labels: released},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := Released(tc.o); got != tc.want {
+				t.Errorf("%s\nReleased(...) = %t, want %t", tc.reason, got, tc.want)
 			}
 		})
 	}

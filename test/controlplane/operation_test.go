@@ -125,6 +125,9 @@ func TestOperationRestoresLostReferenceFinalizersAndOrdersDeletion(t *testing.T)
 	waves := s.touchWaves(ctx, ops, lost, watched)
 	s.logWatchOperation(ctx, repair.watchOperation)
 
+	// The WatchOperation of the Namespaces the shared Objects manage wakes
+	// each once its Namespace is gone.
+	s.watchWith(ctx, "watch-namespaces.yaml")
 	before := len(ops.snapshot())
 	td := s.deleteSets(ctx, lost, watched)
 	s.awaitOperations(ctx, ops, "the Operations of the teardown", nil)
@@ -493,6 +496,30 @@ type repairArm struct {
 	operations string
 	// watchOperation is the WatchOperation's name.
 	watchOperation string
+}
+
+// watchWith creates the WatchOperations of the files of example/operation
+// and waits until each is Watching.
+func (s *stack) watchWith(ctx context.Context, files ...string) {
+	t := s.t
+	for _, f := range files {
+		for _, wo := range readYAML(t, filepath.Join(s.root, "example", "operation", f)) {
+			if wo.GetKind() != "WatchOperation" {
+				t.Fatalf("ERROR: %s: a %s, want WatchOperations only", f, wo.GetKind())
+			}
+			s.create(ctx, gvrWatchOperation, "", wo)
+			err := s.poll(ctx, time.Minute, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
+				u, err := s.client.Resource(gvrWatchOperation).Get(ctx, wo.GetName(), metav1.GetOptions{})
+				if err != nil {
+					return false, err
+				}
+				return conditionTrue(u, "Watching"), fmt.Errorf("WatchOperation %s is not Watching", wo.GetName())
+			})
+			if err != nil {
+				t.Fatalf("ERROR: %s: %v", f, err)
+			}
+		}
+	}
 }
 
 // installWatchOperation creates the WatchOperation of
@@ -938,20 +965,23 @@ func (s *stack) deleteSets(ctx context.Context, sets ...objectSet) teardownResul
 	return res
 }
 
-// The annotations internal/teardown nudges with.
+// The label and annotations internal/teardown nudges with.
 const (
 	holderKeyPrefix = "teardown.dependencies.fn.crossplane.io/"
-	releasedKey     = "dependencies.fn.crossplane.io/teardown-released"
+	releasedLabel   = "dependencies.fn.crossplane.io/teardown-released"
+	goneKey         = "dependencies.fn.crossplane.io/teardown-gone"
 )
 
 // checkNudges checks, from the changes a set's teardown made, the nudges
-// the WatchOperation's Operations applied for its shared Object: there
+// the WatchOperations' Operations applied for its shared Object: there
 // were some; none reached an Object before it and the shared Object were
 // both being deleted, since a nudge then would only make the provider's
-// Updates conflict; and no storm: each value names a set of holders the
-// shared Object had, so there are at most as many values as finalizers
-// came off, plus the one that releases it, however many Operations ran. It
-// returns the releases and the nudges applied.
+// Updates conflict; the one that says the shared Object's Namespace is gone
+// came after it was; and no storm: each holder's value names a set of
+// holders the shared Object had, so there are at most as many values as
+// finalizers came off, plus the label that releases it and the annotation
+// that says its Namespace is gone, however many Operations ran. It returns
+// the releases and the nudges applied.
 func (s *stack) checkNudges(set objectSet, objects []unstructured.Unstructured, changes []change) (releases, nudges int) {
 	t := s.t
 	i := slices.IndexFunc(objects, func(u unstructured.Unstructured) bool { return u.GetName() == set.shared() })
@@ -961,6 +991,14 @@ func (s *stack) checkNudges(set objectSet, objects []unstructured.Unstructured, 
 	holderKey := holderKeyPrefix + string(objects[i].GetUID())
 	refs := referenceFinalizers(objects[i].GetFinalizers())
 	names := objectNames(set)
+	// Each watch delivers its changes in order, but not with the others':
+	// the etcd revisions order them.
+	namespaceGone := int64(0)
+	for _, ch := range changes {
+		if ch.kind == "Namespace" && ch.name == set.namespace() && ch.deleted {
+			namespaceGone = ch.rv
+		}
+	}
 	sharedDeleting := false
 	applied, values := map[string]bool{}, map[string]bool{}
 	var early []string
@@ -968,24 +1006,34 @@ func (s *stack) checkNudges(set objectSet, objects []unstructured.Unstructured, 
 		if ch.kind != "Object" || !names[ch.name] {
 			continue
 		}
-		if ch.name == set.shared() {
+		shared := ch.name == set.shared()
+		if shared {
 			if n := referenceFinalizers(ch.finalizers); !ch.deleted && n < refs {
 				releases += refs - n
 				refs = n
 			}
 			sharedDeleting = sharedDeleting || ch.deleting
 		}
+		var found []string
 		for k, v := range ch.annotations {
-			if k != holderKey && (k != releasedKey || ch.name != set.shared()) {
-				continue
+			if k == holderKey || shared && k == goneKey {
+				found = append(found, k+"="+v)
 			}
-			nudge := ch.name + " " + k + "=" + v
+		}
+		if v, ok := ch.labels[releasedLabel]; ok && shared {
+			found = append(found, releasedLabel+"="+v)
+		}
+		for _, kv := range found {
+			nudge := ch.name + " " + kv
 			if applied[nudge] {
 				continue
 			}
-			applied[nudge], values[k+"="+v] = true, true
+			applied[nudge], values[kv] = true, true
 			if !ch.deleting || !sharedDeleting {
 				early = append(early, nudge)
+			}
+			if strings.HasPrefix(kv, goneKey+"=") && (namespaceGone == 0 || ch.rv < namespaceGone) {
+				early = append(early, nudge+" (before Namespace "+set.namespace()+" was gone)")
 			}
 		}
 	}
@@ -993,10 +1041,10 @@ func (s *stack) checkNudges(set objectSet, objects []unstructured.Unstructured, 
 		t.Errorf("ERROR: %s: the Operations applied no teardown nudge while its %d dependents released the shared Object", set.name, releases)
 	}
 	if len(early) > 0 {
-		t.Errorf("ERROR: %s: %d nudges reached an Object before it and the shared Object were both being deleted: %s", set.name, len(early), strings.Join(early, "; "))
+		t.Errorf("ERROR: %s: %d nudges came too early: %s", set.name, len(early), strings.Join(early, "; "))
 	}
-	if len(values) > releases+1 {
-		t.Errorf("ERROR: %s: the Operations applied %d teardown annotation values for %d releases of the shared Object: more than one per set of holders it had", set.name, len(values), releases)
+	if len(values) > releases+2 {
+		t.Errorf("ERROR: %s: the Operations applied %d teardown values for %d releases of the shared Object: more than one per set of holders it had", set.name, len(values), releases)
 	}
 	return releases, len(applied)
 }

@@ -15,8 +15,9 @@ import (
 // TestTeardownTimeline records, for each number of dependents in
 // FD_CONTROLPLANE_TEARDOWN (such as 10,30,60), one XR's teardown without
 // function-dependencies, one with it, and last one with it and the
-// WatchOperation of example/operation/watch-objects.yaml, whose Operations
-// nudge the teardown (internal/teardown), FD_CONTROLPLANE_TEARDOWN_RUNS times
+// WatchOperations of example/operation/watch-objects.yaml and
+// watch-namespaces.yaml, whose Operations nudge the teardown
+// (internal/teardown), FD_CONTROLPLANE_TEARDOWN_RUNS times
 // (default 1; FD_CONTROLPLANE_TEARDOWN_ARMS, such as without,watched,
 // records only those arms), as timelines in FD_CONTROLPLANE_TEARDOWN_OUT (default
 // docs/teardown): the reference finalizers on the shared Object over time,
@@ -88,11 +89,10 @@ func TestTeardownTimeline(t *testing.T) {
 			record("with", fmt.Sprintf("teardown-with-%d", n), n, run)
 		}
 	}
-	// Last, with the WatchOperation of example/operation/watch-objects.yaml
-	// in place, whose Operations nudge the teardown.
-	file := filepath.Join(s.root, "example", "operation", "watch-objects.yaml")
-	for _, wo := range readYAML(t, file) {
-		s.create(ctx, gvrWatchOperation, "", wo)
+	// Last, with the WatchOperations of example/operation in place, whose
+	// Operations nudge the teardown.
+	if arms["watched"] {
+		s.watchWith(ctx, "watch-objects.yaml", "watch-namespaces.yaml")
 	}
 	for _, n := range ns {
 		for run := 1; run <= runs; run++ {

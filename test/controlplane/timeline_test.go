@@ -101,21 +101,24 @@ func referenceFinalizers(fs []string) int {
 	return n
 }
 
-// nudgeAnnotation is in the keys of the annotations internal/teardown
-// nudges with, so that the timeline can count the nudges it watched.
+// nudgeAnnotation is in the keys of the labels and annotations
+// internal/teardown nudges with, so that the timeline can count the nudges
+// it watched.
 const nudgeAnnotation = "teardown"
 
 // nudges counts the nudges in the changes: each new value of a teardown
-// annotation on an Object.
+// label or annotation on an Object.
 func nudges(changes []change) int {
 	seen := map[string]bool{}
 	for _, ch := range changes {
 		if ch.kind != "Object" {
 			continue
 		}
-		for k, v := range ch.annotations {
-			if strings.Contains(k, nudgeAnnotation) && strings.Contains(k, "dependencies.fn.crossplane.io") {
-				seen[ch.name+"\x00"+k+"\x00"+v] = true
+		for _, m := range []map[string]string{ch.labels, ch.annotations} {
+			for k, v := range m {
+				if strings.Contains(k, nudgeAnnotation) && strings.Contains(k, "dependencies.fn.crossplane.io") {
+					seen[ch.name+"\x00"+k+"\x00"+v] = true
+				}
 			}
 		}
 	}

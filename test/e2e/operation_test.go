@@ -20,6 +20,8 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -161,9 +163,9 @@ func TestOperationRenderScriptRendersTheSweep(t *testing.T) {
 			t.Errorf("hack/render.sh's #371 state has line %q", c)
 		}
 	}
-	if missing != len(want.applied) || stale != len(want.stale) {
+	if missing != len(want.repaired) || stale != len(want.stale) {
 		t.Errorf("hack/render.sh's #371 state names %d targets lacking finalizers and %d stale finalizers, want %d and %d:\n%s",
-			missing, stale, len(want.applied), len(want.stale), strings.Join(comments, "\n"))
+			missing, stale, len(want.repaired), len(want.stale), strings.Join(comments, "\n"))
 	}
 }
 
@@ -304,10 +306,22 @@ type opPlan struct {
 	repaired map[string][]string
 	skipped  []doc
 	stale    []doc
+	// nudged are the objects being deleted that teardown nudges wake, by
+	// the labels and annotations they must carry.
+	nudged map[opIdentity]opNudge
 	// applied are the partial objects Crossplane must apply, one for each
-	// repaired target.
+	// repaired target and each nudged object.
 	applied []doc
 }
+
+// An opNudge is what a teardown nudge sets on an object being deleted.
+type opNudge struct{ labels, annotations map[string]string }
+
+// What the function's teardown nudges set (internal/teardown).
+const (
+	opReleasedLabel = "dependencies.fn.crossplane.io/teardown-released"
+	opHolderPrefix  = "teardown.dependencies.fn.crossplane.io/"
+)
 
 func (p opPlan) declared() int {
 	n := 0
@@ -329,6 +343,11 @@ func (p opPlan) output(t *testing.T) doc {
 	for _, target := range slices.Sorted(maps.Keys(p.repaired)) {
 		repaired = append(repaired, repair{Target: target, Finalizers: p.repaired[target]})
 	}
+	var nudged []string
+	for id := range p.nudged {
+		nudged = append(nudged, string(id))
+	}
+	slices.Sort(nudged)
 	b, err := json.Marshal(struct {
 		Dependents int      `json:"dependents"`
 		References int      `json:"references"`
@@ -336,7 +355,8 @@ func (p opPlan) output(t *testing.T) doc {
 		Repaired   []repair `json:"repaired,omitempty"`
 		Skipped    []doc    `json:"skipped,omitempty"`
 		Stale      []doc    `json:"stale,omitempty"`
-	}{p.dependents, p.references, p.protected, repaired, p.skipped, p.stale})
+		Nudged     []string `json:"nudged,omitempty"`
+	}{p.dependents, p.references, p.protected, repaired, p.skipped, p.stale, nudged})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -517,12 +537,31 @@ func opExpect(t *testing.T, handled, cluster []doc, sweep bool) opPlan {
 		p.applied = append(p.applied, doc{"apiVersion": d["apiVersion"], "kind": d["kind"], "metadata": metadata})
 	}
 
-	if sweep {
-		// Every object the sweep reads: the Objects, and the targets found.
-		read := maps.Clone(isHandled)
-		for id := range referrers {
-			read[id] = true
+	// Every object the Operation reads: the Objects, and the targets found.
+	read := maps.Clone(isHandled)
+	for id := range referrers {
+		read[id] = true
+	}
+	p.nudged = opNudges(read, byIdentity)
+	for _, id := range slices.Sorted(maps.Keys(p.nudged)) {
+		d, n := byIdentity[id], p.nudged[id]
+		metadata := doc{"name": harness.String(d, "metadata", "name"), "uid": harness.String(d, "metadata", "uid")}
+		if ns := harness.String(d, "metadata", "namespace"); ns != "" {
+			metadata["namespace"] = ns
 		}
+		for field, m := range map[string]map[string]string{"labels": n.labels, "annotations": n.annotations} {
+			if len(m) > 0 {
+				values := doc{}
+				for k, v := range m {
+					values[k] = v
+				}
+				metadata[field] = values
+			}
+		}
+		p.applied = append(p.applied, doc{"apiVersion": d["apiVersion"], "kind": d["kind"], "metadata": metadata})
+	}
+
+	if sweep {
 		for _, id := range slices.Sorted(maps.Keys(read)) {
 			var stale []string
 			for _, f := range finalizers(byIdentity[id]) {
@@ -537,6 +576,60 @@ func opExpect(t *testing.T, handled, cluster []doc, sweep bool) opPlan {
 		}
 	}
 	return p
+}
+
+// opNudges works out the teardown nudges of the objects read: an object
+// being deleted that no reference finalizer holds and that the provider
+// manages is labelled released, once; one still held wakes its first
+// holder by UID that is being deleted, with an annotation whose value is
+// the first ten hex digits of the SHA-256 of the holders' sorted UIDs
+// joined by commas, unless the holder carries that value already.
+func opNudges(read map[opIdentity]bool, byIdentity map[opIdentity]doc) map[opIdentity]opNudge {
+	out := map[opIdentity]opNudge{}
+	nudge := func(id opIdentity) opNudge {
+		n, ok := out[id]
+		if !ok {
+			n = opNudge{labels: map[string]string{}, annotations: map[string]string{}}
+			out[id] = n
+		}
+		return n
+	}
+	deletingObjects := map[string]opIdentity{}
+	for id := range read {
+		if d := byIdentity[id]; opIsObject(d) && harness.String(d, "metadata", "deletionTimestamp") != "" {
+			deletingObjects[harness.String(d, "metadata", "uid")] = id
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(read)) {
+		d := byIdentity[id]
+		if harness.String(d, "metadata", "deletionTimestamp") == "" {
+			continue
+		}
+		var holders []string
+		for _, f := range finalizers(d) {
+			if uid, ok := strings.CutPrefix(f, opReferencePrefix); ok {
+				holders = append(holders, uid)
+			}
+		}
+		if len(holders) == 0 {
+			if slices.Contains(finalizers(d), objectFinalizer) && harness.String(d, "metadata", "labels", opReleasedLabel) == "" {
+				nudge(id).labels[opReleasedLabel] = "true"
+			}
+			continue
+		}
+		slices.Sort(holders)
+		sum := sha256.Sum256([]byte(strings.Join(holders, ",")))
+		key, value := opHolderPrefix+harness.String(d, "metadata", "uid"), hex.EncodeToString(sum[:])[:10]
+		for _, uid := range holders {
+			if holder, ok := deletingObjects[uid]; ok {
+				if harness.String(byIdentity[holder], "metadata", "annotations", key) != value {
+					nudge(holder).annotations[key] = value
+				}
+				break
+			}
+		}
+	}
+	return out
 }
 
 // opReaches tells whether from reaches to through the edges.
@@ -680,7 +773,7 @@ func checkAccepted(t *testing.T, applied doc, cluster []doc) {
 		return
 	case harness.String(applied, "metadata", "uid") != harness.String(target, "metadata", "uid"):
 		t.Errorf("the Operation applied %s with UID %q, want its UID %q", id, harness.String(applied, "metadata", "uid"), harness.String(target, "metadata", "uid"))
-	case harness.String(target, "metadata", "deletionTimestamp") != "":
+	case harness.String(target, "metadata", "deletionTimestamp") != "" && len(finalizers(applied)) > 0:
 		t.Errorf("the Operation applied finalizers to %s, which is being deleted: the API server refuses them", id)
 	}
 	for _, f := range finalizers(applied) {
@@ -725,6 +818,16 @@ func opApply(t *testing.T, cluster, applied []doc) []doc {
 				}
 			}
 			d["metadata"].(doc)["finalizers"] = toAny(fs)
+			for _, field := range []string{"labels", "annotations"} {
+				if m, ok := a["metadata"].(doc)[field].(doc); ok {
+					into, _ := d["metadata"].(doc)[field].(doc)
+					if into == nil {
+						into = doc{}
+					}
+					maps.Copy(into, m)
+					d["metadata"].(doc)[field] = into
+				}
+			}
 		}
 		out = append(out, d)
 	}
