@@ -121,21 +121,25 @@ func TestOperation(t *testing.T) {
 		}
 		return &fnv1.Resource{Resource: mustStruct(map[string]any{"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "metadata": md})}
 	}
-	released := map[string]any{teardown.ReleasedLabel: "true"}
-	// A released Object, whose Namespace the provider is deleting.
+	// A released target, whose Namespace the provider is deleting.
 	const (
-		releasedCluster    = requiredPrefix + "released/kubernetes.crossplane.io"
-		releasedNamespaced = requiredPrefix + "released/kubernetes.m.crossplane.io"
+		releasedCluster    = requiredPrefix + "teardown-targets/kubernetes.crossplane.io"
+		releasedNamespaced = requiredPrefix + "teardown-targets/kubernetes.m.crossplane.io"
 		sharedManifest     = requiredPrefix + "manifest/Object.kubernetes.crossplane.io shared"
 	)
+	targetLabel := map[string]any{teardown.TargetLabel: "true"}
 	releasedShared := deleting(object("shared", "uid-shared", []any{managed}))
-	releasedShared["metadata"].(map[string]any)["labels"] = released
+	releasedShared["metadata"].(map[string]any)["labels"] = targetLabel
+	releasedShared["metadata"].(map[string]any)["annotations"] = map[string]any{teardown.ReleasedKey: "true"}
+	// The target when its last holder let go: not woken yet.
+	freedShared := deleting(object("shared", "uid-shared", []any{managed}))
+	freedShared["metadata"].(map[string]any)["labels"] = targetLabel
 	releasedShared["spec"].(map[string]any)["forProvider"] = map[string]any{"manifest": map[string]any{
 		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "team"},
 	}}
 	namespace := map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "team", "uid": "uid-team"}}
 	releasedSelectors := func(sels map[string]*fnv1.ResourceSelector) map[string]*fnv1.ResourceSelector {
-		labels := map[string]string{teardown.ReleasedLabel: "true"}
+		labels := map[string]string{teardown.TargetLabel: "true"}
 		sels[releasedCluster] = &fnv1.ResourceSelector{ApiVersion: "kubernetes.crossplane.io/v1alpha2", Kind: "Object", Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: labels}}}
 		sels[releasedNamespaced] = &fnv1.ResourceSelector{ApiVersion: "kubernetes.m.crossplane.io/v1alpha1", Kind: "Object", Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: labels}}}
 		return sels
@@ -167,11 +171,10 @@ func TestOperation(t *testing.T) {
 				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
 					"ConfigMap team/config":                  partialOf("v1", "ConfigMap", "team", "config", "uid-config", ref+"uid-b"),
 					"Object.kubernetes.crossplane.io shared": partialOf("kubernetes.crossplane.io/v1alpha2", "Object", "", "shared", "uid-shared", ref+"uid-b"),
-					// Being deleted, and held by nothing: woken once.
-					"Object.kubernetes.crossplane.io going": nudgeOf("going", "uid-going", released, nil),
+					// Being deleted, and no target: never written to.
 				}},
 				Output: mustStruct(map[string]any{
-					"dependents": 3, "references": 4, "protected": 1, "nudged": []any{"Object.kubernetes.crossplane.io going"},
+					"dependents": 3, "references": 4, "protected": 1,
 					"repaired": []any{
 						map[string]any{"target": "ConfigMap team/config", "finalizers": []any{ref + "uid-b"}},
 						map[string]any{"target": "Object.kubernetes.crossplane.io shared", "finalizers": []any{ref + "uid-b"}},
@@ -236,24 +239,34 @@ func TestOperation(t *testing.T) {
 				Requirements: &fnv1.Requirements{Resources: teardownOf("demo")},
 				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
 					// going-a still holds the shared Object: woken at each
-					// release. Neither is held by anything: each is woken
-					// once to finish its own deletion.
-					"Object.kubernetes.crossplane.io going-a": nudgeOf("going-a", "uid-going-a", released,
+					// release; going-b, which let go, is left alone. The
+					// shared Object is labelled a target, once.
+					"Object.kubernetes.crossplane.io going-a": nudgeOf("going-a", "uid-going-a", nil,
 						map[string]any{teardown.HolderKey("uid-shared"): holders("uid-going-a")}),
-					"Object.kubernetes.crossplane.io going-b": nudgeOf("going-b", "uid-going-b", released, nil),
+					"Object.kubernetes.crossplane.io shared": nudgeOf("shared", "uid-shared", targetLabel, nil),
 				}},
-				Output: mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io going-a", "Object.kubernetes.crossplane.io going-b"}}),
+				Output: mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io going-a", "Object.kubernetes.crossplane.io shared"}}),
 			},
 		},
-		"AWatchedResourceThatIsGoneAsksForTheReleasedObjects": {
+		"AWatchedTargetNoOneHoldsAnyMoreIsWokenOnce": {
+			required: map[string]*fnv1.Resources{WatchedResource: resources(freedShared)},
+			want: &fnv1.RunFunctionResponse{
+				Requirements: &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{}},
+				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
+					"Object.kubernetes.crossplane.io shared": nudgeOf("shared", "uid-shared", nil, map[string]any{teardown.ReleasedKey: "true"}),
+				}},
+				Output: mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io shared"}}),
+			},
+		},
+		"AWatchedResourceThatIsGoneAsksForTheTargetsOfTeardowns": {
 			required: map[string]*fnv1.Resources{WatchedResource: {}},
 			want:     &fnv1.RunFunctionResponse{Requirements: &fnv1.Requirements{Resources: releasedSelectors(map[string]*fnv1.ResourceSelector{})}},
 		},
-		"AReleasedObjectIsAskedForWhatItManages": {
+		"AReleasedTargetIsAskedForWhatItManages": {
 			required: map[string]*fnv1.Resources{WatchedResource: {}, releasedCluster: resources(releasedShared), releasedNamespaced: {}},
 			want:     &fnv1.RunFunctionResponse{Requirements: &fnv1.Requirements{Resources: withManifest(releasedSelectors(map[string]*fnv1.ResourceSelector{}))}},
 		},
-		"AReleasedObjectWhoseResourceIsGoneIsWokenOnce": {
+		"AReleasedTargetWhoseResourceIsGoneIsWokenOnce": {
 			required: map[string]*fnv1.Resources{WatchedResource: {}, releasedCluster: resources(releasedShared), releasedNamespaced: {}, sharedManifest: {}},
 			want: &fnv1.RunFunctionResponse{
 				Requirements: &fnv1.Requirements{Resources: withManifest(releasedSelectors(map[string]*fnv1.ResourceSelector{}))},
@@ -263,11 +276,21 @@ func TestOperation(t *testing.T) {
 				Output: mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io shared"}}),
 			},
 		},
-		"AReleasedObjectWhoseResourceRemainsWaits": {
+		"AReleasedTargetWhoseResourceRemainsWaits": {
 			required: map[string]*fnv1.Resources{WatchedResource: {}, releasedCluster: resources(releasedShared), releasedNamespaced: {}, sharedManifest: resources(namespace)},
 			want: &fnv1.RunFunctionResponse{
 				Requirements: &fnv1.Requirements{Resources: withManifest(releasedSelectors(map[string]*fnv1.ResourceSelector{}))},
 				Output:       mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0}),
+			},
+		},
+		"ATargetFreedWhileNoOneWatchedItIsWokenWhenSomethingGoes": {
+			required: map[string]*fnv1.Resources{WatchedResource: {}, releasedCluster: resources(freedShared), releasedNamespaced: {}},
+			want: &fnv1.RunFunctionResponse{
+				Requirements: &fnv1.Requirements{Resources: releasedSelectors(map[string]*fnv1.ResourceSelector{})},
+				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
+					"Object.kubernetes.crossplane.io shared": nudgeOf("shared", "uid-shared", nil, map[string]any{teardown.ReleasedKey: "true"}),
+				}},
+				Output: mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io shared"}}),
 			},
 		},
 		"AWatchedResourceOfAnotherKindNeedsNothingWhileItLives": {

@@ -64,10 +64,9 @@ type sweep struct {
 	problems []string
 	// read are the objects read, by the resources' names: the resources
 	// and, for a watched target being deleted, the Objects that may hold
-	// it (see teardownSelectors), or the released Objects (see
-	// readReleased).
+	// it (see holdersOf), or the targets of teardowns (see readTargets).
 	read map[string]*structpb.Struct
-	// gone are the released Objects whose managed resource is gone.
+	// gone are the released targets whose managed resource is gone.
 	gone []string
 }
 
@@ -154,25 +153,14 @@ func readSweep(required map[string]*fnv1.Resources, selector *v1beta1.ObjectSele
 		if len(watched.GetItems()) == 0 {
 			// The watched resource is gone: Crossplane makes an Operation
 			// of its deletion too, and finds nothing.
-			readReleased(&s, required, selector)
+			readTargets(&s, required, selector)
 		}
 	} else {
 		labels := map[string]string{}
 		if selector != nil && selector.MatchLabels != nil {
 			labels = selector.MatchLabels
 		}
-		for _, group := range slices.Sorted(maps.Keys(objectVersions)) {
-			name := requiredPrefix + "objects/" + group
-			s.requirements[name] = &fnv1.ResourceSelector{
-				ApiVersion: objectVersions[group], Kind: objectref.Kind,
-				Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: labels}},
-			}
-			got, ok := required[name]
-			s.complete = s.complete && ok
-			for _, item := range got.GetItems() {
-				objects = append(objects, item.GetResource())
-			}
-		}
+		objects = listObjects(&s, required, requiredPrefix+"objects/", labels)
 	}
 
 	byIdentity := map[graph.Identity]bool{}
@@ -191,15 +179,13 @@ func readSweep(required map[string]*fnv1.Resources, selector *v1beta1.ObjectSele
 	if s.watched {
 		// A sweep lists every Object already.
 		for _, o := range objects {
-			for name, sel := range teardownSelectors(o, selector) {
-				s.requirements[name] = sel
-				got, ok := required[name]
-				s.complete = s.complete && ok
-				for _, item := range got.GetItems() {
-					d := item.GetResource()
-					if _, seen := s.read[describe(identityOf(d))]; !seen {
-						s.read[describe(identityOf(d))] = d
-					}
+			labels, held := holdersOf(o, selector)
+			if !held {
+				continue
+			}
+			for _, d := range listObjects(&s, required, requiredPrefix+"teardown/", labels) {
+				if _, seen := s.read[describe(identityOf(d))]; !seen {
+					s.read[describe(identityOf(d))] = d
 				}
 			}
 		}
@@ -235,17 +221,43 @@ func readSweep(required map[string]*fnv1.Resources, selector *v1beta1.ObjectSele
 	return s
 }
 
-// readReleased reads the released Objects (internal/teardown) and, by
-// name, the resource each manages, and notes those whose resource is gone.
-// The Objects are listed by their label, within the input's
-// objectSelector.
-func readReleased(s *sweep, required map[string]*fnv1.Resources, selector *v1beta1.ObjectSelector) {
-	labels := map[string]string{teardown.ReleasedLabel: "true"}
+// readTargets reads the targets of teardowns (internal/teardown), listed
+// by their label within the input's objectSelector, and, by name, the
+// resource each released one manages, and notes those whose resource is
+// gone.
+func readTargets(s *sweep, required map[string]*fnv1.Resources, selector *v1beta1.ObjectSelector) {
+	labels := map[string]string{teardown.TargetLabel: "true"}
 	if selector != nil {
 		maps.Copy(labels, selector.MatchLabels)
 	}
+	for _, o := range listObjects(s, required, requiredPrefix+"teardown-targets/", labels) {
+		object := describe(identityOf(o))
+		s.read[object] = o
+		manifest, ok := manifestOf(o)
+		if !ok || !teardown.Released(teardownObject(object, o)) {
+			continue
+		}
+		name := requiredPrefix + "manifest/" + object
+		s.requirements[name] = &fnv1.ResourceSelector{
+			ApiVersion: manifest.APIVersion, Kind: manifest.Kind, Namespace: ptrOrNil(manifest.Namespace),
+			Match: &fnv1.ResourceSelector_MatchName{MatchName: manifest.Name},
+		}
+		got, ok := required[name]
+		s.complete = s.complete && ok
+		if ok && len(got.GetItems()) == 0 {
+			s.gone = append(s.gone, object)
+		}
+	}
+	slices.Sort(s.gone)
+}
+
+// listObjects asks for the Objects of both groups that carry the labels,
+// under the requirements named prefix and the group, and returns those
+// Crossplane has fetched.
+func listObjects(s *sweep, required map[string]*fnv1.Resources, prefix string, labels map[string]string) []*structpb.Struct {
+	var out []*structpb.Struct
 	for _, group := range slices.Sorted(maps.Keys(objectVersions)) {
-		name := requiredPrefix + "released/" + group
+		name := prefix + group
 		s.requirements[name] = &fnv1.ResourceSelector{
 			ApiVersion: objectVersions[group], Kind: objectref.Kind,
 			Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: labels}},
@@ -253,26 +265,10 @@ func readReleased(s *sweep, required map[string]*fnv1.Resources, selector *v1bet
 		got, ok := required[name]
 		s.complete = s.complete && ok
 		for _, item := range got.GetItems() {
-			o := item.GetResource()
-			manifest, ok := manifestOf(o)
-			if !ok || !teardown.Released(teardownObject("", o)) {
-				continue
-			}
-			object := describe(identityOf(o))
-			s.read[object] = o
-			name := requiredPrefix + "manifest/" + object
-			s.requirements[name] = &fnv1.ResourceSelector{
-				ApiVersion: manifest.APIVersion, Kind: manifest.Kind, Namespace: ptrOrNil(manifest.Namespace),
-				Match: &fnv1.ResourceSelector_MatchName{MatchName: manifest.Name},
-			}
-			got, ok := required[name]
-			s.complete = s.complete && ok
-			if ok && len(got.GetItems()) == 0 {
-				s.gone = append(s.gone, object)
-			}
+			out = append(out, item.GetResource())
 		}
 	}
-	slices.Sort(s.gone)
+	return out
 }
 
 // manifestOf is the resource an Object manages, in the cluster the
@@ -300,36 +296,30 @@ func isObject(o *structpb.Struct) bool {
 	return objectref.IsObject(id.Group, id.Kind)
 }
 
-// teardownSelectors are the requirements that fetch the Objects that may
-// hold a watched Object being deleted that carries reference finalizers: a
-// finalizer names its dependent by UID only. The Objects of its composite,
-// when a composite composed it, else those of the input's objectSelector.
-func teardownSelectors(o *structpb.Struct, selector *v1beta1.ObjectSelector) map[string]*fnv1.ResourceSelector {
+// holdersOf are the labels of the Objects that may hold a watched Object
+// being deleted that carries reference finalizers, which name their
+// dependents by UID only: the Objects of its composite, when a composite
+// composed it, else those of the input's objectSelector. held is false for
+// any other Object.
+func holdersOf(o *structpb.Struct, selector *v1beta1.ObjectSelector) (labels map[string]string, held bool) {
 	m := value(o, "metadata").GetStructValue()
 	if text(m, "deletionTimestamp") == "" || !slices.ContainsFunc(texts(value(m, "finalizers")), func(f string) bool {
 		_, ok := objectref.UIDOf(f)
 		return ok
 	}) {
-		return nil
+		return nil, false
 	}
-	labels := map[string]string{}
+	labels = map[string]string{}
 	if xr := text(m, "labels", "crossplane.io/composite"); xr != "" {
 		labels["crossplane.io/composite"] = xr
 	} else if selector != nil && selector.MatchLabels != nil {
 		labels = selector.MatchLabels
 	}
-	out := map[string]*fnv1.ResourceSelector{}
-	for _, group := range slices.Sorted(maps.Keys(objectVersions)) {
-		out[requiredPrefix+"teardown/"+group] = &fnv1.ResourceSelector{
-			ApiVersion: objectVersions[group], Kind: objectref.Kind,
-			Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: labels}},
-		}
-	}
-	return out
+	return labels, true
 }
 
 // nudges are the teardown nudges of every object read being deleted, each
-// with its dependents among the Objects read, and of the released Objects
+// with its dependents among the Objects read, and of the released targets
 // whose resource is gone.
 func nudges(s sweep) []teardown.Nudge {
 	objects := map[string]teardown.Object{}

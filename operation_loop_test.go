@@ -477,10 +477,10 @@ func (c *opsCluster) apply(id int, name string, body map[string]any) bool {
 		}
 	}
 	for key, v := range annotations {
-		nudge("annotation", o.annotations, key, v, key == teardown.GoneKey || strings.HasPrefix(key, teardown.HolderKey("")))
+		nudge("annotation", o.annotations, key, v, key == teardown.ReleasedKey || key == teardown.GoneKey || strings.HasPrefix(key, teardown.HolderKey("")))
 	}
 	for key, v := range labels {
-		nudge("label", o.labels, key, v, key == teardown.ReleasedLabel)
+		nudge("label", o.labels, key, v, key == teardown.TargetLabel)
 	}
 	for _, v := range asList(md["finalizers"]) {
 		f, _ := v.(string)

@@ -7,26 +7,30 @@
 // conflict with each other, and their retries drift minutes apart. The
 // referenced Object, being deleted too, waits while any other finalizer is
 // on it, also under that backoff, and a finalizer's removal doesn't wake it.
-// A change of an Object's annotations does wake it at once
+// A change of an Object's labels or annotations does wake it at once
 // (crossplane-runtime's DesiredStateChanged filter). So, level-triggered:
 //
+//   - a deleting target that dependents hold carries the label TargetLabel,
+//     once, so that it is known for a target when none holds it any more;
 //   - the first deleting dependent, by UID, whose reference finalizer is
 //     still on a deleting target carries the annotation HolderKey(target),
 //     whose value changes each time the target's reference finalizers do:
 //     each release wakes the next holder, alone, so that its Update meets
 //     no other;
-//   - a deleting target left with no reference finalizer carries the label
-//     ReleasedLabel, which wakes it to delete what it manages;
-//   - a released Object whose managed resource is gone carries GoneKey,
+//   - a deleting target left with no reference finalizer carries
+//     ReleasedKey, which wakes it to delete what it manages;
+//   - a released target whose managed resource is gone carries GoneKey,
 //     which wakes it to see that and go. It deleted that resource and
 //     requeued under the same backoff, by then up to a minute, and nothing
 //     of its own changes when the resource goes: an Operation of a
 //     WatchOperation on the resource's kind runs then, and lists the
-//     released Objects by their label to find it.
+//     targets by their label to find it.
 //
 // Each key belongs to one rule and one target, so that an object that is a
 // dependent of two targets, or a dependent and a target, never has one
-// annotation flip between values: every value is applied once.
+// annotation flip between values: every value is applied once. A dependent
+// no one holds is never written to: a write while the provider reconciles
+// it would make its own Update conflict and leave it waiting.
 //
 // Nothing is nudged while the target lives: its dependents' finalizers must
 // stay, and a write to it would only make them conflict more.
@@ -41,11 +45,14 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 )
 
-// ReleasedLabel marks a deleting target that no dependent holds any more.
-// It is a label so that an Operation can list the released Objects.
-const ReleasedLabel = "dependencies.fn.crossplane.io/teardown-released"
+// TargetLabel marks a deleting target that dependents held. It is a label
+// so that an Operation can list the targets of a teardown.
+const TargetLabel = "dependencies.fn.crossplane.io/teardown-target"
 
-// GoneKey marks a released Object whose managed resource is gone.
+// ReleasedKey marks a deleting target that no dependent holds any more.
+const ReleasedKey = "dependencies.fn.crossplane.io/teardown-released"
+
+// GoneKey marks a released target whose managed resource is gone.
 const GoneKey = "dependencies.fn.crossplane.io/teardown-gone"
 
 // HolderKey is the annotation of a deleting dependent that still holds the
@@ -71,7 +78,7 @@ type Nudge struct {
 }
 
 // Nudges returns what a target and its dependents must carry, for those
-// whose annotation differs: nothing while the target lives.
+// whose labels or annotations differ: nothing while the target lives.
 func Nudges(target Object, dependents []Object) []Nudge {
 	if !target.Deleting {
 		return nil
@@ -84,10 +91,13 @@ func Nudges(target Object, dependents []Object) []Nudge {
 	}
 	var out []Nudge
 	if len(holding) == 0 {
-		if target.Labels[ReleasedLabel] == "" && slices.Contains(target.Finalizers, objectref.ObjectFinalizer) {
-			out = append(out, Nudge{Object: target.Name, Key: ReleasedLabel, Value: "true", Label: true})
+		if target.Labels[TargetLabel] != "" && target.Annotations[ReleasedKey] == "" && slices.Contains(target.Finalizers, objectref.ObjectFinalizer) {
+			out = append(out, Nudge{Object: target.Name, Key: ReleasedKey, Value: "true"})
 		}
 		return out
+	}
+	if target.Labels[TargetLabel] == "" {
+		out = append(out, Nudge{Object: target.Name, Key: TargetLabel, Value: "true", Label: true})
 	}
 	slices.Sort(holding)
 	sum := sha256.Sum256([]byte(strings.Join(holding, ",")))
@@ -110,12 +120,13 @@ func Nudges(target Object, dependents []Object) []Nudge {
 	return out
 }
 
-// Released reports whether an Object is a deleting target Nudges released,
-// which waits for its managed resource to go.
+// Released reports whether an Object is a target Nudges released that
+// waits for its managed resource to go.
 func Released(o Object) bool {
-	return o.Deleting && o.Labels[ReleasedLabel] != "" && o.Annotations[GoneKey] == "" &&
-		slices.Contains(o.Finalizers, objectref.ObjectFinalizer)
+	return o.Deleting && o.Labels[TargetLabel] != "" && o.Annotations[ReleasedKey] != "" && o.Annotations[GoneKey] == "" &&
+		slices.Contains(o.Finalizers, objectref.ObjectFinalizer) &&
+		!slices.ContainsFunc(o.Finalizers, func(f string) bool { _, ok := objectref.UIDOf(f); return ok })
 }
 
-// Gone is the nudge of a released Object whose managed resource is gone.
+// Gone is the nudge of a released target whose managed resource is gone.
 func Gone(o Object) Nudge { return Nudge{Object: o.Name, Key: GoneKey, Value: "true"} }

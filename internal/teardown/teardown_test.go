@@ -14,8 +14,9 @@ import (
 
 func TestNudgesWakeWhatTheBackoffWouldKeepWaiting(t *testing.T) {
 	ref := objectref.Finalizer
+	target := map[string]string{TargetLabel: "true"}
 	shared := func(deleting bool, fs ...string) Object {
-		return Object{Name: "shared", UID: "u-shared", Deleting: deleting, Finalizers: append([]string{objectref.ObjectFinalizer}, fs...)}
+		return Object{Name: "shared", UID: "u-shared", Deleting: deleting, Finalizers: append([]string{objectref.ObjectFinalizer}, fs...), Labels: target}
 	}
 	dep := func(name string, deleting bool) Object {
 		return Object{Name: name, UID: "u-" + name, Deleting: deleting, Finalizers: []string{objectref.ObjectFinalizer}}
@@ -38,6 +39,12 @@ func TestNudgesWakeWhatTheBackoffWouldKeepWaiting(t *testing.T) {
 			target:     shared(false, ref("u-a")),
 			dependents: []Object{dep("a", true)},
 		},
+		"AHeldTargetIsLabelledOnce": {
+			reason:     "A deleting target that dependents hold is labelled a target, so that it is known for one once none holds it; with its first deleting holder nudged.",
+			target:     Object{Name: "shared", UID: "u-shared", Deleting: true, Finalizers: []string{objectref.ObjectFinalizer, ref("u-a")}},
+			dependents: []Object{dep("a", true)},
+			want:       []Nudge{{"a", HolderKey("u-shared"), value("a"), false}, {"shared", TargetLabel, "true", true}},
+		},
 		"TheFirstDeletingHolderIsNudged": {
 			reason:     "Of the deleting dependents whose finalizer is still on the deleting target, the first by UID is nudged: woken together, all but one would conflict. One that lives, or has released it, is not.",
 			target:     shared(true, ref("u-c"), ref("u-a"), ref("u-b")),
@@ -56,13 +63,17 @@ func TestNudgesWakeWhatTheBackoffWouldKeepWaiting(t *testing.T) {
 			dependents: []Object{{Name: "b", UID: "u-b", Deleting: true, Annotations: map[string]string{HolderKey("u-shared"): value("b")}}},
 		},
 		"AReleasedTargetIsNudgedOnce": {
-			reason: "A deleting target no dependent holds is nudged to delete what it manages, with a label; once it carries ReleasedLabel, no more.",
+			reason: "A deleting target no dependent holds any more is nudged to delete what it manages.",
 			target: shared(true),
-			want:   []Nudge{{"shared", ReleasedLabel, "true", true}},
+			want:   []Nudge{{"shared", ReleasedKey, "true", false}},
 		},
-		"AReleasedTargetCarryingTheLabelIsLeftAlone": {
-			reason: "The target's ReleasedLabel is not applied twice.",
-			target: Object{Name: "shared", Deleting: true, Finalizers: []string{objectref.ObjectFinalizer}, Labels: map[string]string{ReleasedLabel: "true"}},
+		"AReleasedTargetCarryingTheValueIsLeftAlone": {
+			reason: "The target's ReleasedKey is not applied twice.",
+			target: Object{Name: "shared", Deleting: true, Finalizers: []string{objectref.ObjectFinalizer}, Labels: target, Annotations: map[string]string{ReleasedKey: "true"}},
+		},
+		"ADeletingObjectNoOneHeldIsNeverWritten": {
+			reason: "A dependent no one references is not a target: a write while the provider reconciles it would make its own Update conflict.",
+			target: Object{Name: "dependent", Deleting: true, Finalizers: []string{objectref.ObjectFinalizer}},
 		},
 		"ATargetTheProviderDoesNotManageIsNotNudged": {
 			reason: "A deleting target without the provider's own finalizer (a ConfigMap, say) goes by itself once no reference finalizer is left.",
@@ -79,8 +90,9 @@ func TestNudgesWakeWhatTheBackoffWouldKeepWaiting(t *testing.T) {
 	}
 }
 
-func TestOnlyAReleasedObjectWaitsForItsResourceToGo(t *testing.T) {
-	released := map[string]string{ReleasedLabel: "true"}
+func TestOnlyAReleasedTargetWaitsForItsResourceToGo(t *testing.T) {
+	target := map[string]string{TargetLabel: "true"}
+	released := map[string]string{ReleasedKey: "true"}
 	own := []string{objectref.ObjectFinalizer}
 	cases := map[string]struct {
 		reason string
@@ -88,25 +100,33 @@ func TestOnlyAReleasedObjectWaitsForItsResourceToGo(t *testing.T) {
 		want   bool
 	}{
 		"Released": {
-			reason: "A deleting Object that carries ReleasedLabel and the provider's finalizer waits for its managed resource.",
-			o:      Object{Deleting: true, Finalizers: own, Labels: released},
+			reason: "A deleting target that carries ReleasedKey and the provider's finalizer alone waits for its managed resource.",
+			o:      Object{Deleting: true, Finalizers: own, Labels: target, Annotations: released},
 			want:   true,
 		},
 		"NotDeleting": {
 			reason: "A live Object is never nudged, whatever its labels.",
-			o:      Object{Finalizers: own, Labels: released},
+			o:      Object{Finalizers: own, Labels: target, Annotations: released},
 		},
 		"NotReleased": {
-			reason: "A deleting Object that was not released may still be held: Nudges wakes it, not Gone.",
-			o:      Object{Deleting: true, Finalizers: own},
+			reason: "A target not woken yet waits for Nudges, not for Gone.",
+			o:      Object{Deleting: true, Finalizers: own, Labels: target},
+		},
+		"StillHeld": {
+			reason: "A target that a dependent holds again keeps its resource.",
+			o:      Object{Deleting: true, Finalizers: append(own, objectref.Finalizer("u-a")), Labels: target, Annotations: released},
+		},
+		"NoTarget": {
+			reason: "An Object no one held is never written to.",
+			o:      Object{Deleting: true, Finalizers: own, Annotations: released},
 		},
 		"NudgedAlready": {
 			reason: "GoneKey is applied once.",
-			o:      Object{Deleting: true, Finalizers: own, Labels: released, Annotations: map[string]string{GoneKey: "true"}},
+			o:      Object{Deleting: true, Finalizers: own, Labels: target, Annotations: map[string]string{ReleasedKey: "true", GoneKey: "true"}},
 		},
 		"TheProviderLetGo": {
 			reason: "Without the provider's finalizer nothing waits for a reconcile.",
-			o:      Object{Deleting: true, Labels: released},
+			o:      Object{Deleting: true, Labels: target, Annotations: released},
 		},
 	}
 	for name, tc := range cases {

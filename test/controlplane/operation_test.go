@@ -3,6 +3,7 @@
 package controlplane
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -90,9 +91,12 @@ const (
 // created, and must restore them all. A second set is created with the
 // WatchOperation in place, and must get them all. Every dependent is then
 // touched ten times, and the shared Objects' managedFields must not grow
-// past the first wave. Last, every Object is deleted at once: each shared
-// Object must go after its dependents, its Namespace only after their
-// ConfigMaps, and nothing may be left. Every Operation must succeed.
+// past the first wave. Last, with the WatchOperation of
+// example/operation/watch-namespaces.yaml added, every Object is deleted at
+// once: each shared Object's Namespace must begin terminating only after
+// every dependent has released the shared Object and deleted its ConfigMap,
+// the Operations' teardown nudges must follow their rules, and nothing may
+// be left. Every Operation must succeed.
 //
 // Before that, without the Objects: the ClusterRole of
 // example/operation/install.yaml must be accepted and grant what an
@@ -930,7 +934,16 @@ func (s *stack) deleteSets(ctx context.Context, sets ...objectSet) teardownResul
 		d := setTeardown{set: set.name, lastDependentGone: -1, lastConfigMapGone: -1}
 		shared, terminating := first("Object", set.shared(), true), first("Namespace", set.namespace(), false)
 		d.sharedGone, d.namespaceTerminating = since(shared), since(terminating)
-		var after, cmsLeft []string
+		// A dependent has released the shared Object once its reference
+		// finalizer is off: provider-kubernetes deletes the shared Object's
+		// Namespace only then. The dependent itself may go a little later,
+		// after its own finalizer's Update.
+		var after, cmsLeft, holding []string
+		uids := map[string]string{}
+		for _, o := range objects {
+			uids[o.GetName()] = string(o.GetUID())
+		}
+		released := releasesOf(changes, set.shared())
 		for i := 1; i <= set.n; i++ {
 			dep := first("Object", set.dependent(i), true)
 			if dep != nil {
@@ -938,6 +951,9 @@ func (s *stack) deleteSets(ctx context.Context, sets ...objectSet) teardownResul
 			}
 			if dep == nil || shared == nil || dep.rv > shared.rv {
 				after = append(after, set.dependent(i))
+			}
+			if rv, ok := released[uids[set.dependent(i)]]; !ok || terminating == nil || rv > terminating.rv {
+				holding = append(holding, set.dependent(i))
 			}
 			cm := first("ConfigMap", fmt.Sprintf("cm-%02d", i), true)
 			if cm != nil {
@@ -948,11 +964,11 @@ func (s *stack) deleteSets(ctx context.Context, sets ...objectSet) teardownResul
 			}
 		}
 		d.dependentsAfterShared, d.configMapsLeft = len(after), len(cmsLeft)
-		d.releases, d.nudges = s.checkNudges(set, objects, changes)
+		d.releases, d.nudges = s.checkNudges(set, objects, changes, begin)
 		t.Logf("%s teardown (times after deleting every Object; order by etcd revision): last dependent Object gone %s, last ConfigMap deleted %s, Namespace %s terminating %s, shared Object gone %s",
 			set.name, at(d.lastDependentGone), at(d.lastConfigMapGone), set.namespace(), at(d.namespaceTerminating), at(d.sharedGone))
-		if len(after) > 0 {
-			t.Errorf("ERROR: %s: the shared Object went before %d of its %d dependents: %s", set.name, len(after), set.n, strings.Join(after, ", "))
+		if len(holding) > 0 {
+			t.Errorf("ERROR: %s: the shared Object's Namespace began terminating before %d of its %d dependents released the shared Object: %s", set.name, len(holding), set.n, strings.Join(holding, ", "))
 		}
 		if len(cmsLeft) > 0 {
 			t.Errorf("ERROR: %s: Namespace %s began terminating before %d of the %d dependents' ConfigMaps were deleted: %s",
@@ -965,10 +981,36 @@ func (s *stack) deleteSets(ctx context.Context, sets ...objectSet) teardownResul
 	return res
 }
 
+// releasesOf returns, by dependent UID, the etcd revision at which each
+// reference finalizer left the named Object, from its changes.
+func releasesOf(changes []change, name string) map[string]int64 {
+	held := map[string]bool{}
+	out := map[string]int64{}
+	for _, ch := range slices.SortedFunc(slices.Values(changes), func(a, b change) int { return cmp.Compare(a.rv, b.rv) }) {
+		if ch.kind != "Object" || ch.name != name {
+			continue
+		}
+		now := map[string]bool{}
+		for _, f := range ch.finalizers {
+			if uid, ok := strings.CutPrefix(f, refFinalizerPrefix); ok {
+				now[uid] = true
+				held[uid] = true
+			}
+		}
+		for uid := range held {
+			if _, done := out[uid]; !done && (!now[uid] || ch.deleted) {
+				out[uid] = ch.rv
+			}
+		}
+	}
+	return out
+}
+
 // The label and annotations internal/teardown nudges with.
 const (
 	holderKeyPrefix = "teardown.dependencies.fn.crossplane.io/"
-	releasedLabel   = "dependencies.fn.crossplane.io/teardown-released"
+	targetLabel     = "dependencies.fn.crossplane.io/teardown-target"
+	releasedKey     = "dependencies.fn.crossplane.io/teardown-released"
 	goneKey         = "dependencies.fn.crossplane.io/teardown-gone"
 )
 
@@ -976,20 +1018,22 @@ const (
 // the WatchOperations' Operations applied for its shared Object: there
 // were some; none reached an Object before it and the shared Object were
 // both being deleted, since a nudge then would only make the provider's
-// Updates conflict; the one that says the shared Object's Namespace is gone
-// came after it was; and no storm: each holder's value names a set of
-// holders the shared Object had, so there are at most as many values as
-// finalizers came off, plus the label that releases it and the annotation
-// that says its Namespace is gone, however many Operations ran. It returns
-// the releases and the nudges applied.
-func (s *stack) checkNudges(set objectSet, objects []unstructured.Unstructured, changes []change) (releases, nudges int) {
+// Updates conflict; no dependent got any but the holder's annotation, since
+// a write to one the provider is deleting makes its own Update conflict;
+// the one that says the shared Object's Namespace is gone came after it
+// was; and no storm: each holder's value names a set of holders the shared
+// Object had, so there are at most as many values as finalizers came off,
+// plus the shared Object's label, release and gone, however many
+// Operations ran. It logs when each of the shared Object's came, and
+// returns the releases and the nudges applied.
+func (s *stack) checkNudges(set objectSet, objects []unstructured.Unstructured, changes []change, begin time.Time) (releases, nudges int) {
 	t := s.t
 	i := slices.IndexFunc(objects, func(u unstructured.Unstructured) bool { return u.GetName() == set.shared() })
 	if i < 0 {
 		t.Fatalf("ERROR: %s: no shared Object %s before the deletion", set.name, set.shared())
 	}
 	holderKey := holderKeyPrefix + string(objects[i].GetUID())
-	refs := referenceFinalizers(objects[i].GetFinalizers())
+	refs := refFinalizers(objects[i].GetFinalizers())
 	names := objectNames(set)
 	// Each watch delivers its changes in order, but not with the others':
 	// the etcd revisions order them.
@@ -1001,27 +1045,26 @@ func (s *stack) checkNudges(set objectSet, objects []unstructured.Unstructured, 
 	}
 	sharedDeleting := false
 	applied, values := map[string]bool{}, map[string]bool{}
-	var early []string
-	for _, ch := range changes {
+	var early, misplaced, came []string
+	for _, ch := range slices.SortedFunc(slices.Values(changes), func(a, b change) int { return cmp.Compare(a.rv, b.rv) }) {
 		if ch.kind != "Object" || !names[ch.name] {
 			continue
 		}
 		shared := ch.name == set.shared()
 		if shared {
-			if n := referenceFinalizers(ch.finalizers); !ch.deleted && n < refs {
+			if n := refFinalizers(ch.finalizers); !ch.deleted && n < refs {
 				releases += refs - n
 				refs = n
 			}
 			sharedDeleting = sharedDeleting || ch.deleting
 		}
 		var found []string
-		for k, v := range ch.annotations {
-			if k == holderKey || shared && k == goneKey {
-				found = append(found, k+"="+v)
+		for _, m := range []map[string]string{ch.labels, ch.annotations} {
+			for k, v := range m {
+				if strings.Contains(k, "teardown") && strings.Contains(k, "dependencies.fn.crossplane.io") {
+					found = append(found, k+"="+v)
+				}
 			}
-		}
-		if v, ok := ch.labels[releasedLabel]; ok && shared {
-			found = append(found, releasedLabel+"="+v)
 		}
 		for _, kv := range found {
 			nudge := ch.name + " " + kv
@@ -1029,21 +1072,31 @@ func (s *stack) checkNudges(set objectSet, objects []unstructured.Unstructured, 
 				continue
 			}
 			applied[nudge], values[kv] = true, true
-			if !ch.deleting || !sharedDeleting {
+			key, _, _ := strings.Cut(kv, "=")
+			switch {
+			case shared && key != targetLabel && key != releasedKey && key != goneKey, !shared && key != holderKey:
+				misplaced = append(misplaced, nudge)
+			case !ch.deleting || !sharedDeleting:
 				early = append(early, nudge)
-			}
-			if strings.HasPrefix(kv, goneKey+"=") && (namespaceGone == 0 || ch.rv < namespaceGone) {
+			case key == goneKey && (namespaceGone == 0 || ch.rv < namespaceGone):
 				early = append(early, nudge+" (before Namespace "+set.namespace()+" was gone)")
+			}
+			if shared {
+				came = append(came, fmt.Sprintf("%s %s", key, at(ch.at.Sub(begin))))
 			}
 		}
 	}
+	t.Logf("%s: the shared Object's nudges: %s", set.name, orNone(came))
 	if len(applied) == 0 {
 		t.Errorf("ERROR: %s: the Operations applied no teardown nudge while its %d dependents released the shared Object", set.name, releases)
+	}
+	if len(misplaced) > 0 {
+		t.Errorf("ERROR: %s: %d nudges went where no rule puts them: %s", set.name, len(misplaced), strings.Join(misplaced, "; "))
 	}
 	if len(early) > 0 {
 		t.Errorf("ERROR: %s: %d nudges came too early: %s", set.name, len(early), strings.Join(early, "; "))
 	}
-	if len(values) > releases+2 {
+	if len(values) > releases+3 {
 		t.Errorf("ERROR: %s: the Operations applied %d teardown values for %d releases of the shared Object: more than one per set of holders it had", set.name, len(values), releases)
 	}
 	return releases, len(applied)

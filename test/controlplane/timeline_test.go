@@ -57,7 +57,7 @@ func timelineOf(changes []change, begin time.Time, c composed, ns string, confli
 	since := func(at time.Time) float64 { return at.Sub(begin).Seconds() }
 	tl := timeline{
 		Dependents: len(c.dependents), Conflicts: conflicts,
-		Finalizers:     []point{{0, referenceFinalizers(c.shared.GetFinalizers())}},
+		Finalizers:     []point{{0, refFinalizers(c.shared.GetFinalizers())}},
 		SharedDeleting: -1, SharedGone: -1, NamespaceTerminating: -1,
 	}
 	dependents := map[string]bool{}
@@ -72,7 +72,7 @@ func timelineOf(changes []change, begin time.Time, c composed, ns string, confli
 		tl.Gone = max(tl.Gone, t)
 		switch {
 		case ch.kind == "Object" && ch.name == c.shared.GetName():
-			if n := referenceFinalizers(ch.finalizers); !ch.deleted && n != tl.Finalizers[len(tl.Finalizers)-1].N {
+			if n := refFinalizers(ch.finalizers); !ch.deleted && n != tl.Finalizers[len(tl.Finalizers)-1].N {
 				tl.Finalizers = append(tl.Finalizers, point{t, n})
 			}
 			if ch.deleting && tl.SharedDeleting < 0 {
@@ -88,17 +88,6 @@ func timelineOf(changes []change, begin time.Time, c composed, ns string, confli
 		}
 	}
 	return tl
-}
-
-// referenceFinalizers counts provider-kubernetes' reference finalizers.
-func referenceFinalizers(fs []string) int {
-	n := 0
-	for _, f := range fs {
-		if strings.HasPrefix(f, refFinalizerPrefix) {
-			n++
-		}
-	}
-	return n
 }
 
 // nudgeAnnotation is in the keys of the labels and annotations

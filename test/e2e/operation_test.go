@@ -319,8 +319,9 @@ type opNudge struct{ labels, annotations map[string]string }
 
 // What the function's teardown nudges set (internal/teardown).
 const (
-	opReleasedLabel = "dependencies.fn.crossplane.io/teardown-released"
-	opHolderPrefix  = "teardown.dependencies.fn.crossplane.io/"
+	opTargetLabel  = "dependencies.fn.crossplane.io/teardown-target"
+	opReleasedKey  = "dependencies.fn.crossplane.io/teardown-released"
+	opHolderPrefix = "teardown.dependencies.fn.crossplane.io/"
 )
 
 func (p opPlan) declared() int {
@@ -578,12 +579,13 @@ func opExpect(t *testing.T, handled, cluster []doc, sweep bool) opPlan {
 	return p
 }
 
-// opNudges works out the teardown nudges of the objects read: an object
-// being deleted that no reference finalizer holds and that the provider
-// manages is labelled released, once; one still held wakes its first
-// holder by UID that is being deleted, with an annotation whose value is
-// the first ten hex digits of the SHA-256 of the holders' sorted UIDs
-// joined by commas, unless the holder carries that value already.
+// opNudges works out the teardown nudges of the objects read, all being
+// deleted: one that reference finalizers hold is labelled a target, once,
+// and wakes its first holder by UID that is being deleted, with an
+// annotation whose value is the first ten hex digits of the SHA-256 of the
+// holders' sorted UIDs joined by commas, unless the holder carries that
+// value already; a target that none holds any more and that the provider
+// manages is annotated released, once. Nothing else is written to.
 func opNudges(read map[opIdentity]bool, byIdentity map[opIdentity]doc) map[opIdentity]opNudge {
 	out := map[opIdentity]opNudge{}
 	nudge := func(id opIdentity) opNudge {
@@ -611,11 +613,15 @@ func opNudges(read map[opIdentity]bool, byIdentity map[opIdentity]doc) map[opIde
 				holders = append(holders, uid)
 			}
 		}
+		target := harness.String(d, "metadata", "labels", opTargetLabel) != ""
 		if len(holders) == 0 {
-			if slices.Contains(finalizers(d), objectFinalizer) && harness.String(d, "metadata", "labels", opReleasedLabel) == "" {
-				nudge(id).labels[opReleasedLabel] = "true"
+			if target && slices.Contains(finalizers(d), objectFinalizer) && harness.String(d, "metadata", "annotations", opReleasedKey) == "" {
+				nudge(id).annotations[opReleasedKey] = "true"
 			}
 			continue
+		}
+		if !target {
+			nudge(id).labels[opTargetLabel] = "true"
 		}
 		slices.Sort(holders)
 		sum := sha256.Sum256([]byte(strings.Join(holders, ",")))
