@@ -111,8 +111,13 @@ func TestOperation(t *testing.T) {
 		}
 		return &fnv1.Resource{Resource: mustStruct(map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": md})}
 	}
-	nudgeOf := func(name, uid string, labels, annotations map[string]any) *fnv1.Resource {
+	// A nudge is applied only to the version read, when the object read
+	// has one.
+	nudgeOf := func(name, uid, resourceVersion string, labels, annotations map[string]any) *fnv1.Resource {
 		md := map[string]any{"name": name, "uid": uid}
+		if resourceVersion != "" {
+			md["resourceVersion"] = resourceVersion
+		}
 		if labels != nil {
 			md["labels"] = labels
 		}
@@ -134,6 +139,7 @@ func TestOperation(t *testing.T) {
 	// The target when its last holder let go: not woken yet.
 	freedShared := deleting(object("shared", "uid-shared", []any{managed}))
 	freedShared["metadata"].(map[string]any)["labels"] = targetLabel
+	freedShared["metadata"].(map[string]any)["resourceVersion"] = "42"
 	releasedShared["spec"].(map[string]any)["forProvider"] = map[string]any{"manifest": map[string]any{
 		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "team"},
 	}}
@@ -241,9 +247,9 @@ func TestOperation(t *testing.T) {
 					// going-a still holds the shared Object: woken at each
 					// release; going-b, which let go, is left alone. The
 					// shared Object is labelled a target, once.
-					"Object.kubernetes.crossplane.io going-a": nudgeOf("going-a", "uid-going-a", nil,
+					"Object.kubernetes.crossplane.io going-a": nudgeOf("going-a", "uid-going-a", "", nil,
 						map[string]any{teardown.HolderKey("uid-shared"): holders("uid-going-a")}),
-					"Object.kubernetes.crossplane.io shared": nudgeOf("shared", "uid-shared", targetLabel, nil),
+					"Object.kubernetes.crossplane.io shared": nudgeOf("shared", "uid-shared", "", targetLabel, nil),
 				}},
 				Output: mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io going-a", "Object.kubernetes.crossplane.io shared"}}),
 			},
@@ -253,7 +259,7 @@ func TestOperation(t *testing.T) {
 			want: &fnv1.RunFunctionResponse{
 				Requirements: &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{}},
 				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
-					"Object.kubernetes.crossplane.io shared": nudgeOf("shared", "uid-shared", nil, map[string]any{teardown.ReleasedKey: "true"}),
+					"Object.kubernetes.crossplane.io shared": nudgeOf("shared", "uid-shared", "42", nil, map[string]any{teardown.ReleasedKey: "true"}),
 				}},
 				Output: mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io shared"}}),
 			},
@@ -271,7 +277,7 @@ func TestOperation(t *testing.T) {
 			want: &fnv1.RunFunctionResponse{
 				Requirements: &fnv1.Requirements{Resources: withManifest(releasedSelectors(map[string]*fnv1.ResourceSelector{}))},
 				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
-					"Object.kubernetes.crossplane.io shared": nudgeOf("shared", "uid-shared", nil, map[string]any{teardown.GoneKey: "true"}),
+					"Object.kubernetes.crossplane.io shared": nudgeOf("shared", "uid-shared", "", nil, map[string]any{teardown.GoneKey: "true"}),
 				}},
 				Output: mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io shared"}}),
 			},
@@ -288,7 +294,7 @@ func TestOperation(t *testing.T) {
 			want: &fnv1.RunFunctionResponse{
 				Requirements: &fnv1.Requirements{Resources: releasedSelectors(map[string]*fnv1.ResourceSelector{})},
 				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
-					"Object.kubernetes.crossplane.io shared": nudgeOf("shared", "uid-shared", nil, map[string]any{teardown.ReleasedKey: "true"}),
+					"Object.kubernetes.crossplane.io shared": nudgeOf("shared", "uid-shared", "42", nil, map[string]any{teardown.ReleasedKey: "true"}),
 				}},
 				Output: mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io shared"}}),
 			},

@@ -361,12 +361,22 @@ func stringMap(v *structpb.Value) map[string]string {
 }
 
 // nudging is the partial object that sets labels and annotations on an
-// object read: its identity, its UID, as partial says why, and those.
+// object read: its identity, its UID, as partial says why, those, and the
+// resourceVersion read. With it the API server applies the nudge only to
+// the version it was decided on. Two Operations often read the same
+// version (a Namespace's deletion makes two); the second's apply of the
+// same value, under a field manager of its own, changes only
+// managedFields, which wakes nothing but makes the provider's next Update
+// of the object conflict: measured, the shared Object then waited 45 s
+// more. Refused, that Operation runs again and finds the value there.
 func nudging(o *structpb.Struct, labels, annotations map[string]string) *structpb.Struct {
 	id := identityOf(o)
 	metadata := map[string]*structpb.Value{
 		"name": structpb.NewStringValue(id.Name),
 		"uid":  structpb.NewStringValue(text(o, "metadata", "uid")),
+	}
+	if rv := text(o, "metadata", "resourceVersion"); rv != "" {
+		metadata["resourceVersion"] = structpb.NewStringValue(rv)
 	}
 	for field, m := range map[string]map[string]string{"labels": labels, "annotations": annotations} {
 		if len(m) == 0 {

@@ -444,7 +444,7 @@ func (c *opsCluster) apply(id int, name string, body map[string]any) bool {
 		}
 	}
 	for k := range md {
-		if !slices.Contains([]string{"name", "namespace", "uid", "finalizers", "labels", "annotations"}, k) {
+		if !slices.Contains([]string{"name", "namespace", "uid", "resourceVersion", "finalizers", "labels", "annotations"}, k) {
 			c.violate(opsPartial, fmt.Sprintf("desired %s has metadata.%s", name, k))
 		}
 	}

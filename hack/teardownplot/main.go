@@ -48,7 +48,7 @@ var colors = map[string]color.Color{
 var legends = map[string]string{
 	"without": "without function-dependencies",
 	"with":    "with it",
-	"watched": "with it and its WatchOperation",
+	"watched": "with it and its WatchOperations",
 }
 
 func main() {

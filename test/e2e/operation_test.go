@@ -550,6 +550,10 @@ func opExpect(t *testing.T, handled, cluster []doc, sweep bool) opPlan {
 		if ns := harness.String(d, "metadata", "namespace"); ns != "" {
 			metadata["namespace"] = ns
 		}
+		// Applied only to the version read.
+		if rv := harness.String(d, "metadata", "resourceVersion"); rv != "" {
+			metadata["resourceVersion"] = rv
+		}
 		for field, m := range map[string]map[string]string{"labels": n.labels, "annotations": n.annotations} {
 			if len(m) > 0 {
 				values := doc{}
