@@ -39,13 +39,17 @@ xpkg:
 bench:
 	hack/bench.sh
 
-# Record teardown timelines on the control plane (SIZES dependents per XR,
-# with and without the function, RUNS times) into docs/teardown, then draw
-# them into docs/teardown/teardown.png.
+# Record teardown timelines on the control plane (SIZES dependents per XR;
+# without the function, with it, and with it and example/operation's
+# WatchOperations, or only the ARMS given; RUNS times) into docs/teardown,
+# then draw them into docs/teardown/teardown.png. Three runs of all three
+# arms at 10,30,60 take over an hour on two cores.
 SIZES ?= 10,30,60
 RUNS ?= 1
+ARMS ?= without,with,watched
 teardown:
-	FD_CONTROLPLANE_TEARDOWN=$(SIZES) FD_CONTROLPLANE_TEARDOWN_RUNS=$(RUNS) hack/controlplane-test.sh -run TestTeardownTimeline
+	FD_CONTROLPLANE_TEARDOWN=$(SIZES) FD_CONTROLPLANE_TEARDOWN_RUNS=$(RUNS) FD_CONTROLPLANE_TEARDOWN_ARMS=$(ARMS) \
+	  hack/controlplane-test.sh -run TestTeardownTimeline -timeout 3h
 	$(MAKE) teardown-plot
 
 teardown-plot:

@@ -96,7 +96,9 @@ func (f *Function) runOperation(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunct
 		}
 		// A nudged object is being deleted: none is repaired too.
 		labels, annotations := map[string]map[string]string{}, map[string]map[string]string{}
+		exact := map[string]bool{}
 		for _, n := range nudged {
+			exact[n.Object] = exact[n.Object] || n.Exact
 			into := annotations
 			if n.Label {
 				into = labels
@@ -107,7 +109,7 @@ func (f *Function) runOperation(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunct
 			into[n.Object][n.Key] = n.Value
 		}
 		for _, n := range nudged {
-			desired[n.Object] = &fnv1.Resource{Resource: nudging(s.read[n.Object], labels[n.Object], annotations[n.Object])}
+			desired[n.Object] = &fnv1.Resource{Resource: nudging(s.read[n.Object], labels[n.Object], annotations[n.Object], exact[n.Object])}
 		}
 		rsp.Desired = &fnv1.State{Resources: desired}
 	}
@@ -361,21 +363,16 @@ func stringMap(v *structpb.Value) map[string]string {
 }
 
 // nudging is the partial object that sets labels and annotations on an
-// object read: its identity, its UID, as partial says why, those, and the
-// resourceVersion read. With it the API server applies the nudge only to
-// the version it was decided on. Two Operations often read the same
-// version (a Namespace's deletion makes two); the second's apply of the
-// same value, under a field manager of its own, changes only
-// managedFields, which wakes nothing but makes the provider's next Update
-// of the object conflict: measured, the shared Object then waited 45 s
-// more. Refused, that Operation runs again and finds the value there.
-func nudging(o *structpb.Struct, labels, annotations map[string]string) *structpb.Struct {
+// object read: its identity, its UID, as partial says why, those, and, for
+// exact nudges (internal/teardown says why), the resourceVersion read, so
+// that the API server applies them only to that version.
+func nudging(o *structpb.Struct, labels, annotations map[string]string, exact bool) *structpb.Struct {
 	id := identityOf(o)
 	metadata := map[string]*structpb.Value{
 		"name": structpb.NewStringValue(id.Name),
 		"uid":  structpb.NewStringValue(text(o, "metadata", "uid")),
 	}
-	if rv := text(o, "metadata", "resourceVersion"); rv != "" {
+	if rv := text(o, "metadata", "resourceVersion"); rv != "" && exact {
 		metadata["resourceVersion"] = structpb.NewStringValue(rv)
 	}
 	for field, m := range map[string]map[string]string{"labels": labels, "annotations": annotations} {

@@ -75,6 +75,19 @@ type Nudge struct {
 	Object     string
 	Key, Value string
 	Label      bool
+	// Exact nudges go only to the version of the object read. Each
+	// Operation applies as a field manager of its own, and two often read
+	// the same version (a Namespace's deletion makes two): the second's
+	// apply of the same value changes only managedFields, which wakes
+	// nothing, and makes the provider's next Update of the object
+	// conflict. On a target that cost the last wait in full (45 s,
+	// measured), so a target's nudges are exact: refused, the Operation
+	// runs again and finds the value there. A holder's are not: its
+	// version changes with each of its own reconciles, and the refused
+	// nudges were lost with their Operations (at 60 dependents the first
+	// releases came 30 s apart), while a holder whose own Update
+	// conflicts has let go of the target already.
+	Exact bool
 }
 
 // Nudges returns what a target and its dependents must carry, for those
@@ -92,12 +105,12 @@ func Nudges(target Object, dependents []Object) []Nudge {
 	var out []Nudge
 	if len(holding) == 0 {
 		if target.Labels[TargetLabel] != "" && target.Annotations[ReleasedKey] == "" && slices.Contains(target.Finalizers, objectref.ObjectFinalizer) {
-			out = append(out, Nudge{Object: target.Name, Key: ReleasedKey, Value: "true"})
+			out = append(out, Nudge{Object: target.Name, Key: ReleasedKey, Value: "true", Exact: true})
 		}
 		return out
 	}
 	if target.Labels[TargetLabel] == "" {
-		out = append(out, Nudge{Object: target.Name, Key: TargetLabel, Value: "true", Label: true})
+		out = append(out, Nudge{Object: target.Name, Key: TargetLabel, Value: "true", Label: true, Exact: true})
 	}
 	slices.Sort(holding)
 	sum := sha256.Sum256([]byte(strings.Join(holding, ",")))
@@ -129,4 +142,4 @@ func Released(o Object) bool {
 }
 
 // Gone is the nudge of a released target whose managed resource is gone.
-func Gone(o Object) Nudge { return Nudge{Object: o.Name, Key: GoneKey, Value: "true"} }
+func Gone(o Object) Nudge { return Nudge{Object: o.Name, Key: GoneKey, Value: "true", Exact: true} }

@@ -43,19 +43,19 @@ func TestNudgesWakeWhatTheBackoffWouldKeepWaiting(t *testing.T) {
 			reason:     "A deleting target that dependents hold is labelled a target, so that it is known for one once none holds it; with its first deleting holder nudged.",
 			target:     Object{Name: "shared", UID: "u-shared", Deleting: true, Finalizers: []string{objectref.ObjectFinalizer, ref("u-a")}},
 			dependents: []Object{dep("a", true)},
-			want:       []Nudge{{"a", HolderKey("u-shared"), value("a"), false}, {"shared", TargetLabel, "true", true}},
+			want:       []Nudge{{"a", HolderKey("u-shared"), value("a"), false, false}, {"shared", TargetLabel, "true", true, true}},
 		},
 		"TheFirstDeletingHolderIsNudged": {
 			reason:     "Of the deleting dependents whose finalizer is still on the deleting target, the first by UID is nudged: woken together, all but one would conflict. One that lives, or has released it, is not.",
 			target:     shared(true, ref("u-c"), ref("u-a"), ref("u-b")),
 			dependents: []Object{dep("b", true), dep("a", true), dep("c", false), dep("d", true)},
-			want:       []Nudge{{"a", HolderKey("u-shared"), value("a", "b", "c"), false}},
+			want:       []Nudge{{"a", HolderKey("u-shared"), value("a", "b", "c"), false, false}},
 		},
 		"TheValueFollowsTheFinalizersLeft": {
 			reason:     "Once a dependent released the target, the next holder is nudged with a new value.",
 			target:     shared(true, ref("u-b"), ref("u-c")),
 			dependents: []Object{dep("b", true), dep("c", true)},
-			want:       []Nudge{{"b", HolderKey("u-shared"), value("b", "c"), false}},
+			want:       []Nudge{{"b", HolderKey("u-shared"), value("b", "c"), false, false}},
 		},
 		"AlreadyNudgedIsLeftAlone": {
 			reason:     "A dependent that carries the value already is not applied again: each apply is a write, and a managedFields entry.",
@@ -65,7 +65,7 @@ func TestNudgesWakeWhatTheBackoffWouldKeepWaiting(t *testing.T) {
 		"AReleasedTargetIsNudgedOnce": {
 			reason: "A deleting target no dependent holds any more is nudged to delete what it manages.",
 			target: shared(true),
-			want:   []Nudge{{"shared", ReleasedKey, "true", false}},
+			want:   []Nudge{{"shared", ReleasedKey, "true", false, true}},
 		},
 		"AReleasedTargetCarryingTheValueIsLeftAlone": {
 			reason: "The target's ReleasedKey is not applied twice.",
