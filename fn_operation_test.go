@@ -136,8 +136,6 @@ func TestOperation(t *testing.T) {
 	releasedShared := deleting(object("shared", "uid-shared", []any{managed}))
 	releasedShared["metadata"].(map[string]any)["labels"] = targetLabel
 	releasedShared["metadata"].(map[string]any)["annotations"] = map[string]any{teardown.ReleasedKey: "true"}
-	labelledShared := deleting(object("shared", "uid-shared", []any{managed, ref + "uid-going-a"}))
-	labelledShared["metadata"].(map[string]any)["labels"] = map[string]any{"crossplane.io/composite": "demo", teardown.TargetLabel: "true"}
 	// The target when its last holder let go: not woken yet.
 	freedShared := deleting(object("shared", "uid-shared", []any{managed}))
 	freedShared["metadata"].(map[string]any)["labels"] = targetLabel
@@ -239,32 +237,21 @@ func TestOperation(t *testing.T) {
 			required: map[string]*fnv1.Resources{WatchedResource: resources(deletingShared)},
 			want:     &fnv1.RunFunctionResponse{Requirements: &fnv1.Requirements{Resources: teardownOf("demo")}},
 		},
-		"AWatchedTargetBeingDeletedIsLabelledATargetFirst": {
+		"AWatchedTargetBeingDeletedWakesTheDeletingObjectsThatHoldIt": {
 			required: map[string]*fnv1.Resources{
 				WatchedResource: resources(deletingShared), teardownCluster: resources(deletingShared, goingA, goingB, a), teardownNamespaced: {},
 			},
 			want: &fnv1.RunFunctionResponse{
 				Requirements: &fnv1.Requirements{Resources: teardownOf("demo")},
 				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
-					// Alone: its holders wait for the label's write.
-					"Object.kubernetes.crossplane.io shared": nudgeOf("shared", "uid-shared", "", targetLabel, nil),
-				}},
-				Output: mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io shared"}}),
-			},
-		},
-		"ALabelledTargetWakesTheFirstDeletingObjectThatHoldsIt": {
-			required: map[string]*fnv1.Resources{
-				WatchedResource: resources(labelledShared), teardownCluster: resources(labelledShared, goingA, goingB, a), teardownNamespaced: {},
-			},
-			want: &fnv1.RunFunctionResponse{
-				Requirements: &fnv1.Requirements{Resources: teardownOf("demo")},
-				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
 					// going-a still holds the shared Object: woken at each
-					// release; going-b, which let go, is left alone.
+					// release; going-b, which let go, is left alone. The
+					// shared Object is labelled a target, once.
 					"Object.kubernetes.crossplane.io going-a": nudgeOf("going-a", "uid-going-a", "", nil,
 						map[string]any{teardown.HolderKey("uid-shared"): holders("uid-going-a")}),
+					"Object.kubernetes.crossplane.io shared": nudgeOf("shared", "uid-shared", "", targetLabel, nil),
 				}},
-				Output: mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io going-a"}}),
+				Output: mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io going-a", "Object.kubernetes.crossplane.io shared"}}),
 			},
 		},
 		"AWatchedTargetNoOneHoldsAnyMoreIsWokenOnce": {

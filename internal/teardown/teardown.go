@@ -12,7 +12,6 @@
 //
 //   - a deleting target that dependents hold carries the label TargetLabel,
 //     once, so that it is known for a target when none holds it any more;
-//     its holders are woken only once it does;
 //   - the first deleting dependent, by UID, whose reference finalizer is
 //     still on a deleting target carries the annotation HolderKey(target),
 //     whose value changes each time the target's reference finalizers do:
@@ -111,10 +110,7 @@ func Nudges(target Object, dependents []Object) []Nudge {
 		return out
 	}
 	if target.Labels[TargetLabel] == "" {
-		// The label first, alone: a holder woken with it would meet the
-		// label's write to the target between its Get and its Update, and
-		// conflict with no release to wake it again.
-		return []Nudge{{Object: target.Name, Key: TargetLabel, Value: "true", Label: true, Exact: true}}
+		out = append(out, Nudge{Object: target.Name, Key: TargetLabel, Value: "true", Label: true, Exact: true})
 	}
 	slices.Sort(holding)
 	sum := sha256.Sum256([]byte(strings.Join(holding, ",")))

@@ -39,11 +39,11 @@ func TestNudgesWakeWhatTheBackoffWouldKeepWaiting(t *testing.T) {
 			target:     shared(false, ref("u-a")),
 			dependents: []Object{dep("a", true)},
 		},
-		"AHeldTargetIsLabelledFirstAndAlone": {
-			reason:     "A deleting target that dependents hold is labelled a target, so that it is known for one once none holds it; its holders wait for the label, or the label's write would make the woken holder's Update conflict.",
+		"AHeldTargetIsLabelledOnce": {
+			reason:     "A deleting target that dependents hold is labelled a target, so that it is known for one once none holds it; with its first deleting holder nudged.",
 			target:     Object{Name: "shared", UID: "u-shared", Deleting: true, Finalizers: []string{objectref.ObjectFinalizer, ref("u-a")}},
 			dependents: []Object{dep("a", true)},
-			want:       []Nudge{{"shared", TargetLabel, "true", true, true}},
+			want:       []Nudge{{"a", HolderKey("u-shared"), value("a"), false, false}, {"shared", TargetLabel, "true", true, true}},
 		},
 		"TheFirstDeletingHolderIsNudged": {
 			reason:     "Of the deleting dependents whose finalizer is still on the deleting target, the first by UID is nudged: woken together, all but one would conflict. One that lives, or has released it, is not.",

@@ -586,9 +586,8 @@ func opExpect(t *testing.T, handled, cluster []doc, sweep bool) opPlan {
 }
 
 // opNudges works out the teardown nudges of the objects read, all being
-// deleted: one that reference finalizers hold is labelled a target, once
-// and alone; labelled, it wakes its first holder by UID that is being
-// deleted, with an
+// deleted: one that reference finalizers hold is labelled a target, once,
+// and wakes its first holder by UID that is being deleted, with an
 // annotation whose value is the first ten hex digits of the SHA-256 of the
 // holders' sorted UIDs joined by commas, unless the holder carries that
 // value already; a target that none holds any more and that the provider
@@ -629,7 +628,6 @@ func opNudges(read map[opIdentity]bool, byIdentity map[opIdentity]doc) map[opIde
 		}
 		if !target {
 			nudge(id).labels[opTargetLabel] = "true"
-			continue // Its holders wait for the label.
 		}
 		slices.Sort(holders)
 		sum := sha256.Sum256([]byte(strings.Join(holders, ",")))
