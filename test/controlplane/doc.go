@@ -7,7 +7,10 @@
 // and, with Crossplane's Operations enabled and no Composition, that the
 // function run by the WatchOperation of example/operation/watch-objects.yaml
 // restores the finalizers the provider lost on Objects created directly,
-// keeps the referenced object's managedFields bounded, and orders deletion.
+// keeps the referenced object's managedFields bounded, and orders deletion,
+// its teardown nudges, with those of watch-namespaces.yaml, following their
+// rules. TestTeardownTimeline, opt-in, records teardown timelines with and
+// without the function and its WatchOperations (make teardown).
 //
 // The test runs only with the controlplane build tag:
 //
