@@ -113,21 +113,14 @@ func (f *Function) runOperation(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunct
 		}
 		rsp.Desired = &fnv1.State{Resources: desired}
 	}
-	output := outputOf(out, enforce, len(g.Cycles))
+	var woken []string // Report mode applies no nudge either.
 	for _, n := range nudged {
-		if !slices.Contains(output.Nudged, n.Object) {
-			output.Nudged = append(output.Nudged, n.Object)
+		if enforce && !slices.Contains(woken, n.Object) {
+			woken = append(woken, n.Object)
 		}
 	}
-	slices.Sort(output.Nudged)
-	if output.Omitted == nil {
-		output.Omitted = map[string]int{}
-	}
-	output.Nudged = keep(output.Omitted, "nudged", output.Nudged)
-	if len(output.Omitted) == 0 {
-		output.Omitted = nil
-	}
-	if err := response.SetOutput(rsp, output); err != nil {
+	slices.Sort(woken)
+	if err := response.SetOutput(rsp, outputOf(out, enforce, len(g.Cycles), woken)); err != nil {
 		response.Fatal(rsp, err)
 		return
 	}
@@ -494,7 +487,7 @@ type staleEntry struct {
 	Finalizer string `json:"finalizer"`
 }
 
-func outputOf(o repair.Outcome, enforce bool, cycles int) operationOutput {
+func outputOf(o repair.Outcome, enforce bool, cycles int, nudged []string) operationOutput {
 	out := operationOutput{Dependents: o.Dependents, References: o.References, Protected: o.Protected, Cycles: cycles, Omitted: map[string]int{}}
 	repaired := "repaired"
 	if !enforce {
@@ -510,6 +503,7 @@ func outputOf(o repair.Outcome, enforce bool, cycles int) operationOutput {
 	for _, s := range keep(out.Omitted, "stale", o.Stale) {
 		out.Stale = append(out.Stale, staleEntry{Target: s.Resource, Finalizer: s.Finalizer})
 	}
+	out.Nudged = keep(out.Omitted, "nudged", nudged)
 	if len(out.Omitted) == 0 {
 		out.Omitted = nil
 	}
