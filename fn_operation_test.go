@@ -264,6 +264,14 @@ func TestOperation(t *testing.T) {
 				Output: mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io shared"}}),
 			},
 		},
+		"ReportModeNudgesNothing": {
+			input:    map[string]any{"mode": "Report"},
+			required: map[string]*fnv1.Resources{WatchedResource: resources(freedShared)},
+			want: &fnv1.RunFunctionResponse{
+				Requirements: &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{}},
+				Output:       mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0}),
+			},
+		},
 		"AWatchedResourceThatIsGoneAsksForTheTargetsOfTeardowns": {
 			required: map[string]*fnv1.Resources{WatchedResource: {}},
 			want:     &fnv1.RunFunctionResponse{Requirements: &fnv1.Requirements{Resources: releasedSelectors(map[string]*fnv1.ResourceSelector{})}},
