@@ -154,6 +154,22 @@ func TestOperation(t *testing.T) {
 		sels[sharedManifest] = &fnv1.ResourceSelector{ApiVersion: "v1", Kind: "Namespace", Match: &fnv1.ResourceSelector_MatchName{MatchName: "team"}}
 		return sels
 	}
+	// An Object that holds the shared Object and is a target itself.
+	withVersion := func(o map[string]any, rv string) map[string]any {
+		o["metadata"].(map[string]any)["resourceVersion"] = rv
+		return o
+	}
+	deletingSharedOfMiddle := withVersion(deleting(object("shared", "uid-shared", []any{managed, ref + "uid-middle"})), "3")
+	deletingSharedOfMiddle["metadata"].(map[string]any)["labels"].(map[string]any)[teardown.TargetLabel] = "true"
+	releasedMiddle := withVersion(deleting(object("middle", "uid-middle", []any{managed}, sharedRef)), "7")
+	releasedMiddle["metadata"].(map[string]any)["labels"].(map[string]any)[teardown.TargetLabel] = "true"
+	nudgedMiddle := withVersion(deleting(object("middle", "uid-middle", []any{managed}, sharedRef)), "7")
+	nudgedMiddle["metadata"].(map[string]any)["labels"].(map[string]any)[teardown.TargetLabel] = "true"
+	nudgedMiddle["metadata"].(map[string]any)["annotations"] = map[string]any{teardown.HolderKey("uid-shared"): holders("uid-middle")}
+	sharedOfMiddleAndOther := withVersion(deleting(object("shared", "uid-shared", []any{managed, ref + "uid-middle", ref + "uid-other"})), "3")
+	sharedOfMiddleAndOther["metadata"].(map[string]any)["labels"].(map[string]any)[teardown.TargetLabel] = "true"
+	other := deleting(object("other", "uid-other", []any{managed}, sharedRef))
+	heldMiddle := withVersion(deleting(object("middle", "uid-middle", []any{managed, ref + "uid-leaf"}, sharedRef)), "7")
 	warning := func(reason, message string) *fnv1.Result {
 		return &fnv1.Result{Severity: fnv1.Severity_SEVERITY_WARNING, Reason: &reason, Message: message}
 	}
@@ -252,6 +268,53 @@ func TestOperation(t *testing.T) {
 					"Object.kubernetes.crossplane.io shared": nudgeOf("shared", "uid-shared", "", targetLabel, nil),
 				}},
 				Output: mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io going-a", "Object.kubernetes.crossplane.io shared"}}),
+			},
+		},
+		"AHolderThatIsATargetToo": {
+			// middle holds the shared Object, its first holder, and no
+			// dependent holds middle any more: it is due its holder nudge,
+			// never pinned, and ReleasedKey, always pinned. One partial
+			// object can't be both: the holder nudge goes now.
+			required: map[string]*fnv1.Resources{
+				WatchedResource: resources(deletingSharedOfMiddle), teardownCluster: resources(deletingSharedOfMiddle, releasedMiddle), teardownNamespaced: {},
+			},
+			want: &fnv1.RunFunctionResponse{
+				Requirements: &fnv1.Requirements{Resources: teardownOf("demo")},
+				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
+					"Object.kubernetes.crossplane.io middle": nudgeOf("middle", "uid-middle", "", nil,
+						map[string]any{teardown.HolderKey("uid-shared"): holders("uid-middle")}),
+				}},
+				Output: mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io middle"}}),
+			},
+		},
+		"AHolderThatIsATargetTooIsReleasedByTheNextOperation": {
+			// The holder nudge's write made the next Operation: ReleasedKey,
+			// alone now, pinned.
+			required: map[string]*fnv1.Resources{WatchedResource: resources(nudgedMiddle), requiredPrefix + "target/Object.kubernetes.crossplane.io shared": resources(deletingSharedOfMiddle)},
+			want: &fnv1.RunFunctionResponse{
+				Requirements: &fnv1.Requirements{Resources: withShared(map[string]*fnv1.ResourceSelector{})},
+				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
+					"Object.kubernetes.crossplane.io middle": nudgeOf("middle", "uid-middle", "7", nil, map[string]any{teardown.ReleasedKey: "true"}),
+				}},
+				Output: mustStruct(map[string]any{"dependents": 1, "references": 1, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io middle"},
+					"skipped": []any{map[string]any{"dependent": "Object.kubernetes.crossplane.io middle", "target": "Object.kubernetes.crossplane.io shared", "reason": "DependentDeleting"}}}),
+			},
+		},
+		"AHolderThatIsHeldItselfIsLabelledATargetAndNotWoken": {
+			// leaf holds middle, which holds the shared Object: middle can't
+			// let go before leaf does, so the shared Object's next holder,
+			// other, is woken; middle is labelled a target, pinned.
+			required: map[string]*fnv1.Resources{
+				WatchedResource: resources(sharedOfMiddleAndOther), teardownCluster: resources(sharedOfMiddleAndOther, heldMiddle, other), teardownNamespaced: {},
+			},
+			want: &fnv1.RunFunctionResponse{
+				Requirements: &fnv1.Requirements{Resources: teardownOf("demo")},
+				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
+					"Object.kubernetes.crossplane.io middle": nudgeOf("middle", "uid-middle", "7", targetLabel, nil),
+					"Object.kubernetes.crossplane.io other": nudgeOf("other", "uid-other", "", nil,
+						map[string]any{teardown.HolderKey("uid-shared"): holders("uid-middle", "uid-other")}),
+				}},
+				Output: mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io middle", "Object.kubernetes.crossplane.io other"}}),
 			},
 		},
 		"AWatchedTargetNoOneHoldsAnyMoreIsWokenOnce": {

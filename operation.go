@@ -94,11 +94,12 @@ func (f *Function) runOperation(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunct
 		for _, r := range out.Repaired {
 			desired[r.Target] = &fnv1.Resource{Resource: partial(g.Resource(r.Target), r.Finalizers)}
 		}
-		// A nudged object is being deleted: none is repaired too.
+		// A nudged object is being deleted: none is repaired too. Its
+		// nudges are all exact or none (teardown.Now).
 		labels, annotations := map[string]map[string]string{}, map[string]map[string]string{}
 		exact := map[string]bool{}
 		for _, n := range nudged {
-			exact[n.Object] = exact[n.Object] || n.Exact
+			exact[n.Object] = n.Exact
 			into := annotations
 			if n.Label {
 				into = labels
@@ -313,9 +314,9 @@ func holdersOf(o *structpb.Struct, selector *v1beta1.ObjectSelector) (labels map
 	return labels, true
 }
 
-// nudges are the teardown nudges of every object read being deleted, each
-// with its dependents among the Objects read, and of the released targets
-// whose resource is gone.
+// nudges are the teardown nudges this Operation applies: of every object
+// read being deleted, each with its dependents among the Objects read, and
+// of the released targets whose resource is gone.
 func nudges(s sweep) []teardown.Nudge {
 	objects := map[string]teardown.Object{}
 	var dependents []teardown.Object
@@ -334,7 +335,7 @@ func nudges(s sweep) []teardown.Nudge {
 	for _, name := range s.gone {
 		out = append(out, teardown.Gone(objects[name]))
 	}
-	return out
+	return teardown.Now(out)
 }
 
 // teardownObject is what internal/teardown needs of an object read.

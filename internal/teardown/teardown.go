@@ -13,7 +13,8 @@
 //   - a deleting target that dependents hold carries the label TargetLabel,
 //     once, so that it is known for a target when none holds it any more;
 //   - the first deleting dependent, by UID, whose reference finalizer is
-//     still on a deleting target carries the annotation HolderKey(target),
+//     still on a deleting target, and that no dependent of its own holds,
+//     carries the annotation HolderKey(target),
 //     whose value changes each time the target's reference finalizers do:
 //     each release wakes the next holder, alone, so that its Update meets
 //     no other;
@@ -30,7 +31,9 @@
 // dependent of two targets, or a dependent and a target, never has one
 // annotation flip between values: every value is applied once. A dependent
 // no one holds is never written to: a write while the provider reconciles
-// it would make its own Update conflict and leave it waiting.
+// it would make its own Update conflict and leave it waiting. An object
+// that is a holder and a target at once gets its nudges over two
+// Operations (see Now).
 //
 // Nothing is nudged while the target lives: its dependents' finalizers must
 // stay, and a write to it would only make them conflict more.
@@ -118,9 +121,12 @@ func Nudges(target Object, dependents []Object) []Nudge {
 	// One at a time: every holder woken at once makes all but one of
 	// their Updates conflict (225 conflicts for 30 holders, measured), and
 	// each conflict deepens that holder's backoff. The first deleting
-	// holder by UID is woken; its release wakes the next.
+	// holder by UID is woken; its release wakes the next. A holder that
+	// dependents hold in turn is passed over: the provider delays its
+	// deletion, and so its release, while another finalizer is on it, and
+	// a write to it would make their Updates of it conflict.
 	for _, uid := range holding {
-		i := slices.IndexFunc(dependents, func(d Object) bool { return d.UID == uid && d.Deleting })
+		i := slices.IndexFunc(dependents, func(d Object) bool { return d.UID == uid && d.Deleting && !held(d) })
 		if i < 0 {
 			continue
 		}
@@ -133,13 +139,36 @@ func Nudges(target Object, dependents []Object) []Nudge {
 	return out
 }
 
+// held reports whether dependents hold an object: whether it carries a
+// reference finalizer.
+func held(o Object) bool {
+	return slices.ContainsFunc(o.Finalizers, func(f string) bool { _, ok := objectref.UIDOf(f); return ok })
+}
+
 // Released reports whether an Object is a target Nudges released that
 // waits for its managed resource to go.
 func Released(o Object) bool {
 	return o.Deleting && o.Labels[TargetLabel] != "" && o.Annotations[ReleasedKey] != "" && o.Annotations[GoneKey] == "" &&
-		slices.Contains(o.Finalizers, objectref.ObjectFinalizer) &&
-		!slices.ContainsFunc(o.Finalizers, func(f string) bool { _, ok := objectref.UIDOf(f); return ok })
+		slices.Contains(o.Finalizers, objectref.ObjectFinalizer) && !held(o)
 }
 
 // Gone is the nudge of a released target whose managed resource is gone.
 func Gone(o Object) Nudge { return Nudge{Object: o.Name, Key: GoneKey, Value: "true", Exact: true} }
+
+// Now returns the nudges one Operation applies, of those due. It applies
+// one partial object per object, under one field manager, and so pinned to
+// the version read or not: an object that is a holder and a target at once
+// would have its holder nudge pinned, or its target nudges not. So its
+// holder nudges go now, unpinned, and its target nudges wait: the holder
+// nudge's write changes the object, which makes the next Operation (a
+// WatchOperation's of its kind, or the next sweep), and that one finds them
+// still due, alone, and applies them exact. Either wakes the object; by
+// then no dependent holds it (see Nudges), so no Update of theirs meets the
+// unpinned write.
+func Now(nudges []Nudge) []Nudge {
+	holder := map[string]bool{}
+	for _, n := range nudges {
+		holder[n.Object] = holder[n.Object] || !n.Exact
+	}
+	return slices.DeleteFunc(slices.Clone(nudges), func(n Nudge) bool { return n.Exact && holder[n.Object] })
+}

@@ -75,6 +75,12 @@ func TestNudgesWakeWhatTheBackoffWouldKeepWaiting(t *testing.T) {
 			reason: "A dependent no one references is not a target: a write while the provider reconciles it would make its own Update conflict.",
 			target: Object{Name: "dependent", Deleting: true, Finalizers: []string{objectref.ObjectFinalizer}},
 		},
+		"AHolderThatIsHeldItselfIsSkipped": {
+			reason:     "A holder that dependents hold in turn can't let go before they do (the provider delays its deletion while another finalizer is on it), and a write to it would make their Updates conflict: the next holder is nudged instead.",
+			target:     shared(true, ref("u-a"), ref("u-b")),
+			dependents: []Object{{Name: "a", UID: "u-a", Deleting: true, Finalizers: []string{objectref.ObjectFinalizer, ref("u-leaf")}}, dep("b", true)},
+			want:       []Nudge{{"b", HolderKey("u-shared"), value("a", "b"), false, false}},
+		},
 		"ATargetTheProviderDoesNotManageIsNotNudged": {
 			reason: "A deleting target without the provider's own finalizer (a ConfigMap, say) goes by itself once no reference finalizer is left.",
 			target: Object{Name: "cm", Deleting: true},
@@ -133,6 +139,42 @@ func TestOnlyAReleasedTargetWaitsForItsResourceToGo(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if got := Released(tc.o); got != tc.want {
 				t.Errorf("%s\nReleased(...) = %t, want %t", tc.reason, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestAnOperationAppliesTheNudgesOfAnObjectEitherExactOrNot(t *testing.T) {
+	holder := Nudge{Object: "middle", Key: HolderKey("u-shared"), Value: "0123456789"}
+	released := Nudge{Object: "middle", Key: ReleasedKey, Value: "true", Exact: true}
+	gone := Nudge{Object: "middle", Key: GoneKey, Value: "true", Exact: true}
+	other := Nudge{Object: "shared", Key: TargetLabel, Value: "true", Label: true, Exact: true}
+	cases := map[string]struct {
+		reason string
+		nudges []Nudge
+		want   []Nudge
+	}{
+		"TargetNudgesAlone": {
+			reason: "An object that is only a target gets its nudges, exact.",
+			nudges: []Nudge{released, other},
+			want:   []Nudge{released, other},
+		},
+		"AHolderAndATargetAtOnce": {
+			reason: "One Operation applies one partial object per object, pinned to the version read or not: a holder's nudge must never be (refused, it is lost), a target's must. The holder's goes first; its write changes the object, which makes the next Operation, and that one applies the target's, exact.",
+			nudges: []Nudge{released, holder, other},
+			want:   []Nudge{holder, other},
+		},
+		"AHolderWhoseResourceIsGone": {
+			reason: "GoneKey is a target's nudge too: it waits for the next Operation.",
+			nudges: []Nudge{gone, holder},
+			want:   []Nudge{holder},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Now(tc.nudges)
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nNow(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

@@ -590,8 +590,9 @@ func opExpect(t *testing.T, handled, cluster []doc, sweep bool) opPlan {
 // and wakes its first holder by UID that is being deleted, with an
 // annotation whose value is the first ten hex digits of the SHA-256 of the
 // holders' sorted UIDs joined by commas, unless the holder carries that
-// value already; a target that none holds any more and that the provider
-// manages is annotated released, once. Nothing else is written to.
+// value already, and passing over a holder that reference finalizers hold
+// in turn; a target that none holds any more and that the provider manages
+// is annotated released, once. Nothing else is written to.
 func opNudges(read map[opIdentity]bool, byIdentity map[opIdentity]doc) map[opIdentity]opNudge {
 	out := map[opIdentity]opNudge{}
 	nudge := func(id opIdentity) opNudge {
@@ -633,13 +634,28 @@ func opNudges(read map[opIdentity]bool, byIdentity map[opIdentity]doc) map[opIde
 		sum := sha256.Sum256([]byte(strings.Join(holders, ",")))
 		key, value := opHolderPrefix+harness.String(d, "metadata", "uid"), hex.EncodeToString(sum[:])[:10]
 		for _, uid := range holders {
-			if holder, ok := deletingObjects[uid]; ok {
+			if holder, ok := deletingObjects[uid]; ok && !slices.ContainsFunc(finalizers(byIdentity[holder]), func(f string) bool { return strings.HasPrefix(f, opReferencePrefix) }) {
 				if harness.String(byIdentity[holder], "metadata", "annotations", key) != value {
 					nudge(holder).annotations[key] = value
 				}
 				break
 			}
 		}
+	}
+	// An object that is a holder and a target at once gets its holder
+	// nudges first, unpinned; its target nudges wait for the next
+	// Operation.
+	for id, n := range out {
+		holder := false
+		for k := range n.annotations {
+			holder = holder || strings.HasPrefix(k, opHolderPrefix)
+		}
+		if !holder {
+			continue
+		}
+		clear(n.labels)
+		maps.DeleteFunc(n.annotations, func(k, _ string) bool { return !strings.HasPrefix(k, opHolderPrefix) })
+		out[id] = n
 	}
 	return out
 }
