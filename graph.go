@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -15,10 +16,9 @@ import (
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
-	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
+	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
 	"github.com/crossplane-contrib/function-dependencies/internal/report"
-	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 	"github.com/crossplane-contrib/function-dependencies/internal/view"
 )
 
@@ -30,20 +30,31 @@ const compositionResourceName = "crossplane.io/composition-resource-name"
 // finalizer, so that the command exits non-zero.
 var errMissing = errors.New("referenced objects lack their dependents' finalizers")
 
+// errCycle is returned when references form a cycle that fails the
+// function's step.
+var errCycle = errors.New("references form a cycle")
+
 // GraphCmd draws the dependency graph of resources read from YAML.
 type GraphCmd struct {
 	Format string   `default:"mermaid" enum:"mermaid,dot" help:"Output format: mermaid or dot."`
+	Input  string   `help:"The function's input, so that the verdict is the function's: a YAML file holding the Input, or the Composition whose pipeline step runs the function. Without it, the defaults." type:"existingfile"`
 	Files  []string `arg:"" default:"-" help:"YAML files to read: a crossplane render output, or kubectl get ... -o yaml of a live cluster. - reads standard input." optional:""`
 
 	out, diagnostics io.Writer
 }
 
-// Run reads the resources, draws their graph on standard output and lists
-// on standard error every referenced object that lacks a live dependent's
-// finalizer, and every stale one. It fails when a finalizer is missing.
+// Run reads the resources, decides about them as the function does with the
+// same input, draws their graph on standard output and lists on standard
+// error every referenced object that lacks a live dependent's finalizer or
+// Usage, every stale finalizer and every cycle. It fails when one is missing,
+// and on a cycle that fails the function's step.
 func (c *GraphCmd) Run() error {
 	if c.out == nil {
 		c.out, c.diagnostics = os.Stdout, os.Stderr
+	}
+	in, err := readGraphInput(c.Input)
+	if err != nil {
+		return err
 	}
 	var docs []map[string]any
 	for _, f := range c.Files {
@@ -57,43 +68,100 @@ func (c *GraphCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	read := composedResources(req, true, false)
-	resources, invalid := read.resources, read.invalid
-	g := graph.New(resources, graph.Options{})
-	fin := finalizer.Declare(g)
-	edges, external := report.EdgesOf(g, fin, usage.Plan{})
+	read := composedResources(req, in.References == v1beta1.ReferencesInfer, len(in.Dependencies) > 0)
+	p := decide(in, refOf(req.GetObserved().GetComposite().GetResource()), read)
+	edges, external := report.EdgesOf(p.graph, p.finalizers, p.usages)
 	draw := map[string]func(view.Graph) string{"mermaid": view.Mermaid, "dot": view.DOT}[c.Format]
-	if _, err := io.WriteString(c.out, draw(view.Of(g, edges, external, nil, false))); err != nil {
+	if _, err := io.WriteString(c.out, draw(view.Of(p.graph, edges, external, nil, false))); err != nil {
 		return errors.Wrap(err, "cannot write the graph")
 	}
-	for _, r := range invalid {
+	for _, r := range read.invalid {
 		fmt.Fprintf(c.diagnostics, "invalid reference: %s: %s\n", r.Resource, r.Problem)
+	}
+	for _, cycle := range p.graph.Cycles {
+		fmt.Fprintf(c.diagnostics, "cycle: %s\n", strings.Join(cycle, " → "))
+	}
+	if len(p.graph.Cycles) > 0 && in.OnCycle == v1beta1.CycleFatal {
+		// The function declares nothing then: no finalizer is missing.
+		return errors.Wrap(errCycle, "the function fails its step on it (onCycle: Fatal)")
 	}
 	missing := 0
 	for _, target := range targets(edges) {
-		var lacking, live []string
+		var live []string
+		lacking := map[report.Protection][]string{}
 		for _, e := range edges {
 			if e.Target != target || (e.State != graph.Protected && e.State != graph.Declared) {
 				continue
 			}
 			live = append(live, e.Dependent)
 			if e.State == graph.Declared {
-				lacking = append(lacking, e.Dependent)
+				lacking[e.Protection] = append(lacking[e.Protection], e.Dependent)
 			}
 		}
-		if len(lacking) > 0 {
-			missing += len(lacking)
-			fmt.Fprintf(c.diagnostics, "missing: %s lacks the reference finalizers of %d of its %d live dependents: %s\n",
-				target, len(lacking), len(live), strings.Join(lacking, ", "))
+		for _, l := range []struct {
+			by   report.Protection
+			what string
+		}{{report.ByFinalizer, "reference finalizers"}, {report.ByUsage, "Usages"}} {
+			if dependents := lacking[l.by]; len(dependents) > 0 {
+				missing += len(dependents)
+				fmt.Fprintf(c.diagnostics, "missing: %s lacks the %s of %d of its %d live dependents: %s\n",
+					target, l.what, len(dependents), len(live), strings.Join(dependents, ", "))
+			}
 		}
 	}
-	for _, s := range fin.Stale {
+	for _, s := range p.finalizers.Stale {
 		fmt.Fprintf(c.diagnostics, "stale: %s carries %s, which names no Object that references it\n", s.Resource, s.Finalizer)
 	}
 	if missing > 0 {
-		return errors.Wrapf(errMissing, "%d of the finalizers the graph needs are lacking", missing)
+		return errors.Wrapf(errMissing, "%d of the finalizers and Usages the graph needs are lacking", missing)
 	}
 	return nil
+}
+
+// readGraphInput reads the function's input from a file holding the Input
+// itself, or a Composition with one pipeline step whose input is the
+// function's; with no file, the defaults.
+func readGraphInput(file string) (*v1beta1.Input, error) {
+	if file == "" {
+		return v1beta1.Decode(nil)
+	}
+	docs, err := readDocuments(file)
+	if err != nil {
+		return nil, err
+	}
+	var inputs []map[string]any
+	var where []string
+	for _, d := range docs {
+		if d["kind"] == "Composition" {
+			steps, _ := structAt(d, "spec")["pipeline"].([]any)
+			for i, s := range steps {
+				step, _ := s.(map[string]any)
+				if isInput(structAt(step, "input")) {
+					inputs = append(inputs, structAt(step, "input"))
+					where = append(where, fmt.Sprintf("Composition %q spec.pipeline[%d].input", structAt(d, "metadata")["name"], i))
+				}
+			}
+			continue
+		}
+		if isInput(d) {
+			inputs = append(inputs, d)
+			where = append(where, "an Input")
+		}
+	}
+	if len(inputs) != 1 {
+		return nil, errors.Errorf("cannot read the input from %q: it must hold one Input of %s, alone or as a Composition's pipeline step input; found %d%s",
+			file, v1beta1.GroupVersion, len(inputs), strings.TrimSuffix(" ("+strings.Join(where, ", ")+")", " ()"))
+	}
+	data, err := json.Marshal(inputs[0])
+	if err != nil {
+		return nil, errors.Wrapf(err, "cannot read the input from %q", file)
+	}
+	in, err := v1beta1.Decode(data)
+	return in, errors.Wrapf(err, "invalid function input in %s of %q", where[0], file)
+}
+
+func isInput(d map[string]any) bool {
+	return d["apiVersion"] == v1beta1.GroupVersion && d["kind"] == "Input"
 }
 
 // targets returns the targets of the edges, sorted, once each.

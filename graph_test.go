@@ -98,3 +98,113 @@ func applyAll(t *testing.T, path string) []byte {
 	}
 	return out
 }
+
+// TestGraphCommandDecidesWithTheFunctionsInput proves that the doctor's
+// verdict, and its exit status, are the function's for the same resources
+// and the same input.
+func TestGraphCommandDecidesWithTheFunctionsInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	cyclic := write("cyclic.yaml", cyclicObject("a", "b")+"---\n"+cyclicObject("b", "a"))
+	ignore := write("ignore.yaml", "apiVersion: dependencies.fn.crossplane.io/v1beta1\nkind: Input\nreferences: Ignore\n")
+	warning := write("composition.yaml", `apiVersion: apiextensions.crossplane.io/v1
+kind: Composition
+metadata: {name: cyclic}
+spec:
+  mode: Pipeline
+  pipeline:
+  - step: render
+    functionRef: {name: function-patch-and-transform}
+  - step: order-deletion
+    functionRef: {name: function-dependencies}
+    input: {apiVersion: dependencies.fn.crossplane.io/v1beta1, kind: Input, onCycle: Warning}
+`)
+	noStep := write("no-step.yaml", "apiVersion: apiextensions.crossplane.io/v1\nkind: Composition\nmetadata: {name: other}\nspec: {mode: Pipeline, pipeline: []}\n")
+	badInput := write("bad.yaml", "apiVersion: dependencies.fn.crossplane.io/v1beta1\nkind: Input\nonCycle: Sometimes\n")
+
+	cases := map[string]struct {
+		reason          string
+		input           string
+		files           []string
+		wantErr         error
+		wantErrText     string
+		wantDiagnostics string
+	}{
+		"ReferencesIgnoredMakeNoEdges": {
+			reason: "With references: Ignore the function declares nothing for the example's references: nothing is missing, and the finalizers the provider added name no edge.",
+			input:  ignore,
+			files:  []string{"example/cluster/observed.yaml"},
+			wantDiagnostics: "stale: configmap-app carries kubernetes.crossplane.io/referred-by-object-96c7d3ba-5ee2-4705-b600-ed691517bd70, which names no Object that references it\n" +
+				"stale: namespace carries kubernetes.crossplane.io/referred-by-object-96c7d3ba-5ee2-4705-b600-ed691517bd70, which names no Object that references it\n" +
+				"stale: namespace carries kubernetes.crossplane.io/referred-by-object-ce231360-41fe-44dd-9996-0a46e25181f0, which names no Object that references it\n" +
+				"stale: namespace carries kubernetes.crossplane.io/referred-by-object-dae1b95b-7d42-4fba-b0af-f30bb8076b5b, which names no Object that references it\n",
+		},
+		"CycleFailsAsTheStepFails": {
+			reason:          "With the default onCycle: Fatal, a cycle fails the function's step, and so the doctor.",
+			files:           []string{cyclic},
+			wantErr:         errCycle,
+			wantDiagnostics: "cycle: a → b → a\n",
+		},
+		"CycleWarningFromTheComposition": {
+			reason:          "With the Composition's onCycle: Warning, the function declares no finalizer inside the cycle: nothing is missing.",
+			input:           warning,
+			files:           []string{cyclic},
+			wantDiagnostics: "cycle: a → b → a\n",
+		},
+		"CompositionWithoutTheFunctionsStep": {
+			reason:      "A Composition with no step whose input is the function's is an error naming the file.",
+			input:       noStep,
+			files:       []string{cyclic},
+			wantErrText: `cannot read the input from "` + noStep + `": it must hold one Input of dependencies.fn.crossplane.io/v1beta1, alone or as a Composition's pipeline step input; found 0`,
+		},
+		"InvalidInputNamesTheField": {
+			reason:      "An invalid input is the function's own error, with where it was found.",
+			input:       badInput,
+			files:       []string{cyclic},
+			wantErrText: `invalid function input in an Input of "` + badInput + `": onCycle: Unsupported value: "Sometimes": supported values: "Fatal", "Warning"`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var out, diagnostics bytes.Buffer
+			cmd := &GraphCmd{Format: "mermaid", Input: tc.input, Files: tc.files, out: &out, diagnostics: &diagnostics}
+			err := cmd.Run()
+			if tc.wantErrText != "" {
+				if err == nil || err.Error() != tc.wantErrText {
+					t.Errorf("%s\nRun(): error %v, want %s", tc.reason, err, tc.wantErrText)
+				}
+				return
+			}
+			if !errors.Is(err, tc.wantErr) {
+				t.Errorf("%s\nRun(): error %v, want %v", tc.reason, err, tc.wantErr)
+			}
+			if got := diagnostics.String(); got != tc.wantDiagnostics {
+				t.Errorf("%s\nRun() reported:\n%s\nwant:\n%s", tc.reason, got, tc.wantDiagnostics)
+			}
+		})
+	}
+}
+
+// cyclicObject is a managed cluster-scoped Object named name that references
+// the Object named target, whose finalizer it doesn't carry.
+func cyclicObject(name, target string) string {
+	return `apiVersion: kubernetes.crossplane.io/v1alpha2
+kind: Object
+metadata:
+  name: ` + name + `
+  uid: uid-` + name + `
+  annotations: {crossplane.io/composition-resource-name: ` + name + `}
+  finalizers: [finalizer.managedresource.crossplane.io]
+spec:
+  references:
+  - dependsOn: {apiVersion: kubernetes.crossplane.io/v1alpha2, kind: Object, name: ` + target + `}
+  forProvider:
+    manifest: {apiVersion: v1, kind: ConfigMap, metadata: {name: ` + name + `, namespace: default}}
+`
+}
