@@ -243,6 +243,44 @@ func (s *stack) await(ctx context.Context, what string, timeout time.Duration, r
 	}
 }
 
+// cacheSync bounds how long a cache of the API server takes to see an
+// object just written: the RBAC authorizer's roles and bindings, the CRD
+// handler's CRDs, the admission webhooks' configurations. Each is an informer,
+// so the API server answers from it as it was a moment before: a
+// SubjectAccessReview denies what a binding just created grants, a CRD just
+// Established is not served yet, a webhook just configured is not called.
+const cacheSync = 30 * time.Second
+
+// awaitCache polls check until it holds, within cacheSync, for a question the
+// API server answers from such a cache about something just written. Until
+// then an answer is stale rather than wrong: only after it may a test assert
+// what the cache says, and what it denies. It returns how long the cache
+// took, for the log.
+func (s *stack) awaitCache(ctx context.Context, what string, check func(context.Context) (bool, error)) (cacheWait, error) {
+	begin := time.Now()
+	var w cacheWait
+	err := s.poll(ctx, cacheSync, 100*time.Millisecond, func(ctx context.Context) (bool, error) {
+		w.asked++
+		return check(ctx)
+	})
+	w.took = time.Since(begin)
+	if err != nil {
+		return w, fmt.Errorf("waiting for %s: %w (asked %d times)", what, err, w.asked)
+	}
+	return w, nil
+}
+
+// A cacheWait is how long a cache took to see a write, and how often it was
+// asked meanwhile.
+type cacheWait struct {
+	took  time.Duration
+	asked int
+}
+
+func (w cacheWait) String() string {
+	return fmt.Sprintf("%s (asked %d times)", w.took.Round(time.Millisecond), w.asked)
+}
+
 // poll calls cond every interval until it returns true, the timeout passes, a
 // component exits or cond returns a permanent error. The last error cond
 // returned is reported on timeout.
@@ -425,16 +463,48 @@ func (s *stack) applyCRDs(ctx context.Context) {
 			s.t.Fatalf("ERROR: cannot create CRD %s: %v", crd.GetName(), err)
 		}
 	}
+	// Established is the CRD's status; the API server serves its kind only
+	// once its CRD handler's informer has that status too, and until then
+	// answers NotFound: ask for the kind itself.
+	all := cacheWait{}
+	begin := time.Now()
 	for _, crd := range crds {
-		s.await(ctx, "CRD "+crd.GetName()+" to be established", 60*time.Second, func(ctx context.Context) (bool, error) {
+		gvr, err := servedResource(crd)
+		if err != nil {
+			s.t.Fatal("ERROR:", err)
+		}
+		w, err := s.awaitCache(ctx, "CRD "+crd.GetName()+" to be served", func(ctx context.Context) (bool, error) {
 			u, err := s.client.Resource(gvrCRD).Get(ctx, crd.GetName(), metav1.GetOptions{})
 			if err != nil {
 				return false, err
 			}
-			return conditionTrue(u, "Established"), nil
+			if !conditionTrue(u, "Established") {
+				return false, errors.New(describeCondition(u, "Established"))
+			}
+			_, err = s.client.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
+			return err == nil, err
 		})
+		if err != nil {
+			s.t.Fatal("ERROR:", err)
+		}
+		all.asked += w.asked
 	}
-	s.t.Logf("applied %d CRDs of provider-kubernetes %s and Crossplane %s", len(crds), s.releases.provider, s.releases.crossplane)
+	all.took = time.Since(begin)
+	s.t.Logf("applied %d CRDs of provider-kubernetes %s and Crossplane %s; all Established and served %s after", len(crds), s.releases.provider, s.releases.crossplane, all)
+}
+
+// servedResource is the resource a CRD defines, at its storage version: a
+// list of it needs no conversion webhook.
+func servedResource(crd *unstructured.Unstructured) (schema.GroupVersionResource, error) {
+	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+	plural, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "plural")
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	for _, v := range versions {
+		if m, ok := v.(map[string]any); ok && m["storage"] == true {
+			return schema.GroupVersionResource{Group: group, Version: fmt.Sprint(m["name"]), Resource: plural}, nil
+		}
+	}
+	return schema.GroupVersionResource{}, fmt.Errorf("CRD %s: no version has storage: true", crd.GetName())
 }
 
 func (s *stack) startProvider(ctx context.Context, bin string) {
@@ -554,9 +624,8 @@ func (s *stack) applyUsageWebhook(ctx context.Context) {
 	// every call (--debug), so probe until the log shows one.
 	const called = "Validating no usages"
 	before := s.count("crossplane", called)
-	begin := time.Now()
 	probe := 0
-	s.await(ctx, "the API server to call Crossplane's Usage webhook", 60*time.Second, func(ctx context.Context) (bool, error) {
+	w, err := s.awaitCache(ctx, "the API server to call Crossplane's Usage webhook", func(ctx context.Context) (bool, error) {
 		probe++
 		name := fmt.Sprintf("usage-webhook-probe-%d", probe)
 		s.create(ctx, gvrConfigMap, "default", obj(map[string]any{
@@ -569,8 +638,11 @@ func (s *stack) applyUsageWebhook(ctx context.Context) {
 		}
 		return s.count("crossplane", called) > before, fmt.Errorf("%d probes reached no webhook", probe)
 	})
-	s.t.Logf("Crossplane's Usage webhook serves on 127.0.0.1:%d; the API server called it %s after the configuration was created (%d probes)",
-		s.crossplaneWebhookPort, time.Since(begin).Round(time.Millisecond), probe)
+	if err != nil {
+		s.t.Fatal("ERROR:", err)
+	}
+	s.t.Logf("Crossplane's Usage webhook serves on 127.0.0.1:%d; the API server called it %s after the configuration was created",
+		s.crossplaneWebhookPort, w)
 }
 
 // serveFunction serves a function on loopback with mTLS and registers it with
