@@ -76,8 +76,8 @@ type plan struct {
 // that protect those no finalizer can, which resources are not created yet,
 // and what to report. No step changes what an earlier one decided.
 func decide(in *v1beta1.Input, xr usage.Ref, c composition) plan {
-	unmatched := dependOn(c.resources, in.Dependencies)
-	g := graph.New(c.resources, graph.Options{
+	resources, unmatched := dependOn(c.resources, in.Dependencies)
+	g := graph.New(resources, graph.Options{
 		// The references are read all the same, so that a dependency the
 		// input declares is not written twice.
 		IgnoreReferences: in.References == v1beta1.ReferencesIgnore,
@@ -189,10 +189,11 @@ func dependOn(resources []graph.Resource, dependencies []v1beta1.Dependency) []e
 		names[i] = r.Name
 	}
 	dependsOn, unmatched := explicit.Resolve(rules, names)
+	resources = slices.Clone(resources)
 	for i := range resources {
 		resources[i].DependsOn = dependsOn[resources[i].Name]
 	}
-	return unmatched
+	return resources, unmatched
 }
 
 // readInput decodes the step's input, which is optional.

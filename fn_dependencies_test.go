@@ -127,8 +127,8 @@ func TestDependencies(t *testing.T) {
 				delete(r.Desired.Resources, "dep-01")
 				r.RequiredResources = map[string]*fnv1.Resources{
 					"dependencies.fn.crossplane.io/objects-kubernetes.crossplane.io": {Items: []*fnv1.Resource{
-						{Resource: resource.MustStructJSON(`{"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "metadata": {"name": "app-dep-00", "uid": "uid-dep-00", "labels": {"dependencies.fn.crossplane.io/composite-uid": "uid-app"}, "annotations": {"crossplane.io/composition-resource-name": "dep-00"}}, "spec": {"references": [{"dependsOn": {"name": "app-shared"}}]}}`)},
-						{Resource: resource.MustStructJSON(`{"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "metadata": {"name": "app-dep-01", "uid": "uid-dep-01", "deletionTimestamp": "2026-12-01T08:00:00Z", "finalizers": ["finalizer.managedresource.crossplane.io"], "labels": {"dependencies.fn.crossplane.io/composite-uid": "uid-app"}, "annotations": {"crossplane.io/composition-resource-name": "dep-01"}}, "spec": {"references": [{"dependsOn": {"name": "app-shared"}}]}}`)},
+						{Resource: resource.MustStructJSON(`{"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "metadata": {"name": "app-dep-00", "uid": "uid-dep-00", "labels": {"dependencies.fn.crossplane.io/composite-uid": "uid-app"}, "ownerReferences": [{"apiVersion": "example.org/v1alpha1", "kind": "XApp", "name": "app", "uid": "uid-app", "controller": true}], "annotations": {"crossplane.io/composition-resource-name": "dep-00"}}, "spec": {"references": [{"dependsOn": {"name": "app-shared"}}]}}`)},
+						{Resource: resource.MustStructJSON(`{"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "metadata": {"name": "app-dep-01", "uid": "uid-dep-01", "deletionTimestamp": "2026-12-01T08:00:00Z", "finalizers": ["finalizer.managedresource.crossplane.io"], "labels": {"dependencies.fn.crossplane.io/composite-uid": "uid-app"}, "ownerReferences": [{"apiVersion": "example.org/v1alpha1", "kind": "XApp", "name": "app", "uid": "uid-app", "controller": true}], "annotations": {"crossplane.io/composition-resource-name": "dep-01"}}, "spec": {"references": [{"dependsOn": {"name": "app-shared"}}]}}`)},
 					}},
 				}
 			}),
@@ -163,11 +163,12 @@ func TestDependencies(t *testing.T) {
 		"WrittenReferenceKeptWhileItsRemovedDependencyIsDeleted": {
 			reason: "The provider releases a finalizer only on what the Object references when it is deleted: the dependsOn the function wrote stays while the dependency the composition removed still exists, and the function asks for it by name to see it.",
 			req: issue371Request(1, nil, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "dependencies": [{"resource": "dep-00", "dependsOn": ["db"]}]}`, func(r *fnv1.RunFunctionRequest) {
+				r.Observed.Composite = clusterXRWithUID
 				r.Desired.Resources["dep-00"] = obj{apiVersion: clusterObject, name: "app-dep-00"}.resource()
 				r.Observed.Resources["dep-00"] = obj{apiVersion: clusterObject, name: "app-dep-00", uid: "uid-dep-00", references: `[{"dependsOn": {"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "name": "app-db"}}]`}.resource()
 				r.RequiredResources = map[string]*fnv1.Resources{
 					"dependencies.fn.crossplane.io/kubernetes.crossplane.io/v1alpha2/Object//app-db": {Items: []*fnv1.Resource{
-						{Resource: resource.MustStructJSON(`{"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "metadata": {"name": "app-db", "uid": "uid-db", "deletionTimestamp": "2026-12-01T08:00:00Z", "finalizers": ["kubernetes.crossplane.io/referred-by-object-uid-dep-00"], "annotations": {"crossplane.io/composition-resource-name": "db"}}}`)},
+						{Resource: resource.MustStructJSON(`{"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "metadata": {"name": "app-db", "uid": "uid-db", "deletionTimestamp": "2026-12-01T08:00:00Z", "finalizers": ["kubernetes.crossplane.io/referred-by-object-uid-dep-00"], "ownerReferences": [{"apiVersion": "example.org/v1alpha1", "kind": "XApp", "name": "app", "uid": "uid-app", "controller": true}], "annotations": {"crossplane.io/composition-resource-name": "db"}}}`)},
 					}},
 				}
 			}),
@@ -365,3 +366,25 @@ func TestTheGraphIsInTheContextOnlyWhenAsked(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestDecidingLeavesTheCompositionAsItWasRead(t *testing.T) {
+	// Each step of decide reads what the earlier ones decided: the
+	// composition it is given is the same for every step, so none may write
+	// into it. The dependencies of the input are the graph's, not the
+	// resources'.
+	req := namespacedRequest(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "dependencies": [{"resource": "web", "dependsOn": ["config"]}]}`)
+	in, err := readInput(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := composedResources(req, true, true)
+	p := decide(in, refOf(req.GetObserved().GetComposite().GetResource()), c)
+	if len(p.graph.Edges) != 1 {
+		t.Fatalf("decide(...) made %d edges, want the input's one", len(p.graph.Edges))
+	}
+	for _, r := range c.resources {
+		if r.DependsOn != nil {
+			t.Errorf("decide(...) wrote the input's dependencies into the composition it read: %s depends on %v", r.Name, r.DependsOn)
+		}
+	}
+}

@@ -154,11 +154,10 @@ type Graph struct {
 
 // New returns the graph of the resources, which have unique names.
 func New(resources []Resource, o Options) *Graph {
-	byName := func(a, b Resource) int { return strings.Compare(a.Name, b.Name) }
-	if !slices.IsSortedFunc(resources, byName) {
-		resources = slices.Clone(resources)
-		slices.SortFunc(resources, byName)
-	}
+	// The graph's own copy: what later steps read of it can't change under
+	// them, nor the caller's.
+	resources = slices.Clone(resources)
+	slices.SortFunc(resources, func(a, b Resource) int { return strings.Compare(a.Name, b.Name) })
 	g := &Graph{Resources: resources, index: make(map[string]int, len(resources))}
 	edges := 0
 	for _, r := range resources {

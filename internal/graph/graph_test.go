@@ -467,3 +467,12 @@ func TestAResourceIsReadyOnceItExistsAndItOrAnEarlierStepSaysSo(t *testing.T) {
 		})
 	}
 }
+
+func TestTheGraphOwnsItsResourcesSoTheCallersStayAsTheyWere(t *testing.T) {
+	resources := []Resource{plain("a"), plain("b")}
+	g := New(resources, Options{})
+	g.Resources[0].DependsOn = []string{"b"}
+	if resources[0].DependsOn != nil {
+		t.Errorf("New(sorted) shares its argument's memory: a write to the graph's resource changed the caller's to %v", resources[0].DependsOn)
+	}
+}
