@@ -20,4 +20,10 @@
 // Crossplane core and the functions with hack/tools.sh (cold builds take about
 // half an hour on two cores), starts them as local processes, and stops them
 // when it ends.
+//
+// What the API server answers from an informer about an object just written
+// (a SubjectAccessReview after a binding, a CRD's kind after its CRD, a
+// webhook after its configuration) is asked until the informer has it, within
+// 30 s (awaitCache), before any assertion on the answer: asked at once, it
+// can be stale on a loaded machine.
 package controlplane
