@@ -430,6 +430,19 @@ func (m *xpModel) observedJSON(o *xpObject, n int) map[string]any {
 	if len(o.labels) > 0 {
 		md["labels"] = strs(o.labels)
 	}
+	// Crossplane makes the composite the controller of what it composes;
+	// the Usage controller makes a Usage's user one more owner.
+	var owners []any
+	for _, uid := range o.ownerUIDs {
+		if uid == m.xr.uid {
+			owners = append(owners, map[string]any{"apiVersion": m.xr.apiVersion, "kind": m.xr.kind, "name": m.xr.name, "uid": uid, "controller": true, "blockOwnerDeletion": true})
+		} else if owner := m.byUID[uid]; owner != nil {
+			owners = append(owners, map[string]any{"apiVersion": owner.apiVersion, "kind": owner.key.kind, "name": owner.key.name, "uid": uid})
+		}
+	}
+	if len(owners) > 0 {
+		md["ownerReferences"] = owners
+	}
 	if len(o.annotations) > 0 {
 		md["annotations"] = strs(o.annotations)
 	}

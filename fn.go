@@ -168,17 +168,18 @@ func (p plan) write(desired *fnv1.State, log logging.Logger) []report.Result {
 			warn(errors.Wrapf(err, "cannot add the Usage %q", name))
 		}
 	}
-	if err := labelDependents(desired, p.graph, p.xrUID); err != nil {
+	for _, err := range labelDependents(desired, p.graph, p.xrUID) {
 		warn(err)
 	}
 	return warnings
 }
 
-// dependOn sets the dependencies the input declares on the resources, and
-// returns the entries that match no resource.
-func dependOn(resources []graph.Resource, dependencies []v1beta1.Dependency) []explicit.Unmatched {
+// dependOn returns the resources with the dependencies the input declares,
+// leaving those it is given as they are, and the entries that match no
+// resource.
+func dependOn(resources []graph.Resource, dependencies []v1beta1.Dependency) ([]graph.Resource, []explicit.Unmatched) {
 	if len(dependencies) == 0 {
-		return nil
+		return resources, nil
 	}
 	rules := make([]explicit.Rule, len(dependencies))
 	for i, d := range dependencies {

@@ -179,7 +179,7 @@ func TestDependencies(t *testing.T) {
 					},
 				}},
 				desired: map[string]*fnv1.Resource{
-					"dep-00": obj{apiVersion: clusterObject, name: "app-dep-00", references: `[{"dependsOn": {"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "name": "app-db"}}]`}.resource(),
+					"dep-00": {Resource: resource.MustStructJSON(`{"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "metadata": {"name": "app-dep-00", "labels": {"dependencies.fn.crossplane.io/composite-uid": "uid-app"}}, "spec": {"forProvider": {"manifest": {"apiVersion": "v1", "kind": "ConfigMap"}}, "references": [{"dependsOn": {"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "name": "app-db"}}]}}`)},
 				},
 				absent:  []string{"db"},
 				results: []*fnv1.Result{warning("ReferencedResourceRemoved", "the composition no longer includes resources that live Objects still reference, so they may be deleted first: db (referenced by dep-00)")},

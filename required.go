@@ -168,8 +168,18 @@ func (l *lookout) requirements(xr *structpb.Struct) *fnv1.Requirements {
 // withGoingObjects returns the request's observed composed resources, with
 // the required resources that observed state lacks added under their
 // composition resource names: those Crossplane is deleting.
+//
+// Only a resource the composite controls is one of them. What is fetched by
+// name (what a Usage is used by, the dependency of a written reference) may
+// now be another composite's, under a composition resource name this one
+// uses too. The controller reference says whose it is: Crossplane sets it on
+// every resource it composes and keeps it while deleting one, and it is what
+// Crossplane itself checks before it deletes one; the function's label is on
+// dependent Objects only, and Crossplane's crossplane.io/composite label is
+// stripped from what it deletes and names the composite by name, not UID.
 func withGoingObjects(req *fnv1.RunFunctionRequest) map[string]*fnv1.Resource {
 	observed := req.GetObserved().GetResources()
+	xrUID := text(req.GetObserved().GetComposite().GetResource(), "metadata", "uid")
 	var going map[string]*fnv1.Resource
 	for key, required := range req.GetRequiredResources() {
 		if !strings.HasPrefix(key, requiredPrefix) {
@@ -177,7 +187,7 @@ func withGoingObjects(req *fnv1.RunFunctionRequest) map[string]*fnv1.Resource {
 		}
 		for _, item := range required.GetItems() {
 			name := text(value(item.GetResource(), "metadata", "annotations").GetStructValue(), compositionResourceName)
-			if _, ok := observed[name]; ok || name == "" {
+			if _, ok := observed[name]; ok || name == "" || xrUID == "" || controllerUID(item.GetResource()) != xrUID {
 				continue
 			}
 			if going == nil {
@@ -195,12 +205,24 @@ func withGoingObjects(req *fnv1.RunFunctionRequest) map[string]*fnv1.Resource {
 	return going
 }
 
+// controllerUID returns the UID of the resource's controller, or "".
+func controllerUID(s *structpb.Struct) string {
+	for _, ref := range value(s, "metadata", "ownerReferences").GetListValue().GetValues() {
+		if r := ref.GetStructValue(); value(r, "controller").GetBoolValue() {
+			return text(r, "uid")
+		}
+	}
+	return ""
+}
+
 // labelDependents labels every desired Object that depends on another, held
-// back or not, with the composite's UID.
-func labelDependents(desired *fnv1.State, g *graph.Graph, xrUID string) error {
+// back or not, with the composite's UID. A dependent it can't label is an
+// error of its own: the others are labelled all the same.
+func labelDependents(desired *fnv1.State, g *graph.Graph, xrUID string) []error {
 	if xrUID == "" {
 		return nil
 	}
+	var errs []error
 	dependents := map[string]bool{}
 	for _, e := range g.Edges {
 		dependents[e.Dependent] = true
@@ -216,8 +238,8 @@ func labelDependents(desired *fnv1.State, g *graph.Graph, xrUID string) error {
 			continue
 		}
 		if err := setField(r, "metadata", "labels", DependentLabel, structpb.NewStringValue(xrUID)); err != nil {
-			return errors.Wrapf(err, "cannot label composed resource %q", name)
+			errs = append(errs, errors.Wrapf(err, "cannot label composed resource %q", name))
 		}
 	}
-	return nil
+	return errs
 }

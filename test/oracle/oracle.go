@@ -744,8 +744,20 @@ func (p *Plan) SummaryMessage() string {
 	case p.CyclesFatal() && len(p.Cycles) > 0:
 		verb = "to declare (the cycle failed the step: desired state left unchanged)"
 	}
-	return fmt.Sprintf("%d composed resources, %d references between them and %d to external objects; %d reference finalizers %s, %d pending until their Object exists",
-		s.Resources, s.References, s.External, s.Declared, verb, s.Pending)
+	// References to external objects are counted, with those no Usage
+	// protects: they are no problem by themselves, so no result names them.
+	unprotected := ""
+	if s.External > 0 {
+		n := 0
+		for _, e := range p.External {
+			if e.Protection == Unprotected {
+				n++
+			}
+		}
+		unprotected = fmt.Sprintf(", %d of them unprotected", n)
+	}
+	return fmt.Sprintf("%d composed resources, %d references between them and %d to external objects%s; %d reference finalizers %s, %d pending until their Object exists",
+		s.Resources, s.References, s.External, unprotected, s.Declared, verb, s.Pending)
 }
 
 // ConditionMessage is the condition's whole message: what it says, then
@@ -797,7 +809,6 @@ func (p *Plan) Results() []Result {
 	add(p.Changes(), Normal, "Summary")
 	add(len(p.Cycles) > 0 && p.CyclesFatal(), Fatal, "Cycle")
 	add(len(p.Cycles) > 0 && !p.CyclesFatal(), Warning, "Cycle")
-	add(slices.ContainsFunc(p.External, func(e External) bool { return e.Protection == Unprotected }), Warning, "ExternalReference")
 	add(len(p.Stale) > 0, Warning, "StaleFinalizer")
 	add(len(p.Problems) > 0, Warning, "InvalidReference")
 	add(p.Count(TargetRemoved) > 0, Warning, "ReferencedResourceRemoved")
@@ -842,7 +853,9 @@ func (p *Plan) readNodes(s State) {
 		observed = map[string]map[string]any{}
 	}
 	for _, r := range s.Required {
-		if name := harness.String(r, "metadata", "annotations", CompositionResourceName); name != "" && observed[name] == nil {
+		// Only what the composite controls: a resource fetched by name may
+		// be another composite's, under a name this one uses too.
+		if name := harness.String(r, "metadata", "annotations", CompositionResourceName); name != "" && observed[name] == nil && p.XRUID != "" && controllerUID(r) == p.XRUID {
 			observed[name] = r
 			p.going = append(p.going, name)
 		}
@@ -911,6 +924,18 @@ func (p *Plan) readNodes(s State) {
 		}
 		p.Nodes[name] = n
 	}
+}
+
+// controllerUID is the UID of the resource's controller, or "".
+func controllerUID(r map[string]any) string {
+	refs, _ := harness.Lookup(r, "metadata", "ownerReferences").([]any)
+	for _, ref := range refs {
+		if m, _ := ref.(map[string]any); m["controller"] == true {
+			s, _ := m["uid"].(string)
+			return s
+		}
+	}
+	return ""
 }
 
 // readAsks finds, in the request's observed and desired state alone, what

@@ -643,7 +643,13 @@ func TestExpect(t *testing.T) {
 				s := state(Input{}, map[string]res{"shared": object("shared")}, map[string]res{"shared": object("shared").uid("u-shared").fin(f("u-going"))})
 				going := object("going").uid("u-going").deleting().refs(dependsOn("shared"))
 				going.md()["annotations"] = map[string]any{CompositionResourceName: "going"}
-				s.Required = []map[string]any{going}
+				going.md()["ownerReferences"] = []any{map[string]any{"uid": "u-app", "controller": true}}
+				// Another composite's resource of the same composition
+				// resource name, fetched by name, is none of this one's.
+				theirs := object("theirs").uid("u-theirs").refs(dependsOn("shared"))
+				theirs.md()["annotations"] = map[string]any{CompositionResourceName: "dep"}
+				theirs.md()["ownerReferences"] = []any{map[string]any{"uid": "u-other", "controller": true}}
+				s.Required = []map[string]any{going, theirs}
 				return s
 			}(),
 			want: want{

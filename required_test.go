@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
+)
+
+// TestARequiredResourceOfAnotherCompositeChangesNothing proves that a
+// resource Crossplane hands the function by name, when another composite
+// controls it, is read as if Crossplane had found nothing: it is not taken
+// for this composite's resource of the same composition resource name.
+func TestARequiredResourceOfAnotherCompositeChangesNothing(t *testing.T) {
+	const (
+		// Crossplane makes the composite the controller of every resource
+		// it composes.
+		ours   = `"ownerReferences": [{"apiVersion": "example.org/v1alpha1", "kind": "XApp", "name": "app", "uid": "uid-app", "controller": true}]`
+		theirs = `"ownerReferences": [{"apiVersion": "example.org/v1alpha1", "kind": "XApp", "name": "other", "uid": "uid-other", "controller": true}]`
+	)
+	cases := map[string]struct {
+		reason string
+		req    func(owner string) *fnv1.RunFunctionRequest
+	}{
+		"TheDependencyOfAWrittenReference": {
+			reason: "The Object the function wrote a dependsOn to, fetched by name, now belongs to another composite whose own db has the same composition resource name.",
+			req: func(owner string) *fnv1.RunFunctionRequest {
+				return issue371Request(1, nil, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "dependencies": [{"resource": "dep-00", "dependsOn": ["db"]}]}`, func(r *fnv1.RunFunctionRequest) {
+					r.Observed.Composite = clusterXRWithUID
+					r.Desired.Resources["dep-00"] = obj{apiVersion: clusterObject, name: "app-dep-00"}.resource()
+					r.Observed.Resources["dep-00"] = obj{apiVersion: clusterObject, name: "app-dep-00", uid: "uid-dep-00", references: `[{"dependsOn": {"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "name": "app-db"}}]`}.resource()
+					r.RequiredResources = map[string]*fnv1.Resources{"dependencies.fn.crossplane.io/kubernetes.crossplane.io/v1alpha2/Object//app-db": {}}
+					if owner != "" {
+						r.RequiredResources["dependencies.fn.crossplane.io/kubernetes.crossplane.io/v1alpha2/Object//app-db"].Items = []*fnv1.Resource{{Resource: resource.MustStructJSON(`{"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "metadata": {"name": "app-db", "uid": "uid-their-db", "deletionTimestamp": "2026-12-01T08:00:00Z", "finalizers": ["finalizer.managedresource.crossplane.io"], "annotations": {"crossplane.io/composition-resource-name": "db"}, ` + owner + `}}`)}}
+					}
+				})
+			},
+		},
+		"TheUserOfAnOwnUsage": {
+			reason: "The user of the function's own Usage, fetched by name, now belongs to another composite, under a composition resource name this composition desires and hasn't created yet.",
+			req: func(owner string) *fnv1.RunFunctionRequest {
+				r := withObserved(namespacedRequest(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "usages": "External", "creation": "WaitForReady"}`),
+					"usage-3x-app-secret./team/token", `{"apiVersion": "protection.crossplane.io/v1beta1", "kind": "Usage", "metadata": {"name": "u", "namespace": "team", "uid": "u3", "labels": {"dependencies.fn.crossplane.io/usage": "true"}}, "spec": {"by": {"apiVersion": "kubernetes.m.crossplane.io/v1alpha1", "kind": "Object", "resourceRef": {"name": "app"}}}}`,
+				)
+				r.Observed.Composite.Resource.Fields["metadata"].GetStructValue().Fields["uid"] = structpb.NewStringValue("uid-app")
+				// Ours is desired, and waits for config to be ready.
+				r.Desired.Resources["app"] = obj{apiVersion: namespacedObject, name: "app", namespace: "team", references: `[{"dependsOn": {"apiVersion": "v1", "kind": "ConfigMap", "name": "settings", "namespace": "team"}}]`}.resource()
+				r.RequiredResources = map[string]*fnv1.Resources{"dependencies.fn.crossplane.io/kubernetes.m.crossplane.io/v1alpha1/Object/team/app": {}}
+				if owner != "" {
+					r.RequiredResources["dependencies.fn.crossplane.io/kubernetes.m.crossplane.io/v1alpha1/Object/team/app"].Items = []*fnv1.Resource{{Resource: resource.MustStructJSON(`{"apiVersion": "kubernetes.m.crossplane.io/v1alpha1", "kind": "Object", "metadata": {"name": "app", "namespace": "team", "uid": "uid-their-app", "finalizers": ["finalizer.managedresource.crossplane.io"], "annotations": {"crossplane.io/composition-resource-name": "app"}, ` + owner + `}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}}`)}}
+				}
+				return r
+			},
+		},
+	}
+	f := &Function{log: logging.NewNopLogger()}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			run := func(owner string) *fnv1.RunFunctionResponse {
+				rsp, err := f.RunFunction(context.Background(), tc.req(owner))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return rsp
+			}
+			none := run("")
+			if diff := cmp.Diff(none, run(theirs), protocmp.Transform()); diff != "" {
+				t.Errorf("%s\nanother composite's resource changed the answer: -found nothing +found theirs:\n%s", tc.reason, diff)
+			}
+			// The same resource, ours, is one Crossplane is deleting: it
+			// changes the answer, so the case above can fail.
+			if proto.Equal(none, run(ours)) {
+				t.Errorf("%s\nthe composite's own resource changed nothing", tc.reason)
+			}
+		})
+	}
+}
+
+// TestEveryDependentIsLabelledPastOneThatCantBe proves that a dependent
+// whose labels can't be set gets one warning naming it and the field, and
+// the dependents after it are labelled all the same.
+func TestEveryDependentIsLabelledPastOneThatCantBe(t *testing.T) {
+	req := issue371Request(2, []int{0, 1}, "", func(r *fnv1.RunFunctionRequest) {
+		r.Observed.Composite = clusterXRWithUID
+		r.Desired.Resources["dep-00"].Resource.Fields["metadata"].GetStructValue().Fields["labels"] = structpb.NewStringValue("team=a")
+	})
+	rsp, err := (&Function{log: logging.NewNopLogger()}).RunFunction(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := text(value(rsp.GetDesired().GetResources()["dep-01"].GetResource(), "metadata", "labels").GetStructValue(), DependentLabel); got != "uid-app" {
+		t.Errorf("dep-01's label %s is %q, want %q", DependentLabel, got, "uid-app")
+	}
+	if got := value(rsp.GetDesired().GetResources()["dep-00"].GetResource(), "metadata", "labels"); !proto.Equal(got, structpb.NewStringValue("team=a")) {
+		t.Errorf("dep-00's metadata.labels is %v, want it left as it was", got)
+	}
+	var warnings []*fnv1.Result
+	for _, r := range rsp.GetResults() {
+		if r.GetSeverity() == fnv1.Severity_SEVERITY_WARNING {
+			warnings = append(warnings, r)
+		}
+	}
+	want := []*fnv1.Result{warning("InvalidResource", `cannot label composed resource "dep-00": metadata.labels is not an object`)}
+	if diff := cmp.Diff(want, warnings, protocmp.Transform()); diff != "" {
+		t.Errorf("warnings: -want +got:\n%s", diff)
+	}
+}
