@@ -4,12 +4,16 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"maps"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -90,7 +94,8 @@ func TestOperation(t *testing.T) {
 		}
 	}
 	ns := "team"
-	// A WatchOperation asks for each target by name; a sweep lists them.
+	// A target is asked for by name, unless a sweep has many of its kind
+	// in its namespace.
 	withConfig := func(sels map[string]*fnv1.ResourceSelector) map[string]*fnv1.ResourceSelector {
 		sels[configTarget] = &fnv1.ResourceSelector{ApiVersion: "v1", Kind: "ConfigMap", Namespace: &ns, Match: &fnv1.ResourceSelector_MatchName{MatchName: "config"}}
 		return sels
@@ -102,6 +107,26 @@ func TestOperation(t *testing.T) {
 	}
 	withConfigMaps := func(sels map[string]*fnv1.ResourceSelector) map[string]*fnv1.ResourceSelector {
 		sels[configMaps] = &fnv1.ResourceSelector{ApiVersion: "v1", Kind: "ConfigMap", Namespace: &ns, Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{}}}}
+		return sels
+	}
+	// Past maxByName targets of a kind in a namespace, a sweep lists them;
+	// Secrets it asks for by name however many there are.
+	var manyConfigs, manySecrets []map[string]any
+	secrets := map[string]*fnv1.ResourceSelector{}
+	system := "crossplane-system"
+	for i := range maxByName + 1 {
+		name := fmt.Sprintf("creds-%03d", i)
+		manyConfigs = append(manyConfigs, object(fmt.Sprintf("config-%03d", i), fmt.Sprintf("uid-config-%03d", i), []any{managed},
+			map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "namespace": "team", "name": fmt.Sprintf("config-%03d", i)}))
+		o := object(name, "uid-"+name, []any{managed})
+		o["spec"].(map[string]any)["references"] = []any{map[string]any{"patchesFrom": map[string]any{
+			"apiVersion": "v1", "kind": "Secret", "namespace": system, "name": name, "fieldPath": "data.password",
+		}}}
+		manySecrets = append(manySecrets, o)
+		secrets[requiredPrefix+"target/Secret "+system+"/"+name] = &fnv1.ResourceSelector{ApiVersion: "v1", Kind: "Secret", Namespace: &system, Match: &fnv1.ResourceSelector_MatchName{MatchName: name}}
+	}
+	withSecrets := func(sels map[string]*fnv1.ResourceSelector) map[string]*fnv1.ResourceSelector {
+		maps.Copy(sels, secrets)
 		return sels
 	}
 	partialOf := func(apiVersion, kind, namespace, name, uid string, finalizers ...any) *fnv1.Resource {
@@ -182,14 +207,24 @@ func TestOperation(t *testing.T) {
 		"ASweepFirstAsksForEveryObjectOfBothGroups": {
 			want: &fnv1.RunFunctionResponse{Requirements: &fnv1.Requirements{Resources: every(map[string]string{})}},
 		},
-		"ASweepThenListsTheKindsOfTheTargetsItHasNotRead": {
+		"ASweepThenAsksForAFewTargetsOfAKindInANamespaceByName": {
 			required: map[string]*fnv1.Resources{clusterObjects: resources(a, b, shared), namespacedObjects: {}},
+			want:     &fnv1.RunFunctionResponse{Requirements: &fnv1.Requirements{Resources: withConfig(every(map[string]string{}))}},
+		},
+		"ASweepListsAKindWithMoreTargetsInANamespaceThanItAsksForByName": {
+			required: map[string]*fnv1.Resources{clusterObjects: resources(manyConfigs...), namespacedObjects: {}},
 			want:     &fnv1.RunFunctionResponse{Requirements: &fnv1.Requirements{Resources: withConfigMaps(every(map[string]string{}))}},
 		},
+		"ASweepAsksForEachSecretByNameAndListsNoSecrets": {
+			// However many: a list would read every Secret of the
+			// namespace, every provider's credentials among them.
+			required: map[string]*fnv1.Resources{clusterObjects: resources(manySecrets...), namespacedObjects: {}},
+			want:     &fnv1.RunFunctionResponse{Requirements: &fnv1.Requirements{Resources: withSecrets(every(map[string]string{}))}},
+		},
 		"ASweepDeclaresOnTheLiveTargetsOnlyTheFinalizersTheyLack": {
-			required: map[string]*fnv1.Resources{clusterObjects: resources(a, b, going, shared), namespacedObjects: {}, configMaps: resources(config)},
+			required: map[string]*fnv1.Resources{clusterObjects: resources(a, b, going, shared), namespacedObjects: {}, configTarget: resources(config)},
 			want: &fnv1.RunFunctionResponse{
-				Requirements: &fnv1.Requirements{Resources: withConfigMaps(every(map[string]string{}))},
+				Requirements: &fnv1.Requirements{Resources: withConfig(every(map[string]string{}))},
 				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
 					"ConfigMap team/config":                  partialOf("v1", "ConfigMap", "team", "config", "uid-config", ref+"uid-b"),
 					"Object.kubernetes.crossplane.io shared": partialOf("kubernetes.crossplane.io/v1alpha2", "Object", "", "shared", "uid-shared", ref+"uid-b"),
@@ -206,9 +241,9 @@ func TestOperation(t *testing.T) {
 			},
 		},
 		"AMissingTargetIsSkippedNotFatal": {
-			required: map[string]*fnv1.Resources{clusterObjects: resources(b, shared), namespacedObjects: {}, configMaps: {}},
+			required: map[string]*fnv1.Resources{clusterObjects: resources(b, shared), namespacedObjects: {}, configTarget: {}},
 			want: &fnv1.RunFunctionResponse{
-				Requirements: &fnv1.Requirements{Resources: withConfigMaps(every(map[string]string{}))},
+				Requirements: &fnv1.Requirements{Resources: withConfig(every(map[string]string{}))},
 				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
 					"Object.kubernetes.crossplane.io shared": partialOf("kubernetes.crossplane.io/v1alpha2", "Object", "", "shared", "uid-shared", ref+"uid-b"),
 				}},
@@ -405,6 +440,154 @@ func TestOperation(t *testing.T) {
 			}
 			if diff := cmp.Diff(want, rsp, protocmp.Transform()); diff != "" {
 				t.Errorf("RunFunction(...): -want, +got:\n%s", diff)
+			}
+		})
+	}
+}
+
+// A healthy cluster, every reference finalizer in place, gets no result
+// from an Operation, in either mode, sweep or watch: Crossplane turns each
+// result into an event, on every Operation. Its shapes are those of
+// compositions that compose Objects in public repositories: an Object that
+// patches from a user's Secret, one that patches from a ProviderConfig, one
+// from its own XR, Objects sharing an Object, a namespaced Object reading a
+// ConfigMap; besides, an Object that references nothing, and a Secret and a
+// ConfigMap nothing references.
+func TestAnOperationOnAConvergedClusterReturnsNoResult(t *testing.T) {
+	const (
+		managed = "finalizer.managedresource.crossplane.io"
+		ref     = "kubernetes.crossplane.io/referred-by-object-"
+	)
+	obj := func(apiVersion, kind, namespace, name string, finalizers []any, refs ...map[string]any) map[string]any {
+		md := map[string]any{"name": name, "uid": "uid-" + name, "resourceVersion": "1", "finalizers": finalizers}
+		if namespace != "" {
+			md["namespace"] = namespace
+		}
+		o := map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": md}
+		if kind == "Object" {
+			references := make([]any, len(refs))
+			for i, r := range refs {
+				references[i] = r
+			}
+			o["spec"] = map[string]any{"references": references, "forProvider": map[string]any{"manifest": map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": name}}}}
+		}
+		return o
+	}
+	patchesFrom := func(apiVersion, kind, namespace, name string) map[string]any {
+		t := map[string]any{"apiVersion": apiVersion, "kind": kind, "name": name, "fieldPath": "metadata.uid"}
+		if namespace != "" {
+			t["namespace"] = namespace
+		}
+		return map[string]any{"patchesFrom": t}
+	}
+	dependsOn := func(apiVersion, name string) map[string]any {
+		return map[string]any{"dependsOn": map[string]any{"apiVersion": apiVersion, "kind": "Object", "name": name}}
+	}
+	cluster := []map[string]any{
+		obj("kubernetes.crossplane.io/v1alpha2", "Object", "", "database", []any{managed, ref + "uid-app", ref + "uid-worker"}),
+		obj("kubernetes.crossplane.io/v1alpha2", "Object", "", "app", []any{managed},
+			dependsOn("kubernetes.crossplane.io/v1alpha2", "database"), patchesFrom("v1", "Secret", "team", "db-password")),
+		obj("kubernetes.crossplane.io/v1alpha2", "Object", "", "worker", []any{managed},
+			dependsOn("kubernetes.crossplane.io/v1alpha1", "database"), patchesFrom("kubernetes.crossplane.io/v1alpha1", "ProviderConfig", "", "default")),
+		obj("kubernetes.crossplane.io/v1alpha2", "Object", "", "status", []any{managed}, patchesFrom("example.org/v1", "XApp", "", "my-app")),
+		obj("kubernetes.crossplane.io/v1alpha2", "Object", "", "lonely", []any{managed}),
+		obj("kubernetes.m.crossplane.io/v1alpha1", "Object", "team", "reader", []any{managed}, patchesFrom("v1", "ConfigMap", "team", "settings")),
+		obj("v1", "Secret", "team", "db-password", []any{ref + "uid-app"}),
+		obj("v1", "Secret", "team", "unrelated", nil),
+		obj("kubernetes.crossplane.io/v1alpha1", "ProviderConfig", "", "default", []any{ref + "uid-worker"}),
+		obj("example.org/v1", "XApp", "", "my-app", []any{"composite.apiextensions.crossplane.io", ref + "uid-status"}),
+		obj("v1", "ConfigMap", "team", "settings", []any{ref + "uid-reader"}),
+		obj("v1", "ConfigMap", "team", "unrelated", nil),
+	}
+	// fetch answers a requirement as core does: by name a get, else a list
+	// of what has the labels, in the selector's namespace if it has one.
+	fetch := func(sel *fnv1.ResourceSelector) *fnv1.Resources {
+		out := &fnv1.Resources{}
+	objects:
+		for _, o := range cluster {
+			s := mustStruct(o)
+			id := identityOf(s)
+			group, _, _ := strings.Cut(sel.GetApiVersion(), "/")
+			if !strings.Contains(sel.GetApiVersion(), "/") {
+				group = ""
+			}
+			if id.Group != group || id.Kind != sel.GetKind() || (sel.GetNamespace() != "" && id.Namespace != sel.GetNamespace()) {
+				continue
+			}
+			if name := sel.GetMatchName(); name != "" && (name != id.Name || id.Namespace != sel.GetNamespace()) {
+				continue
+			}
+			for k, v := range sel.GetMatchLabels().GetLabels() {
+				if text(s, "metadata", "labels", k) != v {
+					continue objects
+				}
+			}
+			s.Fields["apiVersion"] = structpb.NewStringValue(sel.GetApiVersion())
+			out.Items = append(out.Items, &fnv1.Resource{Resource: s})
+		}
+		return out
+	}
+	f := &Function{log: logging.NewNopLogger()}
+	// operate runs an Operation's function to its last call, as core does.
+	operate := func(t *testing.T, input map[string]any, watched map[string]any) *fnv1.RunFunctionResponse {
+		t.Helper()
+		bootstrap := map[string]*fnv1.Resources{}
+		if watched != nil {
+			bootstrap[WatchedResource] = &fnv1.Resources{Items: []*fnv1.Resource{{Resource: mustStruct(watched)}}}
+		}
+		req := &fnv1.RunFunctionRequest{Desired: &fnv1.State{}, RequiredResources: maps.Clone(bootstrap)}
+		if input != nil {
+			req.Input = mustStruct(input)
+		}
+		var last *fnv1.Requirements
+		for range 6 {
+			rsp, err := f.RunFunction(context.Background(), proto.Clone(req).(*fnv1.RunFunctionRequest))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if proto.Equal(rsp.GetRequirements(), last) {
+				return rsp
+			}
+			last = rsp.GetRequirements()
+			req.RequiredResources = maps.Clone(bootstrap)
+			for name, sel := range last.GetResources() {
+				req.RequiredResources[name] = fetch(sel)
+			}
+		}
+		t.Fatal("the requirements never stopped changing")
+		return nil
+	}
+	type operation struct {
+		input   map[string]any
+		watched map[string]any
+	}
+	cases := map[string]operation{
+		"Sweep":       {},
+		"ReportSweep": {input: map[string]any{"mode": "Report"}},
+	}
+	for _, o := range cluster {
+		if o["kind"] == "Object" {
+			cases["Watch "+o["metadata"].(map[string]any)["name"].(string)] = operation{watched: o}
+		}
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			input := map[string]any{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input"}
+			maps.Copy(input, tc.input)
+			rsp := operate(t, input, tc.watched)
+			if diff := cmp.Diff([]*fnv1.Result(nil), rsp.GetResults(), protocmp.Transform()); diff != "" {
+				t.Errorf("results: -want, +got:\n%s", diff)
+			}
+			if n := len(rsp.GetDesired().GetResources()); n != 0 {
+				t.Errorf("a converged cluster gets %d desired resources, want none", n)
+			}
+			// Each reference read, and found protected: the sweep's six.
+			out := rsp.GetOutput().AsMap()
+			if tc.watched == nil && (out["references"] != 6.0 || out["protected"] != 6.0) {
+				t.Errorf("the sweep found %v of %v references protected, want 6 of 6", out["protected"], out["references"])
+			}
+			if out["references"] != out["protected"] {
+				t.Errorf("%v of %v references protected, want every one", out["protected"], out["references"])
 			}
 		})
 	}

@@ -198,11 +198,22 @@ func readSweep(required map[string]*fnv1.Resources, selector *v1beta1.ObjectSele
 		}
 		targets = append(targets, refs...)
 	}
+	// How many targets not read yet each kind has in each namespace.
+	unread := map[string]map[string]bool{}
+	for _, t := range targets {
+		if !byIdentity[graph.IdentityOf(t)] {
+			k := kindIn(t)
+			if unread[k] == nil {
+				unread[k] = map[string]bool{}
+			}
+			unread[k][t.Name] = true
+		}
+	}
 	for _, t := range targets {
 		if byIdentity[graph.IdentityOf(t)] {
 			continue // An Object already read, or a target already fetched.
 		}
-		name, sel := targetSelector(t, s.watched)
+		name, sel := targetSelector(t, s.watched, len(unread[kindIn(t)]))
 		if _, asked := s.requirements[name]; asked {
 			continue
 		}
@@ -389,15 +400,31 @@ func nudging(o *structpb.Struct, labels, annotations map[string]string, exact bo
 	}}
 }
 
-// targetSelector is the requirement that fetches a target. A WatchOperation
-// asks for each of its few targets by name. A sweep lists the targets' kind
-// in their namespace instead, once for all of them: asking for 10,000
-// ConfigMaps by name made the sweep's last response 4.9 MiB, past the 4 MiB
-// core accepts, with a Get each for core to make. A list also brings objects
-// that nothing references, whose reference finalizers are then checked too.
-// A sweep has read every Object it may list already: one it still needs lies
-// outside its objectSelector, or doesn't exist, and is asked for by name.
-func targetSelector(t objectref.Target, watched bool) (string, *fnv1.ResourceSelector) {
+// maxByName is how many targets of one kind in one namespace a sweep asks
+// for by name, each a Get for core to make and a selector in the
+// response; past it, a sweep lists the kind in the namespace instead, one
+// List, which also brings what nothing references. Secrets are always
+// asked for by name (see targetSelector).
+const maxByName = 100
+
+// kindIn names a target's kind in its namespace, as a sweep lists it.
+func kindIn(t objectref.Target) string { return t.APIVersion + "/" + t.Kind + "/" + t.Namespace }
+
+// targetSelector is the requirement that fetches a target, one of n not
+// read yet of its kind in its namespace. A WatchOperation asks for each of
+// its few targets by name, and so does a sweep for an Object (read at the
+// version provider-kubernetes stores), for a Secret, and for a target of a
+// kind that has at most maxByName in its namespace. A sweep lists the
+// targets' kind in their namespace, once for all of them, only past that:
+// asking for 10,000 ConfigMaps by name made the sweep's last response 4.9
+// MiB, past the 4 MiB core accepts, with a Get each for core to make. A
+// list brings every object of the kind in the namespace, or in the cluster
+// when the reference names none: never Secrets, which carry every
+// provider's credentials, and which core reads past its cache, so that a
+// Get of each is all Crossplane needs to be granted. A sweep has read every
+// Object it may list already: one it still needs lies outside its
+// objectSelector, or doesn't exist.
+func targetSelector(t objectref.Target, watched bool, n int) (string, *fnv1.ResourceSelector) {
 	v, object := objectVersions[t.Group]
 	object = object && t.Kind == objectref.Kind
 	if object {
@@ -410,13 +437,14 @@ func targetSelector(t objectref.Target, watched bool) (string, *fnv1.ResourceSel
 		// the way; at v1alpha2, 14.6 s and none.
 		t.APIVersion = v
 	}
-	if watched || object {
+	secret := t.Group == "" && t.Kind == "Secret"
+	if watched || object || secret || n <= maxByName {
 		return requiredPrefix + "target/" + describe(graph.IdentityOf(t)), &fnv1.ResourceSelector{
 			ApiVersion: t.APIVersion, Kind: t.Kind, Namespace: ptrOrNil(t.Namespace),
 			Match: &fnv1.ResourceSelector_MatchName{MatchName: t.Name},
 		}
 	}
-	return requiredPrefix + "targets/" + t.APIVersion + "/" + t.Kind + "/" + t.Namespace, &fnv1.ResourceSelector{
+	return requiredPrefix + "targets/" + kindIn(t), &fnv1.ResourceSelector{
 		ApiVersion: t.APIVersion, Kind: t.Kind, Namespace: ptrOrNil(t.Namespace),
 		Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{}}},
 	}
