@@ -120,12 +120,13 @@ func TestBadResourcesAreNamedByFieldAndLoseNothingElse(t *testing.T) {
 			shared: []string{refPrefix + "uid-bad", refPrefix + "uid-dep-00", refPrefix + "uid-dep-01"},
 		},
 		"InvalidAPIVersionMatchesNothing": {
-			reason: "A composed resource with an invalid apiVersion matches no reference, as state.go says: the reference is external.",
+			reason: "A composed resource with an invalid apiVersion matches no reference, as state.go says: the reference is external, and counted as one.",
 			change: func(r *fnv1.RunFunctionRequest) {
 				r.Desired.Resources["cm"] = obj{apiVersion: "v1/x/y", kind: "ConfigMap", name: "cm"}.resource()
 				r.Desired.Resources["bad"] = obj{apiVersion: clusterObject, name: "app-bad", references: `[{"dependsOn": {"apiVersion": "v1", "kind": "ConfigMap", "name": "cm"}}]`}.resource()
 			},
-			want:   warning("ExternalReference", "references to objects outside this composition can't be protected by it: bad spec.references[0].dependsOn → ConfigMap cm"),
+			// An external reference is no problem by itself: the summary counts it.
+			want:   summary("5 composed resources, 2 references between them and 1 to external objects, 1 of them unprotected; 2 reference finalizers declared, 0 pending until their Object exists"),
 			shared: sharedWithoutBad,
 		},
 		"FatalCycleSummary": {
@@ -256,9 +257,9 @@ func TestBadResourcesAreNamedByFieldAndLoseNothingElse(t *testing.T) {
 			shared: sharedWithoutBad,
 		},
 		"CoreGroupWithoutKind": {
-			reason: "apiVersion v1 without kind is the core group's kind Object, which nothing is: an external reference, named with its field.",
+			reason: "apiVersion v1 without kind is the core group's kind Object, which nothing is: an external reference, counted as one.",
 			change: withBadReferences(`[{"dependsOn": {"apiVersion": "v1", "name": "app-shared"}}]`),
-			want:   warning("ExternalReference", "references to objects outside this composition can't be protected by it: bad spec.references[0].dependsOn → Object app-shared"),
+			want:   summary("4 composed resources, 2 references between them and 1 to external objects, 1 of them unprotected; 2 reference finalizers declared, 0 pending until their Object exists"),
 			shared: sharedWithoutBad,
 		},
 

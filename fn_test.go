@@ -186,10 +186,9 @@ func TestFunctionDeclaresWhatIsMissingAndReportsOnlyWhatNeedsAttention(t *testin
 				desired: map[string]*fnv1.Resource{
 					"shared": obj{apiVersion: namespacedObject, name: "shared", finalizers: []string{refPrefix + "uid-dep"}}.resource(),
 				},
-				conditions: []*fnv1.Condition{falseCondition("FinalizersPending", "finalizers are declared but not yet applied, or wait for their Object to exist: dep → shared. 2 composed resources, 1 references between them and 1 to external objects; 1 reference finalizers declared, 0 pending until their Object exists")},
+				conditions: []*fnv1.Condition{falseCondition("FinalizersPending", "finalizers are declared but not yet applied, or wait for their Object to exist: dep → shared. 2 composed resources, 1 references between them and 1 to external objects, 1 of them unprotected; 1 reference finalizers declared, 0 pending until their Object exists")},
 				results: []*fnv1.Result{
-					summary("2 composed resources, 1 references between them and 1 to external objects; 1 reference finalizers declared, 0 pending until their Object exists"),
-					warning("ExternalReference", "references to objects outside this composition can't be protected by it: dep spec.references[1].dependsOn → Object.kubernetes.m.crossplane.io shared"),
+					summary("2 composed resources, 1 references between them and 1 to external objects, 1 of them unprotected; 1 reference finalizers declared, 0 pending until their Object exists"),
 				},
 			},
 		},

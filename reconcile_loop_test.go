@@ -111,6 +111,7 @@ const (
 	loopFatal           = "the step fails only for a cycle with onCycle: Fatal"
 	loopApplies         = "Crossplane can apply what the function returns"
 	loopGraph           = "the graph is in the context exactly when graph: Context asks for it, with the rules' edges"
+	loopSilent          = "a composite with nothing wrong gets no result at its fixed point"
 )
 
 // loopMaxReconciles bounds a composite's life: no composition the generator
@@ -209,9 +210,11 @@ type loopRun struct {
 	// Figures.
 	reconciles, took, total, depth int
 	converged, fixedTrue, blocked  bool
-	teardownSteps                  int
-	tornDown, providerDeadlock     bool
-	reached                        map[string]int
+	// silent: its fixed point had nothing wrong, so no result was allowed.
+	silent                     bool
+	teardownSteps              int
+	tornDown, providerDeadlock bool
+	reached                    map[string]int
 }
 
 func (r *loopRun) violate(property, detail string) {
@@ -501,6 +504,29 @@ func (r *loopRun) live(f *Function) {
 			changedAt, r.took, start, r.depth, last, r.depth+3))
 	}
 	r.checkFixedPoint(p)
+	r.checkSilence(res, p)
+}
+
+// checkSilence checks that a fixed point with nothing wrong gets no result
+// of any severity: Crossplane turns each into an event on every reconcile.
+// Nothing is wrong when DeletionOrdered is True (every live edge between
+// composed resources protected) and there is no cycle, no reference that
+// can't be read, no dependency of the input that matches nothing, no edge no
+// Usage can protect, no stale finalizer, nothing held back, and, in Report
+// mode, nothing Enforce would change. References to objects outside the
+// composition are no problem by themselves.
+func (r *loopRun) checkSilence(res xpResult, p *oracle.Plan) {
+	if !p.Condition.Status || len(p.Cycles) > 0 || len(p.Problems) > 0 || len(p.Unmatched) > 0 ||
+		len(p.Impossible) > 0 || len(p.Stale) > 0 || len(p.HeldBack) > 0 || p.Changes() {
+		return
+	}
+	r.silent = true
+	if len(p.External) > 0 {
+		r.reach("a composite with nothing wrong and external references at its fixed point")
+	}
+	for _, result := range res.rsp.GetResults() {
+		r.violate(loopSilent, fmt.Sprintf("%s %s: %s", result.GetSeverity(), result.GetReason(), result.GetMessage()))
+	}
 }
 
 func (r *loopRun) traceLine(n int, res xpResult, p *oracle.Plan, applied, settled string) string {
@@ -1018,7 +1044,7 @@ func (r *loopRun) reachInput(p *oracle.Plan) {
 // loopStats are the figures of a run.
 type loopStats struct {
 	compositions, reconciles, teardowns, maxTook, maxTotal, atBound, maxDepth int
-	fixedTrue, blocked, providerDeadlocks                                     int
+	fixedTrue, blocked, providerDeadlocks, silent                             int
 	reached                                                                   map[string]int
 }
 
@@ -1050,6 +1076,7 @@ func (s *loopStats) add(r *loopRun) {
 			"a composed apps/v1 Deployment", "a composed v1 Namespace", "a composed s3.example.org/v1beta1 Bucket",
 			"DeletionOrdered True at the fixed point", "a call for required resources", "an ask for the composite's Objects by label",
 			"an ask by name", "a required resource read as observed", "an edge pending for good: its Object's references never resolve",
+			"a composite with nothing wrong and external references at its fixed point",
 		} {
 			s.reached[name] = 0
 		}
@@ -1074,6 +1101,9 @@ func (s *loopStats) add(r *loopRun) {
 	if r.blocked {
 		s.blocked++
 	}
+	if r.silent {
+		s.silent++
+	}
 	if r.providerDeadlock {
 		s.providerDeadlocks++
 	}
@@ -1090,6 +1120,6 @@ func (s *loopStats) add(r *loopRun) {
 
 func (s loopStats) String() string {
 	return fmt.Sprintf("%d reconciles; the most any composition needed to converge: %d from its last change (depth %d at most; %d converged exactly at depth + 3), %d from its first reconcile; "+
-		"%d teardowns checked (%d deadlocked by provider-kubernetes' own finalizers on a cycle); DeletionOrdered True at %d fixed points; %d blocked by a Usage",
-		s.reconciles, s.maxTook, s.maxDepth, s.atBound, s.maxTotal, s.teardowns, s.providerDeadlocks, s.fixedTrue, s.blocked)
+		"%d teardowns checked (%d deadlocked by provider-kubernetes' own finalizers on a cycle); DeletionOrdered True at %d fixed points; %d fixed points with nothing wrong checked to have no result; %d blocked by a Usage",
+		s.reconciles, s.maxTook, s.maxDepth, s.atBound, s.maxTotal, s.teardowns, s.providerDeadlocks, s.fixedTrue, s.silent, s.blocked)
 }

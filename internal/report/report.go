@@ -25,16 +25,15 @@ const (
 	ReasonUnprotectedEdges  = "UnprotectedEdges"
 	ReasonCycle             = "Cycle"
 
-	ReasonSummary           = "Summary"
-	ReasonExternalReference = "ExternalReference"
-	ReasonStaleFinalizer    = "StaleFinalizer"
-	ReasonInvalidReference  = "InvalidReference"
-	ReasonTargetRemoved     = "ReferencedResourceRemoved"
-	ReasonTargetDeleting    = "ReferencedResourceDeleting"
-	ReasonInvalidResource   = "InvalidResource"
-	ReasonHeldBack          = "HeldBack"
-	ReasonUnmatched         = "UnmatchedDependency"
-	ReasonUsageImpossible   = "UsageImpossible"
+	ReasonSummary          = "Summary"
+	ReasonStaleFinalizer   = "StaleFinalizer"
+	ReasonInvalidReference = "InvalidReference"
+	ReasonTargetRemoved    = "ReferencedResourceRemoved"
+	ReasonTargetDeleting   = "ReferencedResourceDeleting"
+	ReasonInvalidResource  = "InvalidResource"
+	ReasonHeldBack         = "HeldBack"
+	ReasonUnmatched        = "UnmatchedDependency"
+	ReasonUsageImpossible  = "UsageImpossible"
 )
 
 // maxListed bounds how many items a message names, so that a composition of
@@ -185,7 +184,7 @@ func Of(f Facts) Report {
 	g := f.Graph
 	v := verdictsOf(g, f.Finalizers, f.Usages)
 	states := statesOf(g.Edges, v.edges)
-	summary := summaryOf(f, states)
+	summary := summaryOf(f, states, v.external)
 	if len(g.Cycles) > 0 && f.CyclesFatal {
 		add(Fatal, ReasonCycle, "cannot order deletion: references form a cycle: "+cyclePaths(g.Cycles))
 	}
@@ -208,19 +207,6 @@ func Of(f Facts) Report {
 	}
 	if edges, n := states.list(graph.TargetDeleting); n > 0 {
 		add(Warning, ReasonTargetDeleting, "referenced resources are being deleted without their dependents' finalizers, which can no longer be added: "+edges)
-	}
-	// An external edge a Usage protects needs no warning.
-	var exposed []graph.External
-	for i, e := range g.External {
-		if v.external[i].protection == Unprotected {
-			exposed = append(exposed, e)
-		}
-	}
-	if len(exposed) > 0 {
-		add(Warning, ReasonExternalReference, "references to objects outside this composition can't be protected by it: "+
-			listOf(exposed, func(e graph.External) string {
-				return fmt.Sprintf("%s %s → %s", e.Dependent, e.Target.Field(), e.Target.Describe())
-			}))
 	}
 	if stale := f.Finalizers.Stale; len(stale) > 0 {
 		add(Warning, ReasonStaleFinalizer, "reference finalizers name no Object that references the resource in this composition, so they are not declared: Crossplane drops those only it applied, and any the provider added stay until their Object, if it still exists, releases them or someone removes them (provider-kubernetes #28): "+
@@ -263,8 +249,25 @@ func changes(f Facts, v verdicts) bool {
 	return slices.ContainsFunc(v.edges, declared) || slices.ContainsFunc(v.external, declared)
 }
 
-func summaryOf(f Facts, states edgeStates) string {
+// summaryOf counts what the function found and declared. A reference to an
+// object outside the composition is no problem by itself (a user's Secret,
+// a ProviderConfig, the composite): it is counted, with how many of them no
+// Usage protects, and raises no result.
+func summaryOf(f Facts, states edgeStates, external []verdict) string {
 	g := f.Graph
+	// A Usage this step declares protects once applied; one it doesn't
+	// write (Report mode, a fatal cycle) protects nothing.
+	writes := f.Enforce && (!f.CyclesFatal || len(g.Cycles) == 0)
+	unprotected := ""
+	if len(external) > 0 {
+		n := 0
+		for _, v := range external {
+			if v.protection == Unprotected || (!writes && v.state == graph.Declared) {
+				n++
+			}
+		}
+		unprotected = fmt.Sprintf(", %d of them unprotected", n)
+	}
 	verb := "declared"
 	switch {
 	case !f.Enforce:
@@ -272,8 +275,8 @@ func summaryOf(f Facts, states edgeStates) string {
 	case f.CyclesFatal && len(g.Cycles) > 0:
 		verb = "to declare (the cycle failed the step: desired state left unchanged)"
 	}
-	return fmt.Sprintf("%d composed resources, %d references between them and %d to external objects; %d reference finalizers %s, %d pending until their Object exists",
-		len(g.Resources), len(g.Edges), len(g.External), f.Finalizers.Declared, verb, states.count[graph.Pending])
+	return fmt.Sprintf("%d composed resources, %d references between them and %d to external objects%s; %d reference finalizers %s, %d pending until their Object exists",
+		len(g.Resources), len(g.Edges), len(g.External), unprotected, f.Finalizers.Declared, verb, states.count[graph.Pending])
 }
 
 // condition is False for the worst problem: a cycle, then edges this function

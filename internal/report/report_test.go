@@ -310,22 +310,22 @@ func TestSummaryCountsWhatTheFunctionFoundAndDeclared(t *testing.T) {
 		"Enforce": {
 			reason: "It counts resources, edges between them, external ones, the finalizers declared (one for two Objects that claim one UID) and the edges pending.",
 			facts:  func(f Facts) Facts { return f },
-			want:   "5 composed resources, 6 references between them and 1 to external objects; 2 reference finalizers declared, 2 pending until their Object exists",
+			want:   "5 composed resources, 6 references between them and 1 to external objects, 1 of them unprotected; 2 reference finalizers declared, 2 pending until their Object exists",
 		},
 		"Report": {
 			reason: "In Report mode the finalizers are to declare.",
 			facts:  func(f Facts) Facts { f.Enforce = false; return f },
-			want:   "5 composed resources, 6 references between them and 1 to external objects; 2 reference finalizers to declare (Report mode: desired state left unchanged), 2 pending until their Object exists",
+			want:   "5 composed resources, 6 references between them and 1 to external objects, 1 of them unprotected; 2 reference finalizers to declare (Report mode: desired state left unchanged), 2 pending until their Object exists",
 		},
 		"FatalCycle": {
 			reason: "A fatal cycle fails the step: the finalizers are to declare.",
 			facts:  func(f Facts) Facts { f.CyclesFatal = true; f.Graph.Cycles = [][]string{{"a", "b", "a"}}; return f },
-			want:   "5 composed resources, 6 references between them and 1 to external objects; 2 reference finalizers to declare (the cycle failed the step: desired state left unchanged), 2 pending until their Object exists",
+			want:   "5 composed resources, 6 references between them and 1 to external objects, 1 of them unprotected; 2 reference finalizers to declare (the cycle failed the step: desired state left unchanged), 2 pending until their Object exists",
 		},
 		"CycleWithoutFailing": {
 			reason: "A cycle that doesn't fail the step declares them.",
 			facts:  func(f Facts) Facts { f.Graph.Cycles = [][]string{{"a", "b", "a"}}; return f },
-			want:   "5 composed resources, 6 references between them and 1 to external objects; 2 reference finalizers declared, 2 pending until their Object exists",
+			want:   "5 composed resources, 6 references between them and 1 to external objects, 1 of them unprotected; 2 reference finalizers declared, 2 pending until their Object exists",
 		},
 	}
 	for name, tc := range cases {
@@ -379,15 +379,14 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 			want:   []Result{{Severity: Warning, Reason: ReasonTargetDeleting, Message: "referenced resources are being deleted without their dependents' finalizers, which can no longer be added: d1 → shared"}},
 		},
 		"External": {
-			reason: "Without Usages a reference to an object outside the composition can't be protected.",
+			reason: "A reference to an object outside the composition (a user's Secret, a ProviderConfig, the composite) is no problem by itself: the summary counts it, and nothing needs attention.",
 			facts:  decision{resources: []graph.Resource{graphtest.Object("d1", "elsewhere")}}.facts(),
-			want: []Result{{Severity: Warning, Reason: ReasonExternalReference, Message: "references to objects outside this composition can't be protected by it: " +
-				"d1 spec.references[0].dependsOn → Object.kubernetes.crossplane.io elsewhere"}},
+			want:   nil,
 		},
 		"ExternalUsage": {
-			reason: "One a Usage protects needs no warning: the Usage it emits is a change.",
+			reason: "The Usage emitted for one is a change.",
 			facts:  decision{resources: []graph.Resource{graphtest.Object("d1", "elsewhere")}, usages: usage.External}.facts(),
-			want:   []Result{{Severity: Normal, Reason: ReasonSummary, Message: "1 composed resources, 0 references between them and 1 to external objects; 0 reference finalizers declared, 0 pending until their Object exists"}},
+			want:   []Result{{Severity: Normal, Reason: ReasonSummary, Message: "1 composed resources, 0 references between them and 1 to external objects, 0 of them unprotected; 0 reference finalizers declared, 0 pending until their Object exists"}},
 		},
 		"Stale": {
 			reason: "A reference finalizer of no Object that references the resource here is stale.",
@@ -439,7 +438,7 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 			want: []Result{{Severity: Warning, Reason: ReasonInvalidReference, Message: "cannot read references: d1: spec.references[0]: Required value"}},
 		},
 		"EveryOneInItsPlace": {
-			reason: "Results come in a fixed order: a fatal cycle, the summary, a cycle warned about, removed and deleting targets, external references, stale finalizers, held back, unmatched, impossible Usages, invalid references.",
+			reason: "Results come in a fixed order: a fatal cycle, the summary, a cycle warned about, removed and deleting targets, stale finalizers, held back, unmatched, impossible Usages, invalid references.",
 			facts: func() Facts {
 				f := decision{
 					resources: []graph.Resource{
@@ -458,11 +457,10 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 				return f
 			}(),
 			want: []Result{
-				{Severity: Normal, Reason: ReasonSummary, Message: "9 composed resources, 5 references between them and 1 to external objects; 1 reference finalizers declared, 0 pending until their Object exists"},
+				{Severity: Normal, Reason: ReasonSummary, Message: "9 composed resources, 5 references between them and 1 to external objects, 1 of them unprotected; 1 reference finalizers declared, 0 pending until their Object exists"},
 				{Severity: Warning, Reason: ReasonCycle},
 				{Severity: Warning, Reason: ReasonTargetRemoved},
 				{Severity: Warning, Reason: ReasonTargetDeleting},
-				{Severity: Warning, Reason: ReasonExternalReference},
 				{Severity: Warning, Reason: ReasonStaleFinalizer},
 				{Severity: Normal, Reason: ReasonHeldBack},
 				{Severity: Warning, Reason: ReasonUnmatched},
@@ -490,10 +488,12 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 	}
 }
 
-// TestExternalEdgesAUsageProtectsAreNotWarnedAbout proves that only an
-// external edge nothing protects is warned about: one no Usage can express
-// is, one whose Usage is emitted isn't.
-func TestExternalEdgesAUsageProtectsAreNotWarnedAbout(t *testing.T) {
+// TestExternalReferencesAreCountedByProtectionNotWarnedAbout proves that the
+// summary says how many references leave the composition and how many of
+// those no Usage protects, and that none of them is a result by itself: one
+// no Usage can express is counted unprotected, and warned about only when
+// Usages were asked for; one whose Usage is emitted isn't unprotected.
+func TestExternalReferencesAreCountedByProtectionNotWarnedAbout(t *testing.T) {
 	token := objectref.Target{APIVersion: "v1", Kind: "Secret", Namespace: "vault", Name: "token", Index: 0, Via: "dependsOn"}
 	// A cluster-scoped Object can't use a namespaced Secret; a namespaced
 	// Object can.
@@ -501,16 +501,27 @@ func TestExternalEdgesAUsageProtectsAreNotWarnedAbout(t *testing.T) {
 	a.References = []objectref.Target{token}
 	b := graphtest.Object("b")
 	b.Identity.Group, b.Identity.Namespace, b.References = objectref.NamespacedGroup, "vault", []objectref.Target{token}
-	r := Of(decision{resources: []graph.Resource{a, b}, usages: usage.External}.facts())
-	var warned []string
-	for _, r := range r.Results {
-		if r.Reason == ReasonExternalReference {
-			warned = append(warned, r.Message)
-		}
-	}
-	want := []string{"references to objects outside this composition can't be protected by it: a spec.references[0].dependsOn → Secret vault/token"}
-	if diff := cmp.Diff(want, warned); diff != "" {
-		t.Errorf("an external edge a Usage protects is warned about: -want, +got:\n%s", diff)
+	for name, tc := range map[string]struct {
+		policy      usage.Policy
+		unprotected int
+		results     []string
+	}{
+		"WithoutUsages":               {policy: usage.None, unprotected: 2},
+		"WithUsagesOfExternalObjects": {policy: usage.External, unprotected: 1, results: []string{ReasonSummary, ReasonUsageImpossible}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := Of(decision{resources: []graph.Resource{a, b}, usages: tc.policy}.facts())
+			if want := fmt.Sprintf("2 to external objects, %d of them unprotected;", tc.unprotected); !strings.Contains(r.Summary, want) {
+				t.Errorf("Of(...).Summary = %q, want it to say %q", r.Summary, want)
+			}
+			var reasons []string
+			for _, res := range r.Results {
+				reasons = append(reasons, res.Reason)
+			}
+			if diff := cmp.Diff(tc.results, reasons); diff != "" {
+				t.Errorf("Of(...).Results' reasons: -want, +got:\n%s", diff)
+			}
+		})
 	}
 }
 

@@ -750,7 +750,7 @@ func (p *Plan) SummaryMessage() string {
 	if s.External > 0 {
 		n := 0
 		for _, e := range p.External {
-			if e.Protection == Unprotected {
+			if e.Protection == Unprotected || (!p.Writes() && e.State == Declared) {
 				n++
 			}
 		}

@@ -205,7 +205,7 @@ func TestExpect(t *testing.T) {
 				"dep":    nsObject("dep").refs(dependsOn("shared")),
 				"shared": nsObject("shared"),
 			}, nil)),
-			want: want{edges: []string{}, external: []string{"dep → Object.kubernetes.m.crossplane.io shared: exposed"}, results: []Result{{Warning, "ExternalReference"}}},
+			want: want{edges: []string{}, external: []string{"dep → Object.kubernetes.m.crossplane.io shared: exposed"}, results: nil},
 		},
 		"AnyVersionMatches": {
 			reason: "A reference matches by group, kind, namespace and name: v1alpha2 finds an Object served as v1alpha1.",
@@ -588,7 +588,7 @@ func TestExpect(t *testing.T) {
 				external:   []string{"dep → Namespace team: exposed"},
 				usages:     []map[string]any{},
 				impossible: []string{"dep → Namespace team"},
-				results:    []Result{{Warning, "ExternalReference"}, {Warning, "UsageImpossible"}},
+				results:    []Result{{Warning, "UsageImpossible"}},
 			},
 		},
 		"UsageOnlyOnceBothEndsExist": {
@@ -880,7 +880,7 @@ func TestConditionMessage(t *testing.T) {
 				"shared": object("shared"),
 			}, nil),
 			want: "finalizers are declared but not yet applied, or wait for their Object to exist: dep → shared. " +
-				"2 composed resources, 1 references between them and 1 to external objects; 0 reference finalizers declared, 1 pending until their Object exists",
+				"2 composed resources, 1 references between them and 1 to external objects, 1 of them unprotected; 0 reference finalizers declared, 1 pending until their Object exists",
 		},
 		"ReportModeSaysWhatItWouldDeclare": {
 			reason: "In Report mode the summary's finalizers are still to declare, and desired state is left unchanged.",
