@@ -136,12 +136,15 @@ type xpObject struct {
 	uid        string
 	// body is what Crossplane applied last, without metadata and status:
 	// no other manager writes spec in this model.
-	body        map[string]any
-	labels      map[string]string
-	annotations map[string]string
-	finalizers  []string
-	owners      map[string]xpOwners
-	deleting    bool
+	body   map[string]any
+	labels map[string]string
+	// appliedLabels are the labels Crossplane's apply set last: under
+	// server-side apply, one it stops applying goes.
+	appliedLabels map[string]bool
+	annotations   map[string]string
+	finalizers    []string
+	owners        map[string]xpOwners
+	deleting      bool
 	// ownerUIDs are its ownerReferences: the composite's, and a Usage's user's.
 	ownerUIDs []string
 	// composedAs is its composition resource name; external objects have none.
@@ -786,7 +789,15 @@ func (m *xpModel) applyOne(n int, d xpDesired, req *fnv1.RunFunctionRequest, res
 		}
 	}
 	// Crossplane renders its own metadata onto every composed resource.
+	for k := range o.appliedLabels {
+		if _, ok := d.labels[k]; !ok {
+			delete(o.labels, k)
+			m.changed = true
+		}
+	}
+	o.appliedLabels = map[string]bool{}
 	for k, v := range d.labels {
+		o.appliedLabels[k] = true
 		if o.labels[k] != v {
 			o.labels[k] = v
 			m.changed = true

@@ -69,6 +69,10 @@ type plan struct {
 	references explicit.References
 	heldBack   map[string]string
 	report     report.Report
+
+	// xrNamespaced tells whether the composite is namespaced: Objects of
+	// the other group are remembered on what they depend on.
+	xrNamespaced bool
 }
 
 // decide decides, from the composed resources alone, in this order: the graph
@@ -92,7 +96,7 @@ func decide(in *v1beta1.Input, xr usage.Ref, c composition) plan {
 		Invalid: c.invalid, Unmatched: unmatched,
 		Enforce: in.Mode == v1beta1.ModeEnforce, CyclesFatal: in.OnCycle == v1beta1.CycleFatal,
 	})
-	return plan{input: in, xrUID: xr.UID, graph: g, finalizers: fin, usages: use, references: refs, heldBack: held, report: rep}
+	return plan{input: in, xrUID: xr.UID, xrNamespaced: xr.Namespace != "", graph: g, finalizers: fin, usages: use, references: refs, heldBack: held, report: rep}
 }
 
 var usagePolicies = map[v1beta1.UsagePolicy]usage.Policy{
@@ -168,7 +172,7 @@ func (p plan) write(desired *fnv1.State, log logging.Logger) []report.Result {
 			warn(errors.Wrapf(err, "cannot add the Usage %q", name))
 		}
 	}
-	for _, err := range labelDependents(desired, p.graph, p.xrUID) {
+	for _, err := range labelDependents(desired, p.graph, p.xrUID, p.xrNamespaced) {
 		warn(err)
 	}
 	return warnings

@@ -20,6 +20,7 @@ import (
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 	"github.com/crossplane-contrib/function-dependencies/test/harness"
 )
@@ -156,6 +157,14 @@ func checkAnyRequest(fn *Function, req *fnv1.RunFunctionRequest) []string {
 				before = withoutLabel(before, DependentLabel)
 			}
 		}
+		// And what Objects of another group than the composite's depend on
+		// with theirs.
+		if g := harness.String(after.GetResource().AsMap(), "metadata", "labels", DependentGroupLabel); g == objectref.NamespacedGroup || g == objectref.ClusterGroup {
+			after = withoutLabel(after, DependentGroupLabel)
+			if harness.String(before.GetResource().AsMap(), "metadata", "labels", DependentGroupLabel) == g {
+				before = withoutLabel(before, DependentGroupLabel)
+			}
+		}
 		if byDesign {
 			had := listOf(before.GetResource(), "spec", "references")
 			now := listOf(after.GetResource(), "spec", "references")
@@ -165,7 +174,7 @@ func checkAnyRequest(fn *Function, req *fnv1.RunFunctionRequest) []string {
 			before, after = withoutReferences(before), withoutReferences(after)
 		}
 		if !proto.Equal(withoutFinalizers(before), withoutFinalizers(after)) {
-			problem("desired %q changed beyond metadata.finalizers, spec.references and its label %s", name, DependentLabel)
+			problem("desired %q changed beyond metadata.finalizers, spec.references and its labels %s and %s", name, DependentLabel, DependentGroupLabel)
 		}
 		// Metadata or finalizers that are neither absent nor of their type
 		// are left as they are: replacing them would lose what they hold.

@@ -130,12 +130,28 @@ func TestReconcileLoopScenarios(t *testing.T) {
 		// Issue 13, bug 6, once more: a cluster-scoped composite may compose
 		// namespaced Objects, and here the removed dependent was its last.
 		// The function asks for the Objects of the groups the composition
-		// still composes and of the composite's own, which is the
-		// cluster-scoped one.
+		// still composes, of the composite's own, which is the
+		// cluster-scoped one, and of those its dependents' targets are
+		// labelled with, which is the namespaced one.
 		"ARemovedNamespacedObjectOfAClusterScopedCompositeIsNotCalledStale": {
 			phases:   [][]loopSpec{{{name: "db", kind: loopConfigMap}, {name: "app", kind: loopNamespacedObject, refs: []string{"db"}}}, {{name: "db", kind: loopConfigMap}}},
 			changeAt: 4,
 			slow:     true,
+		},
+		// The removed Object was the cluster-scoped composite's last
+		// namespaced one, and a live Object holds it: while it is deleted,
+		// what it references must stay. The function asks for the Objects of
+		// the groups its dependents use, remembered on their targets, never
+		// only for the composite's own group. Three targets, so that the
+		// provider's race (provider-kubernetes #371) leaves one of them with
+		// only the finalizer the function declared.
+		"WhatARemovedLastNamespacedObjectOfAClusterScopedCompositeReferencesGoesAfterIt": {
+			phases: [][]loopSpec{
+				{{name: "db-1", kind: loopConfigMap}, {name: "db-2", kind: loopConfigMap}, {name: "db-3", kind: loopConfigMap},
+					{name: "app", kind: loopNamespacedObject, refs: []string{"db-1", "db-2", "db-3"}}, {name: "web", kind: loopClusterObject, refs: []string{"app"}}},
+				{{name: "db-1", kind: loopConfigMap}, {name: "db-2", kind: loopConfigMap}, {name: "db-3", kind: loopConfigMap}, {name: "web", kind: loopClusterObject, refs: []string{"app"}}},
+			},
+			changeAt: 4,
 		},
 		// A Usage refuses a deletion; it can't undo one the API server has
 		// accepted. Here someone deletes db (kept by an earlier step's

@@ -39,6 +39,19 @@ import (
 // their composite.
 const DependentLabel = "dependencies.fn.crossplane.io/composite-uid"
 
+// DependentGroupLabel marks a resource that Objects of the composition
+// depend on with their API group, when it is not the one of the composite's
+// scope. The function asks for the Objects of the groups the composition
+// composes and always of the composite's own, never of a group whose CRD may
+// not be installed: provider-kubernetes v0.x serves only the cluster-scoped
+// group, and Crossplane fails a reconcile that asks for a kind the cluster
+// doesn't serve. So when a cluster-scoped composite's last namespaced Object
+// leaves the composition, this label, on what it depends on, is what says
+// to ask for its group while it is deleted. The label stays while an Object
+// of the group depends on the resource, which the function sees from the
+// Objects it asks for: it never changes while one is deleted.
+const DependentGroupLabel = "dependencies.fn.crossplane.io/dependent-group"
+
 // requiredPrefix starts the name of each requirement.
 const requiredPrefix = "dependencies.fn.crossplane.io/"
 
@@ -51,8 +64,10 @@ type lookout struct {
 	named []string
 	// objectVersions holds an apiVersion of each Object API group the
 	// composition composes, the first in name order: one the cluster serves,
-	// and the same on every call.
-	objectVersions map[string]string
+	// and the same on every call. dependentGroups are the Object groups the
+	// observed resources' DependentGroupLabel names.
+	objectVersions  map[string]string
+	dependentGroups map[string]bool
 	// seen are the identities of the observed resources, and wanted those
 	// of the resources that the function's own Usages are used by and of
 	// the dependencies of the references it wrote.
@@ -61,7 +76,16 @@ type lookout struct {
 }
 
 func newLookout(observed int) lookout {
-	return lookout{uids: make(map[string]bool, observed), objectVersions: map[string]string{}, seen: make(map[graph.Identity]bool, observed)}
+	return lookout{uids: make(map[string]bool, observed), objectVersions: map[string]string{}, dependentGroups: map[string]bool{}, seen: make(map[graph.Identity]bool, observed)}
+}
+
+// labels looks at the labels of a composed resource observed in the
+// request: Objects of the group its DependentGroupLabel names depend on it,
+// so the cluster serves the group. Only an Object group is asked for.
+func (l *lookout) labels(labels *structpb.Struct) {
+	if g := text(labels, DependentGroupLabel); objectref.IsObject(g, objectref.Kind) {
+		l.dependentGroups[g] = true
+	}
 }
 
 // resource looks at a composed resource, observed in the request or not.
@@ -111,19 +135,30 @@ func (l *lookout) written(observed, desired []objectref.Target) {
 	}
 }
 
-// defaultObjectVersions are the Object apiVersions asked for when the
-// composition composes no Object of the composite's own group any more: the
-// one it composed may have been the last. A namespaced composite composes
-// only namespaced Objects; a cluster-scoped one, usually cluster-scoped ones,
-// whose group every provider-kubernetes release serves.
-var defaultObjectVersions = map[bool][2]string{
-	true:  {objectref.NamespacedGroup, objectref.NamespacedGroup + "/v1alpha1"},
-	false: {objectref.ClusterGroup, objectref.ClusterGroup + "/v1alpha2"},
+// servedObjectVersions holds, for each Object API group, an apiVersion every
+// provider-kubernetes release that serves the group serves: asked for when
+// the composition composes no Object of the group any more.
+var servedObjectVersions = map[string]string{
+	objectref.NamespacedGroup: objectref.NamespacedGroup + "/v1alpha1",
+	objectref.ClusterGroup:    objectref.ClusterGroup + "/v1alpha2",
+}
+
+// ownObjectGroup is the Object group of the composite's scope, always asked
+// for: the Object of it the composition composed may have been the last. A
+// namespaced composite composes only namespaced Objects; a cluster-scoped
+// one, usually cluster-scoped ones, whose group every provider-kubernetes
+// release serves.
+func ownObjectGroup(namespaced bool) string {
+	if namespaced {
+		return objectref.NamespacedGroup
+	}
+	return objectref.ClusterGroup
 }
 
 // requirements returns what the function asks Crossplane for: the
 // composite's Objects by the label the function gives them, one selector per
-// Object API group, when a reference finalizer names an Object that observed
+// Object API group the composition composes or a DependentGroupLabel names,
+// and the composite's own, when a reference finalizer names an Object that observed
 // state lacks; and by name each resource that one of its own Usages is used
 // by, or that a reference it wrote depends on, when observed state lacks it.
 // Else nil.
@@ -132,8 +167,13 @@ func (l *lookout) requirements(xr *structpb.Struct) *fnv1.Requirements {
 	uid, namespace := text(xr, "metadata", "uid"), text(xr, "metadata", "namespace")
 	if uid != "" && slices.ContainsFunc(l.named, func(u string) bool { return !l.uids[u] }) {
 		versions := maps.Clone(l.objectVersions)
-		if d := defaultObjectVersions[namespace != ""]; versions[d[0]] == "" {
-			versions[d[0]] = d[1]
+		for g := range l.dependentGroups {
+			if versions[g] == "" {
+				versions[g] = servedObjectVersions[g]
+			}
+		}
+		if g := ownObjectGroup(namespace != ""); versions[g] == "" {
+			versions[g] = servedObjectVersions[g]
 		}
 		for group, apiVersion := range versions {
 			sel := &fnv1.ResourceSelector{
@@ -216,29 +256,47 @@ func controllerUID(s *structpb.Struct) string {
 }
 
 // labelDependents labels every desired Object that depends on another, held
-// back or not, with the composite's UID. A dependent it can't label is an
-// error of its own: the others are labelled all the same.
-func labelDependents(desired *fnv1.State, g *graph.Graph, xrUID string) []error {
+// back or not, with the composite's UID, and every desired resource an
+// Object of another group than the composite's own depends on with
+// DependentGroupLabel. A resource it can't label is an error of its own: the
+// others are labelled all the same.
+func labelDependents(desired *fnv1.State, g *graph.Graph, xrUID string, xrNamespaced bool) []error {
 	if xrUID == "" {
 		return nil
 	}
-	var errs []error
-	dependents := map[string]bool{}
+	labels := map[string]map[string]string{}
+	label := func(name, key, value string) {
+		if labels[name] == nil {
+			labels[name] = map[string]string{}
+		}
+		labels[name][key] = value
+	}
 	for _, e := range g.Edges {
-		dependents[e.Dependent] = true
+		label(e.Dependent, DependentLabel, xrUID)
+		if d := g.Resource(e.Dependent); d.IsObject && d.Identity.Group != ownObjectGroup(xrNamespaced) {
+			label(e.Target, DependentGroupLabel, d.Identity.Group)
+		}
 	}
 	for _, e := range g.External {
-		dependents[e.Dependent] = true
+		label(e.Dependent, DependentLabel, xrUID)
 	}
-	for _, name := range slices.Sorted(maps.Keys(dependents)) {
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(labels)) {
 		r := desired.GetResources()[name]
-		gv, err := schema.ParseGroupVersion(text(r.GetResource(), "apiVersion"))
-		if r == nil || err != nil || !objectref.IsObject(gv.Group, text(r.GetResource(), "kind")) ||
-			text(value(r.GetResource(), "metadata", "labels").GetStructValue(), DependentLabel) == xrUID {
+		if r == nil {
 			continue
 		}
-		if err := setField(r, "metadata", "labels", DependentLabel, structpb.NewStringValue(xrUID)); err != nil {
-			errs = append(errs, errors.Wrapf(err, "cannot label composed resource %q", name))
+		gv, err := schema.ParseGroupVersion(text(r.GetResource(), "apiVersion"))
+		object := err == nil && objectref.IsObject(gv.Group, text(r.GetResource(), "kind"))
+		for _, key := range slices.Sorted(maps.Keys(labels[name])) {
+			v := labels[name][key]
+			if (key == DependentLabel && !object) || text(value(r.GetResource(), "metadata", "labels").GetStructValue(), key) == v {
+				continue
+			}
+			if err := setField(r, "metadata", "labels", key, structpb.NewStringValue(v)); err != nil {
+				errs = append(errs, errors.Wrapf(err, "cannot label composed resource %q", name))
+				break
+			}
 		}
 	}
 	return errs

@@ -127,6 +127,9 @@ func composedResources(req *fnv1.RunFunctionRequest, inferReferences, explicit b
 		// it asks the same in the call that answers it.
 		if fromRequest || r.Desired != nil {
 			c.lookout.resource(&r, fromRequest)
+			if fromRequest {
+				c.lookout.labels(value(om, "labels").GetStructValue())
+			}
 			if fromRequest && r.Observed != nil && r.Desired != nil {
 				c.lookout.written(r.Observed.References, r.References)
 			}

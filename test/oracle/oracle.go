@@ -94,6 +94,13 @@ const (
 	// from a resource it deletes for leaving the composition; this one stays,
 	// and it is what the function asks for the composite's Objects by.
 	DependentLabel = "dependencies.fn.crossplane.io/composite-uid"
+	// DependentGroupLabel, on every desired resource an Object of another
+	// group than the composite's scope depends on (a namespaced Object of a
+	// cluster-scoped composite), names that group, so that the function asks
+	// for the Objects of it while one of them is deleted: it asks for the
+	// groups the composition composes or this label names, and always the
+	// composite's own, never another.
+	DependentGroupLabel = "dependencies.fn.crossplane.io/dependent-group"
 
 	// maxListed is how many items a message names before it counts the rest.
 	maxListed = 10
@@ -652,10 +659,14 @@ type Plan struct {
 	// sorted: see readAsks.
 	Asks []Ask
 	// Labels holds, for each desired resource the answer keeps, the labels
-	// the function adds: DependentLabel on each Object with an edge.
+	// the function adds: DependentLabel on each Object with an edge, and
+	// DependentGroupLabel on each resource an Object of another group than
+	// the composite's own depends on.
 	Labels map[string]map[string]string
-	// XRUID is the composite's UID.
-	XRUID string
+	// XRUID is the composite's UID; xrNamespaced tells whether it is
+	// namespaced.
+	XRUID        string
+	xrNamespaced bool
 	// going are the resources read from the required ones: those
 	// Crossplane is deleting.
 	going []string
@@ -827,7 +838,7 @@ func Expect(s State) *Plan {
 		Input: s.Input.withDefaults(), Nodes: map[string]*Node{}, Own: map[string]map[string]any{}, cycleOf: map[string]int{},
 		Declare: map[string][]string{}, Missing: map[string][]string{}, Finalizers: map[string][]string{},
 		References: map[string][]Reference{}, HeldBack: map[string]Hold{}, Labels: map[string]map[string]string{},
-		XRUID: harness.String(s.XR, "metadata", "uid"),
+		XRUID: harness.String(s.XR, "metadata", "uid"), xrNamespaced: harness.String(s.XR, "metadata", "namespace") != "",
 	}
 	p.readNodes(s)
 	p.addEdges()
@@ -999,6 +1010,9 @@ func (p *Plan) readAsks(s State) {
 	for name, o := range s.Observed {
 		if !slices.Contains(own, name) {
 			p.addObjectGroup(o)
+			if g := harness.String(o, "metadata", "labels", DependentGroupLabel); IsObject(g+"/v1", ObjectKind) {
+				p.ObjectGroups = append(p.ObjectGroups, g)
+			}
 		}
 	}
 	slices.Sort(p.ObjectGroups)
@@ -1438,8 +1452,24 @@ func (p *Plan) writeFinalizers() {
 			fs = append(fs, p.Missing[name]...)
 		}
 		p.Finalizers[name] = fs
-		if p.Writes() && p.XRUID != "" && n.Object && p.dependent(name) {
-			p.Labels[name] = map[string]string{DependentLabel: p.XRUID}
+		if !p.Writes() || p.XRUID == "" {
+			continue
+		}
+		labels := map[string]string{}
+		if n.Object && p.dependent(name) {
+			labels[DependentLabel] = p.XRUID
+		}
+		own := ClusterObjectGroup
+		if p.xrNamespaced {
+			own = NamespacedObjectGroup
+		}
+		for _, e := range p.Edges {
+			if d := p.Nodes[e.Dependent]; e.Target == name && d.Object && d.Identity.Group != own {
+				labels[DependentGroupLabel] = d.Identity.Group
+			}
+		}
+		if len(labels) > 0 {
+			p.Labels[name] = labels
 		}
 	}
 }
