@@ -154,6 +154,16 @@ func TestFunctionDeclaresWhatIsMissingAndReportsOnlyWhatNeedsAttention(t *testin
 				results:    []*fnv1.Result{summary("4 composed resources, 3 references between them and 0 to external objects; 3 reference finalizers to declare (Report mode: desired state left unchanged), 0 pending until their Object exists")},
 			},
 		},
+		"ReportModeRemovedDependentBeingDeleted": {
+			reason: "Report mode labels no dependent, so it can't see one the composition removed while Crossplane deletes it: its finalizer on shared is no sure problem, and gets no StaleFinalizer warning.",
+			req: issue371Request(3, []int{0, 1, 2}, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "mode": "Report"}`, func(r *fnv1.RunFunctionRequest) {
+				delete(r.Observed.Resources, "dep-02")
+				delete(r.Desired.Resources, "dep-02")
+			}),
+			want: want{
+				conditions: []*fnv1.Condition{trueCondition("Protected", "every live reference between composed resources is protected. 3 composed resources, 2 references between them and 0 to external objects; 2 reference finalizers to declare (Report mode: desired state left unchanged), 0 pending until their Object exists")},
+			},
+		},
 		"DependentDeleting": {
 			reason: "A deleting dependent's finalizer stays declared while the shared Object carries it; one the provider already removed is not added back.",
 			req: issue371Request(3, []int{0, 2}, "", func(r *fnv1.RunFunctionRequest) {

@@ -27,6 +27,10 @@ func Protects(dependent *graph.Resource) bool {
 type Stale struct {
 	Resource  string
 	Finalizer string
+	// Unseen is true when it names no resource of the composition at all:
+	// its Object is gone, outside the composition, or one Crossplane is
+	// deleting that the function can't see.
+	Unseen bool
 }
 
 // A Plan is the finalizers the composed resources declare.
@@ -73,6 +77,10 @@ func Declare(g *graph.Graph) Plan {
 	// stale. Each carried finalizer is read once, from the resource that
 	// carries it.
 	carried := make([]string, len(g.Edges))
+	seen := make(map[string]bool, len(g.Resources))
+	for _, r := range g.Resources {
+		seen[r.UID()] = true
+	}
 	for t, r := range g.Resources {
 		if r.Observed == nil {
 			continue
@@ -101,7 +109,8 @@ func Declare(g *graph.Graph) Plan {
 		}
 		slices.Sort(stale)
 		for _, f := range stale {
-			p.Stale = append(p.Stale, Stale{Resource: r.Name, Finalizer: f})
+			uid, _ := objectref.UIDOf(f)
+			p.Stale = append(p.Stale, Stale{Resource: r.Name, Finalizer: f, Unseen: !seen[uid]})
 		}
 	}
 	// The finalizers each target declares, by its place in the resources.

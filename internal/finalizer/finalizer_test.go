@@ -450,10 +450,10 @@ func TestAReferenceFinalizerOfNoReferencingObjectIsStale(t *testing.T) {
 		"NoReferences": {
 			reason:    "Without references, a reference finalizer left on a resource names no dependent.",
 			resources: []graph.Resource{graphtest.With(graphtest.Object("alone"), graphtest.Carrying(f("gone"), objectref.ObjectFinalizer)), graphtest.ConfigMap("config")},
-			want:      outcome{Stale: []Stale{{Resource: "alone", Finalizer: f("gone")}}},
+			want:      outcome{Stale: []Stale{{Resource: "alone", Finalizer: f("gone"), Unseen: true}}},
 		},
 		"Stale": {
-			reason: "Reference finalizers of no Object that references the resource here are stale: reported, not declared; other finalizers are not reference finalizers.",
+			reason: "Reference finalizers of no Object that references the resource here are stale: reported, not declared, and unseen when they name no resource at all; other finalizers are not reference finalizers.",
 			resources: []graph.Resource{
 				graphtest.With(graphtest.Object("shared"), graphtest.Carrying(f("gone"), f("d1"), f("d2"), "example.org/other")),
 				graphtest.Object("d1", "shared"),
@@ -461,7 +461,7 @@ func TestAReferenceFinalizerOfNoReferencingObjectIsStale(t *testing.T) {
 			},
 			want: outcome{
 				States:    map[string]graph.State{"d1 → shared": graph.Protected},
-				Stale:     []Stale{{Resource: "shared", Finalizer: f("d2")}, {Resource: "shared", Finalizer: f("gone")}},
+				Stale:     []Stale{{Resource: "shared", Finalizer: f("d2")}, {Resource: "shared", Finalizer: f("gone"), Unseen: true}},
 				Additions: map[string][]string{"shared": {f("d1")}},
 				Declared:  1,
 			},
@@ -473,9 +473,9 @@ func TestAReferenceFinalizerOfNoReferencingObjectIsStale(t *testing.T) {
 				graphtest.With(graphtest.ConfigMap("a"), graphtest.Carrying(f("y"))),
 			},
 			want: outcome{Stale: []Stale{
-				{Resource: "a", Finalizer: f("y")},
+				{Resource: "a", Finalizer: f("y"), Unseen: true},
 				{Resource: "b", Finalizer: f("a")},
-				{Resource: "b", Finalizer: f("z")},
+				{Resource: "b", Finalizer: f("z"), Unseen: true},
 			}},
 		},
 		"ReferencingAnotherResource": {
@@ -498,7 +498,7 @@ func TestAReferenceFinalizerOfNoReferencingObjectIsStale(t *testing.T) {
 				graphtest.With(graphtest.Object("old"), graphtest.Carrying(f("gone"), objectref.ObjectFinalizer), going, graphtest.Deleting, graphtest.NotDesired),
 				graphtest.With(graphtest.ConfigMap("kept"), graphtest.Carrying(f("gone"))),
 			},
-			want: outcome{Stale: []Stale{{Resource: "kept", Finalizer: f("gone")}}},
+			want: outcome{Stale: []Stale{{Resource: "kept", Finalizer: f("gone"), Unseen: true}}},
 		},
 		"NotOnAResourceThatDoesNotExist": {
 			reason:    "A resource that doesn't exist carries nothing.",

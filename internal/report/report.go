@@ -208,7 +208,7 @@ func Of(f Facts) Report {
 	if edges, n := states.list(graph.TargetDeleting); n > 0 {
 		add(Warning, ReasonTargetDeleting, "referenced resources are being deleted without their dependents' finalizers, which can no longer be added: "+edges)
 	}
-	if stale := f.Finalizers.Stale; len(stale) > 0 {
+	if stale := staleOf(f); len(stale) > 0 {
 		add(Warning, ReasonStaleFinalizer, "reference finalizers name no Object that references the resource in this composition, so they are not declared: Crossplane drops those only it applied, and any the provider added stay until their Object, if it still exists, releases them or someone removes them (provider-kubernetes #28): "+
 			listOf(stale, func(s finalizer.Stale) string { return s.Resource + " " + s.Finalizer }))
 	}
@@ -233,6 +233,23 @@ func Of(f Facts) Report {
 	c := condition(f, states)
 	c.Message += ". " + summary
 	return Report{Condition: c, Results: results, Summary: summary}
+}
+
+// staleOf returns the stale finalizers to warn about. Report mode labels no
+// dependent, so the function can't find a dependent the composition removed
+// while Crossplane deletes it: one that names no resource it sees may be
+// such a dependent's, and is no sure problem.
+func staleOf(f Facts) []finalizer.Stale {
+	if f.Enforce {
+		return f.Finalizers.Stale
+	}
+	var stale []finalizer.Stale
+	for _, s := range f.Finalizers.Stale {
+		if !s.Unseen {
+			stale = append(stale, s)
+		}
+	}
+	return stale
 }
 
 // changes is true when the function changes what is observed, or in Report

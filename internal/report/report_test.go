@@ -394,6 +394,16 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 			want: []Result{{Severity: Warning, Reason: ReasonStaleFinalizer, Message: "reference finalizers name no Object that references the resource in this composition, so they are not declared: Crossplane drops those only it applied, and any the provider added stay until their Object, if it still exists, releases them or someone removes them (provider-kubernetes #28): " +
 				"shared " + f("gone")}},
 		},
+		"StaleInReportMode": {
+			reason: "Report mode labels no dependent, so a finalizer naming no resource it sees may be a dependent's that Crossplane is deleting: not warned about. One naming an Object that doesn't reference the resource is stale all the same.",
+			facts: func() Facts {
+				f := decision{resources: []graph.Resource{graphtest.With(shared, graphtest.Carrying(f("gone"), f("d1"))), graphtest.Object("d1")}}.facts()
+				f.Enforce = false
+				return f
+			}(),
+			want: []Result{{Severity: Warning, Reason: ReasonStaleFinalizer, Message: "reference finalizers name no Object that references the resource in this composition, so they are not declared: Crossplane drops those only it applied, and any the provider added stay until their Object, if it still exists, releases them or someone removes them (provider-kubernetes #28): " +
+				"shared " + f("d1")}},
+		},
 		"HeldBack": {
 			reason: "Resources held back from creation have a Normal result of their own, in name order, and are no change.",
 			facts: func() Facts {

@@ -1260,6 +1260,13 @@ func (p *Plan) findStale() {
 			referencing[e.Target][e.Finalizer] = true
 		}
 	}
+	// Report mode labels no dependent, so it can't see one Crossplane is
+	// deleting: a finalizer that names no resource it sees is no sure
+	// problem there.
+	seen := map[string]bool{}
+	for _, n := range p.Nodes {
+		seen[FinalizerPrefix+n.UID] = n.UID != ""
+	}
 	for _, name := range p.Names {
 		// A resource read from what the function asked for is one
 		// Crossplane is deleting: the function reports only on what the
@@ -1268,7 +1275,7 @@ func (p *Plan) findStale() {
 			continue
 		}
 		for _, f := range p.Nodes[name].ObservedFinalizers {
-			if strings.HasPrefix(f, FinalizerPrefix) && !referencing[name][f] {
+			if strings.HasPrefix(f, FinalizerPrefix) && !referencing[name][f] && (p.Enforce() || seen[f]) {
 				p.Stale = append(p.Stale, Stale{Resource: name, Finalizer: f})
 			}
 		}
