@@ -143,7 +143,7 @@ func TestFunctionDeclaresWhatIsMissingAndReportsOnlyWhatNeedsAttention(t *testin
 				desired: map[string]*fnv1.Resource{
 					"shared": obj{apiVersion: clusterObject, name: "app-shared", finalizers: append([]string{"example.org/earlier-step"}, uidFinalizers(3)...)}.resource(),
 				},
-				conditions: []*fnv1.Condition{trueCondition("Protected", "every live reference between composed resources is protected. 4 composed resources, 3 references between them and 0 to external objects; 3 reference finalizers declared, 0 pending until their Object exists")},
+				conditions: []*fnv1.Condition{protectedCondition("every live reference between composed resources is protected. 4 composed resources, 3 references between them and 0 to external objects; 3 reference finalizers declared, 0 pending until their Object exists")},
 			},
 		},
 		"ReportMode": {
@@ -161,7 +161,7 @@ func TestFunctionDeclaresWhatIsMissingAndReportsOnlyWhatNeedsAttention(t *testin
 				delete(r.Desired.Resources, "dep-02")
 			}),
 			want: want{
-				conditions: []*fnv1.Condition{trueCondition("Protected", "every live reference between composed resources is protected. 3 composed resources, 2 references between them and 0 to external objects; 2 reference finalizers to declare (Report mode: desired state left unchanged), 0 pending until their Object exists")},
+				conditions: []*fnv1.Condition{protectedCondition("every live reference between composed resources is protected. 3 composed resources, 2 references between them and 0 to external objects; 2 reference finalizers to declare (Report mode: desired state left unchanged), 0 pending until their Object exists")},
 			},
 		},
 		"DependentDeleting": {
@@ -175,7 +175,7 @@ func TestFunctionDeclaresWhatIsMissingAndReportsOnlyWhatNeedsAttention(t *testin
 				desired: map[string]*fnv1.Resource{
 					"shared": obj{apiVersion: clusterObject, name: "app-shared", finalizers: []string{"example.org/earlier-step", refPrefix + "uid-dep-00", refPrefix + "uid-dep-02"}}.resource(),
 				},
-				conditions: []*fnv1.Condition{trueCondition("Protected", "every live reference between composed resources is protected. 4 composed resources, 3 references between them and 0 to external objects; 2 reference finalizers declared, 0 pending until their Object exists")},
+				conditions: []*fnv1.Condition{protectedCondition("every live reference between composed resources is protected. 4 composed resources, 3 references between them and 0 to external objects; 2 reference finalizers declared, 0 pending until their Object exists")},
 			},
 		},
 		"NamespacedXR": {
@@ -232,7 +232,7 @@ func TestFunctionDeclaresWhatIsMissingAndReportsOnlyWhatNeedsAttention(t *testin
 				desired: map[string]*fnv1.Resource{
 					"shared": obj{apiVersion: clusterObject, name: "app-shared", finalizers: append([]string{"example.org/earlier-step"}, uidFinalizers(2)...)}.resource(),
 				},
-				conditions: []*fnv1.Condition{trueCondition("Protected", "every live reference between composed resources is protected. 3 composed resources, 2 references between them and 0 to external objects; 2 reference finalizers declared, 0 pending until their Object exists")},
+				conditions: []*fnv1.Condition{protectedCondition("every live reference between composed resources is protected. 3 composed resources, 2 references between them and 0 to external objects; 2 reference finalizers declared, 0 pending until their Object exists")},
 				results: []*fnv1.Result{
 					warning("InvalidReference", "cannot read references: dep-01: spec.references[1].dependsOn.name: Required value: names the referenced object"),
 				},
@@ -340,8 +340,9 @@ func condition(status fnv1.Status, reason, message string) *fnv1.Condition {
 	return &fnv1.Condition{Type: "DeletionOrdered", Status: status, Reason: reason, Message: &message, Target: fnv1.Target_TARGET_COMPOSITE.Enum()}
 }
 
-func trueCondition(reason, message string) *fnv1.Condition {
-	return condition(fnv1.Status_STATUS_CONDITION_TRUE, reason, message)
+// protectedCondition is DeletionOrdered True: the only reason it is True.
+func protectedCondition(message string) *fnv1.Condition {
+	return condition(fnv1.Status_STATUS_CONDITION_TRUE, "Protected", message)
 }
 
 func falseCondition(reason, message string) *fnv1.Condition {
