@@ -112,3 +112,63 @@ func TestEveryDependentIsLabelledPastOneThatCantBe(t *testing.T) {
 		t.Errorf("warnings: -want +got:\n%s", diff)
 	}
 }
+
+// TestTheObjectGroupsAskedForAreThoseComposedOrRemembered proves that, when
+// a reference finalizer names an Object observed state lacks, a
+// cluster-scoped composite asks for its own Object group and for the one
+// DependentGroupLabel names on what its Objects depend on, and never for a
+// group the label names that is no Object group.
+func TestTheObjectGroupsAskedForAreThoseComposedOrRemembered(t *testing.T) {
+	selector := func(apiVersion string) *fnv1.ResourceSelector {
+		return &fnv1.ResourceSelector{
+			ApiVersion: apiVersion, Kind: "Object",
+			Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{DependentLabel: "uid-app"}}},
+		}
+	}
+	cases := map[string]struct {
+		reason string
+		label  string
+		want   map[string]*fnv1.ResourceSelector
+	}{
+		"NoLabel": {
+			reason: "Without the label, the composite's own group only: a group the cluster may not serve is never asked for.",
+			want:   map[string]*fnv1.ResourceSelector{"dependencies.fn.crossplane.io/objects-kubernetes.crossplane.io": selector("kubernetes.crossplane.io/v1alpha2")},
+		},
+		"NamespacedGroupRemembered": {
+			reason: "The namespaced Object that depended on db is no longer composed: the label db carries says to ask for its group, in every namespace.",
+			label:  "kubernetes.m.crossplane.io",
+			want: map[string]*fnv1.ResourceSelector{
+				"dependencies.fn.crossplane.io/objects-kubernetes.crossplane.io":   selector("kubernetes.crossplane.io/v1alpha2"),
+				"dependencies.fn.crossplane.io/objects-kubernetes.m.crossplane.io": selector("kubernetes.m.crossplane.io/v1alpha1"),
+			},
+		},
+		"NoObjectGroup": {
+			reason: "A label that names no Object group asks for nothing more.",
+			label:  "apps",
+			want:   map[string]*fnv1.ResourceSelector{"dependencies.fn.crossplane.io/objects-kubernetes.crossplane.io": selector("kubernetes.crossplane.io/v1alpha2")},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			labels := ""
+			if tc.label != "" {
+				labels = `, "labels": {"` + DependentGroupLabel + `": "` + tc.label + `"}`
+			}
+			req := &fnv1.RunFunctionRequest{
+				Observed: &fnv1.State{Composite: clusterXRWithUID, Resources: map[string]*fnv1.Resource{
+					"db": {Resource: resource.MustStructJSON(`{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "db", "namespace": "team", "uid": "uid-db", "finalizers": ["` + refPrefix + `uid-gone"]` + labels + `}}`)},
+				}},
+				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
+					"db": {Resource: resource.MustStructJSON(`{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "db", "namespace": "team"}}`)},
+				}},
+			}
+			rsp, err := (&Function{log: logging.NewNopLogger()}).RunFunction(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(&fnv1.Requirements{Resources: tc.want}, rsp.GetRequirements(), protocmp.Transform()); diff != "" {
+				t.Errorf("%s\nrequirements: -want +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
