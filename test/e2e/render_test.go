@@ -15,8 +15,11 @@
 // references, its results and the XR's DeletionOrdered condition. The render
 // must do exactly that: every live dependent's finalizer is on every composed
 // resource it depends on, nothing is dropped, added or changed beyond the
-// plan, and the step reports exactly the plan's results. Golden files in
-// testdata/ pin the whole output; run with -update to rewrite them.
+// plan, and the step reports exactly the plan's results. Rendered once more
+// over what the first render applied, a composite with nothing pending, held
+// back or wrong gets no result from the step at all. Golden files in
+// testdata/ pin the whole output of both renders (<example>.<cli>.yaml and
+// <example>.<cli>.applied.yaml); run with -update to rewrite them.
 package e2e
 
 import (
@@ -183,10 +186,8 @@ func testExample(t *testing.T, r *renderer) {
 	if c := condition(xrOf(t, without), conditionType); c != nil {
 		t.Errorf("without function-dependencies, the XR has condition %s: %v", conditionType, c)
 	}
-	for _, res := range results(without) {
-		if res.step == ex.step {
-			t.Errorf("without function-dependencies, step %q reported %v", ex.step, res)
-		}
+	for _, res := range stepResults(without, ex.step) {
+		t.Errorf("without function-dependencies, step %q reported %v", ex.step, res)
 	}
 
 	// The full pipeline, as the example's composition has it.
@@ -227,10 +228,37 @@ func testExample(t *testing.T, r *renderer) {
 		}
 	}
 	checkChanges(t, baseline, again, pa)
+	golden(t, filepath.Join("testdata", ex.name+"."+r.cli.name+".applied.yaml"), applied.raw)
 	checkResults(t, applied, ex.step, pa.results(ex.step))
 	if c := checkCondition(t, applied, pa); len(pa.pending) == 0 && c["status"] != "True" {
 		t.Errorf("once applied, with every dependent existing, %s is %v, want True", conditionType, c)
 	}
+	// A converged composite needs nobody's attention, whatever the plan's
+	// results say: a result is an event on every reconcile.
+	if wrong := pa.wrong(); len(wrong) > 0 {
+		t.Logf("example %s, once applied, is not converged, so its step may report results: %s", ex.name, strings.Join(wrong, "; "))
+	} else if got := stepResults(applied, ex.step); len(got) > 0 {
+		t.Errorf("example %s, once applied, has nothing pending, held back or wrong, yet step %s reported results, want none:\n%s", ex.name, ex.step, resultLines(got))
+	}
+}
+
+// wrong says what of the plan needs attention once it is applied: a
+// dependent that doesn't exist yet, a resource held back, a result that is
+// no Normal one. None of it: the composite is converged and healthy.
+func (p plan) wrong() []string {
+	var wrong []string
+	if len(p.pending) > 0 {
+		wrong = append(wrong, fmt.Sprintf("pending edges %v", p.pending))
+	}
+	if len(p.heldBack) > 0 {
+		wrong = append(wrong, fmt.Sprintf("held back %v", slices.Sorted(maps.Keys(p.heldBack))))
+	}
+	for _, r := range p.oracle.Results() {
+		if r.Severity != oracle.Normal {
+			wrong = append(wrong, r.Severity+" "+r.Reason)
+		}
+	}
+	return wrong
 }
 
 // A renderer renders one example with one CLI.
@@ -494,12 +522,7 @@ var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 // the CLI prints them.
 func checkResults(t *testing.T, out output, step string, want []result) {
 	t.Helper()
-	var got []result
-	for _, r := range results(out) {
-		if r.step == step {
-			got = append(got, r)
-		}
-	}
+	got := stepResults(out, step)
 	same := len(got) == len(want)
 	for i := 0; same && i < len(got); i++ {
 		w := want[i]
@@ -511,6 +534,17 @@ func checkResults(t *testing.T, out output, step string, want []result) {
 	if !same {
 		t.Errorf("step %s reported:\n%s\nwant:\n%s", step, resultLines(got), resultLines(want))
 	}
+}
+
+// stepResults are the results of one pipeline step, in order.
+func stepResults(out output, step string) []result {
+	var rs []result
+	for _, r := range results(out) {
+		if r.step == step {
+			rs = append(rs, r)
+		}
+	}
+	return rs
 }
 
 func resultLines(rs []result) string {
