@@ -5,7 +5,7 @@
 # example's observed resources lack (the provider-kubernetes #371 state) that
 # the render declares.
 #
-#   hack/render.sh [EXAMPLE-FOLDER]        # default: example/cluster; "namespaced" and "explicit" work too
+#   hack/render.sh [EXAMPLE-FOLDER]        # default: example/cluster; "namespaced", "explicit" and "external" work too
 #
 # A folder with a cronoperation.yaml instead of a composition, such as
 # example/operation, is rendered as that CronOperation's sweep of the cluster
