@@ -36,8 +36,10 @@ import (
 //     the resourceRefs (a deleted resource is no longer observed) and applies
 //     each desired resource with server-side apply: metadata.finalizers is a
 //     set whose entries each have owners, an entry the composite stops
-//     declaring goes only when nobody else owns it, and the API server rejects
-//     an apply that adds a finalizer to a deleting object.
+//     declaring goes only when nobody else owns it, a label it stops applying
+//     goes, and the API server rejects an apply that adds a finalizer to a
+//     deleting object. Every composed resource names the composite as its
+//     controller in its ownerReferences.
 //   - provider-kubernetes reconciles an Object once every object it
 //     references exists: it adds its own finalizer and, once and at random,
 //     each reference finalizer (provider-kubernetes #371). An Object being
