@@ -278,6 +278,9 @@ type cacheWait struct {
 }
 
 func (w cacheWait) String() string {
+	if w.asked == 1 {
+		return w.took.Round(time.Millisecond).String() + " (asked once)"
+	}
 	return fmt.Sprintf("%s (asked %d times)", w.took.Round(time.Millisecond), w.asked)
 }
 
