@@ -326,12 +326,16 @@ func (s *stack) checkInstallManifest(ctx context.Context) {
 
 // installAccess is what example/operation/install.yaml's ClusterRole must
 // grant on each resource, and what it must not: an Operation reads the
-// kinds it protects and patches finalizers onto them, and deletes nothing.
+// kinds it protects and patches finalizers onto them, lists no Secret, and
+// deletes nothing.
 var installAccess = []access{
 	{"kubernetes.crossplane.io", "objects", []string{"get", "list", "watch", "patch"}, nil},
 	{"kubernetes.m.crossplane.io", "objects", []string{"get", "list", "watch", "patch"}, nil},
 	{"", "namespaces", []string{"get", "list", "watch", "patch"}, nil},
 	{"", "configmaps", []string{"get", "list", "watch", "patch"}, []string{"delete"}},
+	// The function asks for each referenced Secret by name and never lists
+	// them: no provider's credentials are read to repair a finalizer.
+	{"", "secrets", []string{"get", "patch"}, []string{"list", "watch", "delete"}},
 }
 
 // An access is the verbs a role grants on a resource of a group, and verbs
