@@ -133,18 +133,23 @@ func (r *loopRun) usageEnds(s *structpb.Struct) string {
 
 // usageNames checks that an edge's Usage keeps its composition resource name
 // and metadata.name on every reconcile, and that no two edges share one: the
-// names are the function's to choose, and the oracle doesn't say them.
-func (r *loopRun) usageNames(edge, name, metaName string) {
+// names are the function's to choose, and the oracle doesn't say them. Two
+// edges whose Usages join the same objects (body's) are one: an edge's
+// dependency may leave the composition and become an object outside it,
+// and its Usage stays the one it was.
+func (r *loopRun) usageNames(edge string, body map[string]any, name, metaName string) {
+	of, by, _, _ := xpUsageRefs(body, loopText(body, "metadata", "namespace"))
+	ends := of.String() + " by " + by.String()
 	names := name + " " + metaName
 	if before, ok := r.usageName[edge]; ok && before != names {
 		r.violate(loopUsageNames, fmt.Sprintf("edge %s's Usage was %s and is now %s", edge, before, names))
 	}
 	r.usageName[edge] = names
 	for _, n := range []string{"name " + name, "metadata.name " + metaName} {
-		if other, ok := r.usageOfName[n]; ok && other != edge {
-			r.violate(loopUsageNames, fmt.Sprintf("edges %s and %s share the Usage %s", other, edge, n))
+		if other, ok := r.usageOfName[n]; ok && other[0] != edge && other[1] != ends {
+			r.violate(loopUsageNames, fmt.Sprintf("edges %s and %s share the Usage %s", other[0], edge, n))
 		}
-		r.usageOfName[n] = edge
+		r.usageOfName[n] = [2]string{edge, ends}
 	}
 }
 

@@ -205,7 +205,7 @@ type loopRun struct {
 	protected   map[[2]string]loopOrdered // by the UIDs of the ends
 	presence    map[string]int            // flap keys: 1 present, 2 dropped since
 	usageName   map[string]string
-	usageOfName map[string]string
+	usageOfName map[string][2]string // the edge and the ends it joins
 
 	// Figures.
 	reconciles, took, total, depth int
@@ -325,7 +325,7 @@ func loopJSON(m map[string]any) string {
 // loopRunComposition runs the composition's life and teardown.
 func loopRunComposition(f *Function, c *loopComposition, seed uint64) *loopRun {
 	r := &loopRun{c: c, in: oracle.ReadInput(c.input).WithDefaults(), protected: map[[2]string]loopOrdered{}, presence: map[string]int{}, usageName: map[string]string{},
-		usageOfName: map[string]string{}, reached: map[string]int{}}
+		usageOfName: map[string][2]string{}, reached: map[string]int{}}
 	xr := xpComposite{apiVersion: "example.org/v1alpha1", kind: "XApp", name: c.xrName, namespace: c.xrNamespace(), uid: "uid-" + c.xrName}
 	r.m = newXPModel(rand.New(rand.NewPCG(seed^0x5bd1e995, uint64(c.index))), xr, c.delay, r.violate)
 	if c.slowRemoteDeletion {
@@ -959,7 +959,7 @@ func (r *loopRun) checkUsages(earlier, desired map[string]*fnv1.Resource, p *ora
 		if u.ObservedAs != "" && u.ObservedAs != name {
 			r.violate(loopUsageNames, fmt.Sprintf("edge %s's Usage is observed as %s, and the function emits it as %s", edge, u.ObservedAs, name))
 		}
-		r.usageNames(edge, name, ns+"/"+loopText(body, "metadata", "name"))
+		r.usageNames(edge, body, name, ns+"/"+loopText(body, "metadata", "name"))
 		r.reach("a Usage emitted: " + u.APIVersion + " " + u.Kind)
 	}
 	for k, u := range wanted {

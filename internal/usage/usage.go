@@ -8,6 +8,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
@@ -104,6 +107,49 @@ type Options struct {
 	// Observed are the composition resource names of the Usages this
 	// function emitted that exist.
 	Observed map[string]bool
+	// Manifests are those Usages as observed, by composition resource name.
+	// An edge whose Usage one of them already is keeps that Usage's name
+	// when the edge's own key changes: when its dependency leaves the
+	// composition, Crossplane stops observing it, and the edge's key becomes
+	// that of an object outside the composition.
+	Manifests map[string]map[string]any
+}
+
+// keyOf returns the edge's key, or the name of the observed Usage that is
+// already the edge's Usage, and not taken.
+func (o Options) keyOf(e Edge, taken map[string]map[string]any) string {
+	if o.Observed[e.Key] || len(o.Manifests) == 0 {
+		return e.Key
+	}
+	u, why := write(o.API, o.Owner, e)
+	if why != "" {
+		return e.Key
+	}
+	for _, name := range slices.Sorted(maps.Keys(o.Manifests)) {
+		if _, ok := taken[name]; !ok && o.Observed[name] && sameUsage(o.Manifests[name], u) {
+			return name
+		}
+	}
+	return e.Key
+}
+
+// sameUsage tells whether two Usages are one: of the same kind, in the same
+// namespace, of and by the same resources.
+func sameUsage(a, b map[string]any) bool {
+	field := func(m map[string]any, path ...string) any {
+		var v any = m
+		for _, k := range path {
+			mm, _ := v.(map[string]any)
+			v = mm[k]
+		}
+		return v
+	}
+	for _, path := range [][]string{{"apiVersion"}, {"kind"}, {"metadata", "namespace"}, {"spec", "of"}, {"spec", "by"}} {
+		if !reflect.DeepEqual(field(a, path...), field(b, path...)) {
+			return false
+		}
+	}
+	return true
 }
 
 // A Plan is the Usages that protect the graph's edges.
@@ -152,6 +198,7 @@ func Decide(g *graph.Graph, o Options) Plan {
 				continue
 			}
 			e := Edge{Key: Key(d.Name, t.Name), Dependent: d.Name, Dependency: t.Name, By: refOf(d), Of: refOf(t)}
+			e.Key = o.keyOf(e, p.Usages)
 			state := stateOf(d, t, o.Observed[e.Key], ge.Broken)
 			if emit(e, state) {
 				p.States[i] = state
@@ -164,6 +211,7 @@ func Decide(g *graph.Graph, o Options) Plan {
 			Key: ExternalKey(d.Name, t.Group, t.Kind, t.Namespace, t.Name), Dependent: d.Name, Dependency: t.Describe(),
 			By: refOf(d), Of: Ref{APIVersion: t.APIVersion, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name},
 		}
+		e.Key = o.keyOf(e, p.Usages)
 		state := stateOf(d, nil, o.Observed[e.Key], false)
 		if emit(e, state) {
 			p.External[i] = state

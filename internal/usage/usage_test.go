@@ -360,3 +360,49 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 		})
 	}
 }
+
+// TestAUsageKeepsItsNameWhenItsDependencyLeavesTheComposition proves that an
+// edge whose Usage is observed keeps the Usage's name when the edge's key
+// changes: once its dependency leaves the composition and Crossplane stops
+// observing it, the dependency is an object outside the composition.
+func TestAUsageKeepsItsNameWhenItsDependencyLeavesTheComposition(t *testing.T) {
+	app, db := graphtest.Object("app", "db"), graphtest.Object("db")
+	composed := between(app, db)
+	observed, problem := write(ProtectionAPI, xr, composed)
+	if problem != "" {
+		t.Fatal(problem)
+	}
+	gone := outside(app, app.References[0])
+	cases := map[string]struct {
+		reason    string
+		manifests map[string]map[string]any
+		want      string
+	}{
+		"Observed": {
+			reason:    "The Usage the edge had while db was composed is still the edge's Usage: it keeps its name.",
+			manifests: map[string]map[string]any{composed.Key: observed},
+			want:      composed.Key,
+		},
+		"NoneObserved": {
+			reason: "No Usage of the edge is observed: the edge's own key.",
+			want:   gone.Key,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := graph.New([]graph.Resource{app}, graph.Options{})
+			observedNames := map[string]bool{}
+			for n := range tc.manifests {
+				observedNames[n] = true
+			}
+			got := Decide(g, Options{Policy: Every, API: ProtectionAPI, Owner: xr, Observed: observedNames, Manifests: tc.manifests})
+			var keys []string
+			for k := range got.Usages {
+				keys = append(keys, k)
+			}
+			if diff := cmp.Diff([]string{tc.want}, keys); diff != "" {
+				t.Errorf("%s\nthe Usages' names: -want +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
