@@ -75,7 +75,7 @@ func TestOf(t *testing.T) {
 		"AFinalizerOfNoReferencingObjectIsStale": {
 			resources: []graph.Resource{live(shared, f("a"), f("gone")), live(graphtest.Object("a", "shared"))},
 			want: Outcome{Dependents: 1, References: 1, Protected: 1,
-				Stale: []finalizer.Stale{{Resource: "shared", Finalizer: f("gone")}}},
+				Stale: []finalizer.Stale{{Resource: "shared", Finalizer: f("gone"), Unseen: true}}},
 		},
 	}
 	for name, tc := range cases {
