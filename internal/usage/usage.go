@@ -168,7 +168,7 @@ type Plan struct {
 // Decide returns the Usages the graph's edges need. A Usage protects an edge
 // that no finalizer protects, or with Every any edge, as the policy says; it
 // is emitted once both ends exist, unless the target is being deleted
-// already, which no Usage can undo.
+// already, which no Usage can undo: one observed then stays.
 func Decide(g *graph.Graph, o Options) Plan {
 	var p Plan
 	if o.Policy == None {
@@ -186,7 +186,12 @@ func Decide(g *graph.Graph, o Options) Plan {
 			p.Unusable = append(p.Unusable, Problem{Edge: e, Reason: why})
 			return false
 		}
-		if state != graph.TargetDeleting {
+		// A Usage can't undo an accepted deletion, so none is emitted for a
+		// target being deleted; one already observed stays, since dropping
+		// it would only have it emitted again, as the Usage of an object
+		// outside the composition, once Crossplane stops observing the
+		// target.
+		if state != graph.TargetDeleting || o.Observed[e.Key] {
 			p.Usages[e.Key] = u
 		}
 		return true

@@ -216,12 +216,12 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			want:   want{states: map[int]graph.State{0: graph.Pending}},
 		},
 		"UsageOfADeletingTargetIsTooLate": {
-			reason: "A Usage can't undo a deletion the API server accepted, observed or not: an edge whose target is being deleted gets none.",
+			reason: "A Usage can't undo a deletion the API server accepted, observed or not: an edge whose target is being deleted gets no new one. One already observed stays: dropped, it would be emitted again as the Usage of an object outside the composition once Crossplane stops observing the target.",
 			args: args{
 				resources: []graph.Resource{graphtest.With(db, graphtest.Deleting), app, cache},
 				policy:    All, observed: map[string]bool{Key("cache", "db"): true},
 			},
-			want: want{states: map[int]graph.State{0: graph.TargetDeleting, 1: graph.TargetDeleting}},
+			want: want{states: map[int]graph.State{0: graph.TargetDeleting, 1: graph.TargetDeleting}, usages: []Edge{between(cache, db)}},
 		},
 		"UsagesOfDashedNamesDiffer": {
 			reason: "Each edge has a Usage of its own: a → b-c and a-b → c once shared one, and one Usage silently replaced the other.",

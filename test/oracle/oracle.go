@@ -935,6 +935,20 @@ func (p *Plan) readNodes(s State) {
 		}
 		p.Nodes[name] = n
 	}
+	// Crossplane deletes what the composition removes before it applies the
+	// rest: an object the composition still desires under another name goes
+	// in this reconcile, and the API server refuses a new finalizer on it.
+	removed := map[string]bool{}
+	for _, n := range p.Nodes {
+		if n.Observed && !n.Desired && n.UID != "" {
+			removed[n.UID] = true
+		}
+	}
+	for _, n := range p.Nodes {
+		if n.Observed && n.Desired && removed[n.UID] {
+			n.Deleting = true
+		}
+	}
 }
 
 // controllerUID is the UID of the resource's controller, or "".
@@ -1327,7 +1341,13 @@ func (p *Plan) decideUsages() {
 			// or not: the target goes first, as with a finalizer it can't be
 			// given. One no Usage can express is reported as that.
 			e.State = TargetDeleting
-			p.Usages = slices.DeleteFunc(p.Usages, func(x Usage) bool { return reflect.DeepEqual(x, u) })
+			// One already observed stays: it protects nothing now, but
+			// dropping it would only have it emitted again, as the Usage of
+			// an object outside the composition, once Crossplane stops
+			// observing the target.
+			if u.ObservedAs == "" {
+				p.Usages = slices.DeleteFunc(p.Usages, func(x Usage) bool { return reflect.DeepEqual(x, u) })
+			}
 		}
 	}
 	for i := range p.External {
