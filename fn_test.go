@@ -164,6 +164,22 @@ func TestFunctionDeclaresWhatIsMissingAndReportsOnlyWhatNeedsAttention(t *testin
 				conditions: []*fnv1.Condition{protectedCondition("every live reference between composed resources is protected. 3 composed resources, 2 references between them and 0 to external objects; 2 reference finalizers to declare (Report mode: desired state left unchanged), 0 pending until their Object exists")},
 			},
 		},
+		"OneObjectUnderARemovedNameToo": {
+			reason: "Crossplane deletes what the composition removes before it applies the rest: shared, observed under a second name the composition removed, goes in this reconcile, and the API server would refuse the finalizer it lacks.",
+			req: issue371Request(2, []int{0}, "", func(r *fnv1.RunFunctionRequest) {
+				r.Observed.Resources["shared-alias"] = obj{apiVersion: clusterObject, name: "app-shared", uid: "uid-shared", finalizers: []string{"finalizer.managedresource.crossplane.io", refPrefix + "uid-dep-00"}}.resource()
+			}),
+			want: want{
+				desired: map[string]*fnv1.Resource{
+					"shared": obj{apiVersion: clusterObject, name: "app-shared", finalizers: []string{"example.org/earlier-step", refPrefix + "uid-dep-00"}}.resource(),
+				},
+				conditions: []*fnv1.Condition{falseCondition("UnprotectedEdges", "referenced resources lack their dependents' finalizers: dep-00 → shared-alias, dep-01 → shared-alias, dep-01 → shared. 4 composed resources, 4 references between them and 0 to external objects; 1 reference finalizers declared, 0 pending until their Object exists")},
+				results: []*fnv1.Result{
+					warning("ReferencedResourceRemoved", "the composition no longer includes resources that live Objects still reference, so they may be deleted first: shared-alias (referenced by dep-00, dep-01)"),
+					warning("ReferencedResourceDeleting", "referenced resources are being deleted without their dependents' finalizers, which can no longer be added: dep-01 → shared"),
+				},
+			},
+		},
 		"DependentDeleting": {
 			reason: "A deleting dependent's finalizer stays declared while the shared Object carries it; one the provider already removed is not added back.",
 			req: issue371Request(3, []int{0, 2}, "", func(r *fnv1.RunFunctionRequest) {

@@ -139,7 +139,27 @@ func composedResources(req *fnv1.RunFunctionRequest, inferReferences, explicit b
 		}
 		c.resources = append(c.resources, r)
 	}
+	deletingUnderARemovedName(c.resources)
 	return c
+}
+
+// deletingUnderARemovedName marks as being deleted every resource the composition
+// desires whose object it also observes under a name it removes (one object
+// under two names): Crossplane deletes what the composition removes before
+// it applies the rest, and the API server refuses a new finalizer on an
+// object being deleted.
+func deletingUnderARemovedName(resources []graph.Resource) {
+	removed := map[string]bool{}
+	for _, r := range resources {
+		if r.Desired == nil && r.Observed != nil && r.Observed.UID != "" {
+			removed[r.Observed.UID] = true
+		}
+	}
+	for _, r := range resources {
+		if r.Desired != nil && r.Observed != nil && removed[r.Observed.UID] {
+			r.Observed.Deleting = true
+		}
+	}
 }
 
 // readyCondition is true when the resource's Ready condition is True.
