@@ -88,7 +88,7 @@ func decide(in *v1beta1.Input, xr usage.Ref, c composition) plan {
 		BreakCycles:      in.OnCycle == v1beta1.CycleWarning,
 	})
 	fin := finalizer.Declare(g)
-	use := usage.Decide(g, usage.Options{Policy: usagePolicies[in.Usages], API: string(in.UsageAPI), Owner: xr, Observed: c.usages, Manifests: c.usageManifests})
+	use := usage.Decide(g, usage.Options{Policy: usagePolicies[in.Usages], API: string(in.UsageAPI), Owner: xr, Observed: c.usages})
 	refs := explicit.Referencing(g)
 	held := order.HeldBack(g, refs.Unnamed, in.Creation == v1beta1.CreationWaitForReady)
 	rep := report.Of(report.Facts{

@@ -25,11 +25,10 @@ type composition struct {
 	resources []graph.Resource
 	// invalid are the problems of the references that could not be read.
 	invalid []report.InvalidReference
-	// usages are the Usages this function emitted, once observed: they are
-	// not composed resources of the graph.
-	usages map[string]bool
-	// usageManifests are those Usages as observed.
-	usageManifests map[string]map[string]any
+	// usages are the Usages this function emitted, as observed, by
+	// composition resource name: they are not composed resources of the
+	// graph.
+	usages map[string]map[string]any
 	// lookout is what the function asks Crossplane for, read from the
 	// request's own observed and desired state.
 	lookout lookout
@@ -65,7 +64,7 @@ func composedResources(req *fnv1.RunFunctionRequest, inferReferences, explicit b
 		}
 	}
 	slices.Sort(names)
-	c := composition{resources: make([]graph.Resource, 0, len(names)), usages: map[string]bool{}, usageManifests: map[string]map[string]any{}, lookout: newLookout(len(asObserved))}
+	c := composition{resources: make([]graph.Resource, 0, len(names)), usages: map[string]map[string]any{}, lookout: newLookout(len(asObserved))}
 	for _, name := range names {
 		r := graph.Resource{Name: name}
 		// The composition's current intent decides what a resource is and
@@ -83,8 +82,7 @@ func composedResources(req *fnv1.RunFunctionRequest, inferReferences, explicit b
 			o = ob.GetResource()
 			om = value(o, "metadata").GetStructValue()
 			if s == nil && text(value(om, "labels").GetStructValue(), usage.Label) == "true" {
-				c.usages[name] = true
-				c.usageManifests[name] = o.AsMap()
+				c.usages[name] = o.AsMap()
 				c.lookout.usage(o)
 				continue
 			}

@@ -145,7 +145,7 @@ type decision struct {
 	resources []graph.Resource
 	graph     graph.Options
 	usages    usage.Policy
-	observed  map[string]bool
+	observed  map[string]map[string]any
 }
 
 // facts are what the rules decide, in Enforce mode.
@@ -238,7 +238,7 @@ func TestSummaryOnlyWhenTheFunctionChangesWhatIsObserved(t *testing.T) {
 			reason: "A Usage that is observed already changes nothing.",
 			facts: decision{
 				resources: []graph.Resource{graphtest.ConfigMap("db"), graphtest.ConfigMap("app", "db")},
-				usages:    usage.All, observed: map[string]bool{usage.Key("app", "db"): true},
+				usages:    usage.All, observed: map[string]map[string]any{usage.Key("app", "db"): nil},
 			}.facts(),
 		},
 		"ExternalUsageNotObserved": {
@@ -250,7 +250,7 @@ func TestSummaryOnlyWhenTheFunctionChangesWhatIsObserved(t *testing.T) {
 			reason: "One that is observed changes nothing.",
 			facts: decision{
 				resources: []graph.Resource{protected, graphtest.Object("d1", "shared", "elsewhere")},
-				usages:    usage.External, observed: map[string]bool{usage.ExternalKey("d1", objectref.ClusterGroup, objectref.Kind, "", "elsewhere"): true},
+				usages:    usage.External, observed: map[string]map[string]any{usage.ExternalKey("d1", objectref.ClusterGroup, objectref.Kind, "", "elsewhere"): nil},
 			}.facts(),
 		},
 		"NewReference": {

@@ -104,29 +104,33 @@ type Options struct {
 	// Owner names the composite resource, so that the Usages of two
 	// composites never share a name.
 	Owner Ref
-	// Observed are the composition resource names of the Usages this
-	// function emitted that exist.
-	Observed map[string]bool
-	// Manifests are those Usages as observed, by composition resource name.
-	// An edge whose Usage one of them already is keeps that Usage's name
-	// when the edge's own key changes: when its dependency leaves the
-	// composition, Crossplane stops observing it, and the edge's key becomes
-	// that of an object outside the composition.
-	Manifests map[string]map[string]any
+	// Observed are the Usages this function emitted that exist, as
+	// observed, by composition resource name. An edge whose Usage one of
+	// them already is keeps that Usage's name when the edge's own key
+	// changes: when its dependency leaves the composition, Crossplane stops
+	// observing it, and the edge's key becomes that of an object outside the
+	// composition.
+	Observed map[string]map[string]any
+}
+
+// observed tells whether the Usage of that composition resource name exists.
+func (o Options) observed(name string) bool {
+	_, ok := o.Observed[name]
+	return ok
 }
 
 // keyOf returns the edge's key, or the name of the observed Usage that is
 // already the edge's Usage, and not taken.
 func (o Options) keyOf(e Edge, taken map[string]map[string]any) string {
-	if o.Observed[e.Key] || len(o.Manifests) == 0 {
+	if o.observed(e.Key) || len(o.Observed) == 0 {
 		return e.Key
 	}
 	u, why := write(o.API, o.Owner, e)
 	if why != "" {
 		return e.Key
 	}
-	for _, name := range slices.Sorted(maps.Keys(o.Manifests)) {
-		if _, ok := taken[name]; !ok && o.Observed[name] && sameUsage(o.Manifests[name], u) {
+	for _, name := range slices.Sorted(maps.Keys(o.Observed)) {
+		if _, ok := taken[name]; !ok && sameUsage(o.Observed[name], u) {
 			return name
 		}
 	}
@@ -191,7 +195,7 @@ func Decide(g *graph.Graph, o Options) Plan {
 		// it would only have it emitted again, as the Usage of an object
 		// outside the composition, once Crossplane stops observing the
 		// target.
-		if state != graph.TargetDeleting || o.Observed[e.Key] {
+		if state != graph.TargetDeleting || o.observed(e.Key) {
 			p.Usages[e.Key] = u
 		}
 		return true
@@ -204,7 +208,7 @@ func Decide(g *graph.Graph, o Options) Plan {
 			}
 			e := Edge{Key: Key(d.Name, t.Name), Dependent: d.Name, Dependency: t.Name, By: refOf(d), Of: refOf(t)}
 			e.Key = o.keyOf(e, p.Usages)
-			state := stateOf(d, t, o.Observed[e.Key], ge.Broken)
+			state := stateOf(d, t, o.observed(e.Key), ge.Broken)
 			if emit(e, state) {
 				p.States[i] = state
 			}
@@ -217,7 +221,7 @@ func Decide(g *graph.Graph, o Options) Plan {
 			By: refOf(d), Of: Ref{APIVersion: t.APIVersion, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name},
 		}
 		e.Key = o.keyOf(e, p.Usages)
-		state := stateOf(d, nil, o.Observed[e.Key], false)
+		state := stateOf(d, nil, o.observed(e.Key), false)
 		if emit(e, state) {
 			p.External[i] = state
 		}

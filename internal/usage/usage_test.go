@@ -182,7 +182,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 		graph     graph.Options
 		policy    Policy
 		api       string
-		observed  map[string]bool
+		observed  map[string]map[string]any
 	}
 	type want struct {
 		states, external map[int]graph.State
@@ -203,7 +203,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			reason: "With All a Usage protects an input dependency of a resource that is not an Object: declared once both ends exist, protected once the Usage is observed (and still emitted), pending before.",
 			args: args{
 				resources: []graph.Resource{db, app, cache, graphtest.With(graphtest.ConfigMap("new", "db"), graphtest.NotObserved)},
-				policy:    All, observed: map[string]bool{Key("cache", "db"): true},
+				policy:    All, observed: map[string]map[string]any{Key("cache", "db"): nil},
 			},
 			want: want{
 				states: map[int]graph.State{0: graph.Declared, 1: graph.Protected, 2: graph.Pending},
@@ -219,7 +219,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			reason: "A Usage can't undo a deletion the API server accepted, observed or not: an edge whose target is being deleted gets no new one. One already observed stays: dropped, it would be emitted again as the Usage of an object outside the composition once Crossplane stops observing the target.",
 			args: args{
 				resources: []graph.Resource{graphtest.With(db, graphtest.Deleting), app, cache},
-				policy:    All, observed: map[string]bool{Key("cache", "db"): true},
+				policy:    All, observed: map[string]map[string]any{Key("cache", "db"): nil},
 			},
 			want: want{states: map[int]graph.State{0: graph.TargetDeleting, 1: graph.TargetDeleting}, usages: []Edge{between(cache, db)}},
 		},
@@ -275,7 +275,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 					graphtest.With(graphtest.Object("d2", "elsewhere"), graphtest.NotObserved),
 				},
 				policy:   External,
-				observed: map[string]bool{ExternalKey("d1", objectref.ClusterGroup, objectref.Kind, "", "elsewhere"): true},
+				observed: map[string]map[string]any{ExternalKey("d1", objectref.ClusterGroup, objectref.Kind, "", "elsewhere"): nil},
 			},
 			want: want{
 				external: map[int]graph.State{0: graph.Protected, 1: graph.Pending},
@@ -391,11 +391,7 @@ func TestAUsageKeepsItsNameWhenItsDependencyLeavesTheComposition(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := graph.New([]graph.Resource{app}, graph.Options{})
-			observedNames := map[string]bool{}
-			for n := range tc.manifests {
-				observedNames[n] = true
-			}
-			got := Decide(g, Options{Policy: Every, API: ProtectionAPI, Owner: xr, Observed: observedNames, Manifests: tc.manifests})
+			got := Decide(g, Options{Policy: Every, API: ProtectionAPI, Owner: xr, Observed: tc.manifests})
 			var keys []string
 			for k := range got.Usages {
 				keys = append(keys, k)
