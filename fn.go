@@ -87,8 +87,7 @@ func decide(in *v1beta1.Input, xr usage.Ref, c composition) plan {
 		IgnoreReferences: in.References == v1beta1.ReferencesIgnore,
 		BreakCycles:      in.OnCycle == v1beta1.CycleWarning,
 	})
-	fin := finalizer.Declare(g)
-	use := usage.Decide(g, usage.Options{Policy: usagePolicies[in.Usages], API: string(in.UsageAPI), Owner: xr, Observed: c.usages})
+	fin, use := protect(g, in, xr, c.usages)
 	refs := explicit.Referencing(g)
 	held := order.HeldBack(g, refs.Unnamed, in.Creation == v1beta1.CreationWaitForReady)
 	rep := report.Of(report.Facts{
@@ -99,9 +98,42 @@ func decide(in *v1beta1.Input, xr usage.Ref, c composition) plan {
 	return plan{input: in, xrUID: xr.UID, xrNamespaced: xr.Namespace != "", graph: g, finalizers: fin, usages: use, references: refs, heldBack: held, report: rep}
 }
 
+// protect decides what protects each edge: the finalizers, and the Usages.
+// Where Usages replace finalizers (protection: Usages), an edge's finalizer
+// gives way once its Usage is in force; where finalizers replace Usages,
+// an edge's Usage stays until its finalizer is carried. Either way, switching
+// a live composite from one to the other leaves no edge unprotected.
+func protect(g *graph.Graph, in *v1beta1.Input, xr usage.Ref, observed map[string]map[string]any) (finalizer.Plan, usage.Plan) {
+	o := usage.Options{Policy: usagePolicies[in.Usages], API: string(in.UsageAPI), Owner: xr, Observed: observed}
+	switch in.ObjectEdges() {
+	case v1beta1.ProtectionUsages:
+		o.Objects = usage.Instead
+		use := usage.Decide(g, o)
+		fin := finalizer.Declare(g, func(i int) finalizer.Yield {
+			s, ok := use.States[i]
+			switch {
+			case !ok:
+				return finalizer.Keep // No Usage can express the edge.
+			case s == graph.Protected && g.Resources[g.Edges[i].To].Observed.InUse:
+				return finalizer.Yielded
+			default:
+				return finalizer.HandOver
+			}
+		})
+		return fin, use
+	case v1beta1.ProtectionBoth:
+		o.Objects = usage.Too
+		return finalizer.Declare(g, nil), usage.Decide(g, o)
+	default:
+		fin := finalizer.Declare(g, nil)
+		o.HandOver = func(i int) bool { return fin.States[i] != graph.Protected }
+		return fin, usage.Decide(g, o)
+	}
+}
+
 var usagePolicies = map[v1beta1.UsagePolicy]usage.Policy{
 	v1beta1.UsagesDisabled: usage.None, v1beta1.UsagesExternal: usage.External, v1beta1.UsagesAll: usage.All,
-	v1beta1.UsagesEvery: usage.Every,
+	v1beta1.UsagesEvery: usage.All,
 }
 
 // writeTo writes the plan into the response: desired state, the condition,

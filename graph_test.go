@@ -78,7 +78,7 @@ func applyAll(t *testing.T, path string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := finalizer.Declare(graph.New(composedResources(req, true, false).resources, graph.Options{}))
+	plan := finalizer.Declare(graph.New(composedResources(req, true, false).resources, graph.Options{}), nil)
 	if len(plan.Additions) == 0 {
 		t.Fatal("the stream lacks no finalizer: nothing to apply")
 	}

@@ -80,7 +80,7 @@ func (f *Function) runOperation(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunct
 		return
 	}
 	g := graph.New(s.resources, graph.Options{BreakCycles: true})
-	fin := finalizer.Declare(g)
+	fin := finalizer.Declare(g, nil)
 	if s.watched || in.ObjectSelector != nil {
 		// A finalizer on a target may name an Object this Operation didn't
 		// read: staleness needs every Object.

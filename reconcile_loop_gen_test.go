@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -83,6 +84,10 @@ type loopComposition struct {
 	input       map[string]any // nil: the step has no input
 	phases      [][]*loopResource
 	changeAt    int // 0: never
+	// switched is the input from switchAt on, which protects the edges
+	// otherwise (0: never).
+	switchAt int
+	switched map[string]any
 	externals   []*loopExternal
 	userDeletes []loopUserDelete
 	// deleteExternals has a user delete every external object when the
@@ -481,6 +486,11 @@ func loopGenerate(index int, rng *rand.Rand, off map[string]bool) *loopCompositi
 	} else {
 		c.input = in
 	}
+	// Two Objects of one object get two Usages of it, as with usages:
+	// Every, which the generator leaves out for them.
+	if !off["protection"] && c.input != nil && !c.features["one Object under two names"] {
+		loopProtection(c, rand.New(rand.NewPCG(uint64(index), 0x7f4a7c15)))
+	}
 	c.phases = [][]*loopResource{res}
 
 	if !off["changes"] && chance(45) {
@@ -563,6 +573,40 @@ func loopGenerate(index int, rng *rand.Rand, off map[string]bool) *loopCompositi
 	}
 	c.deleteExternals = chance(50)
 	return c
+}
+
+// loopProtection draws what protects the edges of Objects, and sometimes a
+// switch to another protection while the composite lives, from an RNG of its
+// own, so that a seed makes the same compositions as before the field
+// existed. usages: Every, the older spelling of protection: Both, switches
+// to Usages with usages: All.
+func loopProtection(c *loopComposition, rng *rand.Rand) {
+	protections := []string{"Finalizers", "Usages", "Both"}
+	from := ""
+	if rng.IntN(4) > 0 {
+		from = protections[rng.IntN(3)]
+	}
+	if c.input["usages"] == "Every" && from == "Usages" {
+		from = "Both"
+	}
+	if from != "" {
+		c.input["protection"] = from
+		c.features["protection "+from] = true
+	}
+	if rng.IntN(100) >= 35 {
+		return
+	}
+	to := protections[rng.IntN(3)]
+	if to == cmp.Or(from, "Finalizers") || (c.input["usages"] == "Every" && to == "Both") {
+		return
+	}
+	c.switchAt = 2 + rng.IntN(6)
+	c.switched = maps.Clone(c.input)
+	c.switched["protection"] = to
+	if c.switched["usages"] == "Every" {
+		c.switched["usages"] = "All"
+	}
+	c.features["protection switched from "+cmp.Or(from, "Finalizers")+" to "+to] = true
 }
 
 // loopEnds returns the resources that depend on another, and those another

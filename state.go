@@ -92,6 +92,7 @@ func composedResources(req *fnv1.RunFunctionRequest, inferReferences, explicit b
 				Deleting:   text(om, "deletionTimestamp") != "",
 				Ready:      readyCondition(o),
 				Going:      !fromRequest,
+				InUse:      text(value(om, "labels").GetStructValue(), usage.InUseLabel) == "true",
 			}
 			if s == nil {
 				s, sm = o, om

@@ -80,10 +80,33 @@ const (
 	// protects: external ones, and those whose dependent is not an Object.
 	UsagesAll UsagePolicy = "All"
 	// UsagesEvery emits a Usage for every edge, those a reference finalizer
-	// protects too. provider-kubernetes before v1.0 deletes an Object's
-	// remote object at once, whatever reference finalizers keep the Object
-	// itself: there only a Usage orders the deletion.
+	// protects too: the older spelling of protection: Both.
 	UsagesEvery UsagePolicy = "Every"
+)
+
+// Protection says what protects the edges a reference finalizer can protect:
+// those of a provider-kubernetes Object to another composed resource.
+// +kubebuilder:validation:Enum=Finalizers;Usages;Both
+type Protection string
+
+const (
+	// ProtectionFinalizers declares the dependent Object's reference
+	// finalizer on the resource it references: what provider-kubernetes
+	// itself does, and what #371 loses.
+	ProtectionFinalizers Protection = "Finalizers"
+	// ProtectionUsages protects each such edge with a Usage (replayDeletion:
+	// true) instead, and declares no reference finalizer: dependents then
+	// skip the conflicting finalizer removals that make teardown slow. An
+	// edge no Usage of the usageAPI can express keeps its finalizer, and so
+	// does an edge whose Usage is not in force yet while its target carries
+	// the finalizer, so that switching a live composite leaves no edge
+	// unprotected.
+	ProtectionUsages Protection = "Usages"
+	// ProtectionBoth declares the finalizer and a Usage: what usages: Every
+	// says too. provider-kubernetes before v1.0 deletes an Object's remote
+	// object at once, whatever reference finalizers keep the Object itself:
+	// there only a Usage orders the deletion.
+	ProtectionBoth Protection = "Both"
 )
 
 // UsageAPI is the API group and version of the Usages to emit.
@@ -194,6 +217,14 @@ type Input struct {
 	// +optional
 	Usages UsagePolicy `json:"usages,omitempty"`
 
+	// Protection is Finalizers (the default), Usages or Both: what protects
+	// each edge of a provider-kubernetes Object to another composed
+	// resource. Usages tears down as fast as without the function; see the
+	// README's teardown table for which to choose on which stack.
+	// +kubebuilder:default=Finalizers
+	// +optional
+	Protection Protection `json:"protection,omitempty"`
+
 	// UsageAPI is the API of the Usages: protection.crossplane.io/v1beta1
 	// (the default, Crossplane v2) or apiextensions.crossplane.io/v1beta1
 	// (Crossplane v1).
@@ -243,6 +274,9 @@ func (in *Input) Default() {
 	if in.Usages == "" {
 		in.Usages = UsagesDisabled
 	}
+	if in.Protection == "" {
+		in.Protection = ProtectionFinalizers
+	}
 	if in.UsageAPI == "" {
 		in.UsageAPI = UsageAPIProtection
 	}
@@ -252,6 +286,15 @@ func (in *Input) Default() {
 	if in.Graph == "" {
 		in.Graph = GraphNone
 	}
+}
+
+// ObjectEdges is what protects the edges of provider-kubernetes Objects to
+// other composed resources: the protection, or Both with usages: Every.
+func (in *Input) ObjectEdges() Protection {
+	if in.Usages == UsagesEvery {
+		return ProtectionBoth
+	}
+	return in.Protection
 }
 
 // Validate returns the fields whose values are not supported.
@@ -268,6 +311,10 @@ func (in *Input) Validate() field.ErrorList {
 	errs = append(errs, oneOf(field.NewPath("onCycle"), in.OnCycle, CycleFatal, CycleWarning)...)
 	errs = append(errs, oneOf(field.NewPath("references"), in.References, ReferencesInfer, ReferencesIgnore)...)
 	errs = append(errs, oneOf(field.NewPath("usages"), in.Usages, UsagesDisabled, UsagesExternal, UsagesAll, UsagesEvery)...)
+	errs = append(errs, oneOf(field.NewPath("protection"), in.Protection, ProtectionFinalizers, ProtectionUsages, ProtectionBoth)...)
+	if in.Usages == UsagesEvery && in.Protection == ProtectionUsages {
+		errs = append(errs, field.Invalid(field.NewPath("usages"), in.Usages, "declares the reference finalizers that protection: Usages leaves out; with protection: Usages, usages says only what protects the edges no finalizer can (Disabled, External or All)"))
+	}
 	errs = append(errs, oneOf(field.NewPath("usageAPI"), in.UsageAPI, UsageAPIProtection, UsageAPIApiextensions)...)
 	errs = append(errs, oneOf(field.NewPath("creation"), in.Creation, CreationImmediate, CreationWaitForReady)...)
 	errs = append(errs, oneOf(field.NewPath("graph"), in.Graph, GraphNone, GraphContext)...)
@@ -378,6 +425,7 @@ var (
 		}},
 		"references": aString,
 		"usages":     aString,
+		"protection": aString,
 		"usageAPI":   aString,
 		"creation":   aString,
 		"graph":      aString,

@@ -55,8 +55,26 @@ type Plan struct {
 	Stale []Stale
 }
 
-// Declare decides the reference finalizers of the graph's resources.
-func Declare(g *graph.Graph) Plan {
+// Yield says whether an edge's finalizer gives way to a Usage.
+type Yield uint8
+
+// The ways a finalizer gives way.
+const (
+	// Keep: the finalizer protects the edge.
+	Keep Yield = iota
+	// HandOver: a Usage is to protect the edge, but is not in force yet.
+	// A finalizer the target carries stays declared until it is, so that
+	// the edge is never unprotected in between; none is added.
+	HandOver
+	// Yielded: a Usage in force protects the edge, and no finalizer is
+	// declared for it.
+	Yielded
+)
+
+// Declare decides the reference finalizers of the graph's resources. yield
+// says, of each edge by its place, whether its finalizer gives way to a
+// Usage; nil keeps every finalizer.
+func Declare(g *graph.Graph, yield func(edge int) Yield) Plan {
 	p := Plan{Protected: make([]bool, len(g.Edges)), States: make([]graph.State, len(g.Edges)), Additions: map[string][]string{}}
 	// The Objects a reference finalizer can name, by UID: first holds the
 	// first of each UID, and next[d] the next after d, or -1, since two
@@ -119,6 +137,11 @@ func Declare(g *graph.Graph) Plan {
 		d, t := &g.Resources[e.From], &g.Resources[e.To]
 		if !Protects(d) {
 			continue
+		}
+		if y := Keep; yield != nil {
+			if y = yield(i); y == Yielded || (y == HandOver && carried[i] == "") {
+				continue
+			}
 		}
 		state, declares := stateOf(e, d, t, carried[i] != "")
 		p.Protected[i], p.States[i] = true, state

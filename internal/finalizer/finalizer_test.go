@@ -42,7 +42,9 @@ type planCase struct {
 	reason    string
 	resources []graph.Resource
 	o         graph.Options
-	want      outcome
+	// yield gives way to Usages, by dependent.
+	yield map[string]Yield
+	want  outcome
 }
 
 func checkPlans(t *testing.T, cases map[string]planCase) {
@@ -50,7 +52,11 @@ func checkPlans(t *testing.T, cases map[string]planCase) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := graph.New(tc.resources, tc.o)
-			p := Declare(g)
+			var yield func(int) Yield
+			if tc.yield != nil {
+				yield = func(i int) Yield { return tc.yield[g.Edges[i].Dependent] }
+			}
+			p := Declare(g, yield)
 			got := outcome{States: map[string]graph.State{}, Additions: p.Additions, Declared: p.Declared, Stale: p.Stale}
 			if len(p.Protected) != len(g.Edges) || len(p.States) != len(g.Edges) {
 				t.Fatalf("%s\nDeclare(...) has %d protected and %d states for %d edges", tc.reason, len(p.Protected), len(p.States), len(g.Edges))
@@ -65,6 +71,24 @@ func checkPlans(t *testing.T, cases map[string]planCase) {
 			}
 		})
 	}
+}
+
+func TestAFinalizerGivesWayToAUsageOnlyOnceTheUsageIsInForce(t *testing.T) {
+	checkPlans(t, map[string]planCase{
+		"HandOver": {
+			reason: "While the Usage is not in force, the finalizer the target carries stays declared, and one it doesn't carry is not added; a Usage in force takes the edge, carried or not; a finalizer that keeps its edge is declared.",
+			resources: []graph.Resource{
+				graphtest.With(graphtest.Object("shared"), graphtest.Carrying(f("d1"), f("d3"))),
+				graphtest.Object("d1", "shared"), graphtest.Object("d2", "shared"), graphtest.Object("d3", "shared"), graphtest.Object("d4", "shared"),
+			},
+			yield: map[string]Yield{"d1": HandOver, "d2": HandOver, "d3": Yielded, "d4": Keep},
+			want: outcome{
+				States:    map[string]graph.State{"d1 → shared": graph.Protected, "d4 → shared": graph.Declared},
+				Additions: map[string][]string{"shared": {f("d1"), f("d4")}},
+				Declared:  2,
+			},
+		},
+	})
 }
 
 func TestATargetDeclaresTheFinalizerOfEveryObjectThatReferencesIt(t *testing.T) {
@@ -516,14 +540,14 @@ func TestThePlanDoesNotDependOnTheOrderOfTheResources(t *testing.T) {
 		d := graphtest.Object(fmt.Sprintf("d%02d", i), "shared", fmt.Sprintf("d%02d", (i+1)%30), "external")
 		resources = append(resources, d)
 	}
-	want := Declare(graph.New(resources, graph.Options{BreakCycles: true}))
+	want := Declare(graph.New(resources, graph.Options{BreakCycles: true}), nil)
 	reversed := make([]graph.Resource, len(resources))
 	for i, r := range resources {
 		r.References = slices.Clone(r.References)
 		slices.Reverse(r.References)
 		reversed[len(resources)-1-i] = r
 	}
-	got := Declare(graph.New(reversed, graph.Options{BreakCycles: true}))
+	got := Declare(graph.New(reversed, graph.Options{BreakCycles: true}), nil)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Declare(reversed): -want, +got:\n%s", diff)
 	}

@@ -65,6 +65,10 @@ type Observed struct {
 	// Going is true for a resource read from the resources the function
 	// required, because observed state lacks it: Crossplane is deleting it.
 	Going bool
+	// InUse is true when Crossplane's Usage controller labelled the
+	// resource in use: only then does its webhook refuse the resource's
+	// deletion while a Usage of it exists.
+	InUse bool
 	// References are, for an Object whose input dependencies the function
 	// writes, the references it carries.
 	References []objectref.Target

@@ -81,7 +81,7 @@ func TestOf(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := graph.New(tc.resources, tc.options)
-			got := Of(g, finalizer.Declare(g))
+			got := Of(g, finalizer.Declare(g, nil))
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("Of(...): -want, +got:\n%s", diff)
 			}

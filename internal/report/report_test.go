@@ -153,7 +153,7 @@ func (d decision) facts() Facts {
 	g := graph.New(d.resources, d.graph)
 	return Facts{
 		Graph:      g,
-		Finalizers: finalizer.Declare(g),
+		Finalizers: finalizer.Declare(g, nil),
 		Usages:     usage.Decide(g, usage.Options{Policy: d.usages, API: usage.ProtectionAPI, Owner: xr, Observed: d.observed}),
 		References: explicit.Referencing(g),
 		Enforce:    true,

@@ -32,6 +32,11 @@ const (
 // its own, one more on every reconcile.
 const Label = "dependencies.fn.crossplane.io/usage"
 
+// InUseLabel is the label Crossplane's Usage controller puts on a used
+// resource. Its webhook sees the deletions of labelled resources only, so a
+// Usage is in force once it exists and its resource carries the label.
+const InUseLabel = "crossplane.io/in-use"
+
 // Key is the composition resource name of the Usage of the edge from one
 // composed resource to another. The dependent's length comes first so that
 // no two edges share a key: a → b-c and a-b → c would otherwise both be
@@ -79,7 +84,7 @@ type Problem struct {
 	Reason string
 }
 
-// Policy says which edges a Usage protects.
+// Policy says which of the edges no finalizer protects a Usage protects.
 type Policy int
 
 // The policies.
@@ -90,15 +95,35 @@ const (
 	External
 	// All protects every edge no finalizer protects.
 	All
-	// Every protects every edge, those a finalizer protects too: a
+)
+
+// Objects says how a Usage protects the edges a finalizer can protect:
+// those of a provider-kubernetes Object to another composed resource.
+type Objects int
+
+// The ways.
+const (
+	// Finalizers leaves them to their finalizers. A Usage observed for one
+	// stays while HandOver says its finalizer doesn't hold it yet, so that
+	// switching from Usages to finalizers leaves no edge unprotected.
+	Finalizers Objects = iota
+	// Instead protects them with a Usage, and their finalizers give way to
+	// it. An edge no Usage can express is left to its finalizer, which
+	// protects it: no problem to report.
+	Instead
+	// Too protects them with a Usage as well as their finalizers: a
 	// reference finalizer keeps provider-kubernetes v0's Object, not its
 	// remote object, so there only a Usage orders the deletion.
-	Every
+	Too
 )
 
 // Options say which Usages to write, and how.
 type Options struct {
-	Policy Policy
+	Policy  Policy
+	Objects Objects
+	// HandOver says, with Finalizers, of an edge by its place in the
+	// graph's edges, whether its finalizer doesn't hold it yet.
+	HandOver func(edge int) bool
 	// API is the apiVersion the Usages are written in.
 	API string
 	// Owner names the composite resource, so that the Usages of two
@@ -170,22 +195,22 @@ type Plan struct {
 }
 
 // Decide returns the Usages the graph's edges need. A Usage protects an edge
-// that no finalizer protects, or with Every any edge, as the policy says; it
+// that no finalizer protects, or one a finalizer does, as the options say; it
 // is emitted once both ends exist, unless the target is being deleted
 // already, which no Usage can undo: one observed then stays.
 func Decide(g *graph.Graph, o Options) Plan {
-	var p Plan
-	if o.Policy == None {
-		return p
-	}
-	p = Plan{States: map[int]graph.State{}, External: map[int]graph.State{}, Usages: map[string]map[string]any{}}
+	p := Plan{States: map[int]graph.State{}, External: map[int]graph.State{}, Usages: map[string]map[string]any{}}
 	// emit writes the edge's Usage when it is due, and says whether a Usage
-	// can protect it at all.
-	emit := func(e Edge, state graph.State) bool {
+	// can protect it at all; report says whether to report an edge none can
+	// once both its ends exist. One not reported is left out at once.
+	emit := func(e Edge, state graph.State, report bool) bool {
+		u, why := write(o.API, o.Owner, e)
+		if why != "" && !report {
+			return false
+		}
 		if state != graph.Declared && state != graph.Protected && state != graph.TargetDeleting {
 			return true
 		}
-		u, why := write(o.API, o.Owner, e)
 		if why != "" {
 			p.Unusable = append(p.Unusable, Problem{Edge: e, Reason: why})
 			return false
@@ -200,19 +225,32 @@ func Decide(g *graph.Graph, o Options) Plan {
 		}
 		return true
 	}
-	if o.Policy == All || o.Policy == Every {
-		for i, ge := range g.Edges {
-			d, t := &g.Resources[ge.From], &g.Resources[ge.To]
-			if o.Policy == All && finalizer.Protects(d) {
+	for i, ge := range g.Edges {
+		d, t := &g.Resources[ge.From], &g.Resources[ge.To]
+		handOver := false
+		switch {
+		case !finalizer.Protects(d):
+			if o.Policy != All {
 				continue
 			}
-			e := Edge{Key: Key(d.Name, t.Name), Dependent: d.Name, Dependency: t.Name, By: refOf(d), Of: refOf(t)}
-			e.Key = o.keyOf(e, p.Usages)
-			state := stateOf(d, t, o.observed(e.Key), ge.Broken)
-			if emit(e, state) {
-				p.States[i] = state
+		case o.Objects == Finalizers:
+			if o.HandOver == nil || !o.HandOver(i) {
+				continue
 			}
+			handOver = true
 		}
+		e := Edge{Key: Key(d.Name, t.Name), Dependent: d.Name, Dependency: t.Name, By: refOf(d), Of: refOf(t)}
+		e.Key = o.keyOf(e, p.Usages)
+		if handOver && !o.observed(e.Key) {
+			continue
+		}
+		state := stateOf(d, t, o.observed(e.Key), ge.Broken)
+		if emit(e, state, !finalizer.Protects(d) || o.Objects == Too) {
+			p.States[i] = state
+		}
+	}
+	if o.Policy == None {
+		return p
 	}
 	for i, ge := range g.External {
 		d, t := g.Resource(ge.Dependent), ge.Target
@@ -222,7 +260,7 @@ func Decide(g *graph.Graph, o Options) Plan {
 		}
 		e.Key = o.keyOf(e, p.Usages)
 		state := stateOf(d, nil, o.observed(e.Key), false)
-		if emit(e, state) {
+		if emit(e, state, true) {
 			p.External[i] = state
 		}
 	}

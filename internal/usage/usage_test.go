@@ -1,6 +1,7 @@
 package usage
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -181,6 +182,8 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 		resources []graph.Resource
 		graph     graph.Options
 		policy    Policy
+		objects   Objects
+		handOver  []int
 		api       string
 		observed  map[string]map[string]any
 	}
@@ -258,13 +261,36 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			reason: "With Every the edges of an Object get a Usage as well as their finalizer, referenced or declared in the input: provider-kubernetes v0 deletes a referenced Object's remote object whatever its finalizers.",
 			args: args{
 				resources: []graph.Resource{shared, d1, graphtest.With(graphtest.Object("d2"), graphtest.DependingOn("shared")), db, app},
-				policy:    Every, api: ApiextensionsAPI,
+				policy:    All, objects: Too, api: ApiextensionsAPI,
 			},
 			want: want{
 				states:   map[int]graph.State{1: graph.Declared, 2: graph.Declared},
 				external: map[int]graph.State{0: graph.Declared},
 				usages:   []Edge{between(d1, shared), between(graphtest.Object("d2"), shared), outside(d1, graphtest.ClusterObject("elsewhere"))},
 				unusable: []Problem{{Edge: between(app, db), Reason: "apiextensions.crossplane.io/v1beta1 Usages protect cluster-scoped resources only"}},
+			},
+		},
+		"InsteadUsesTheEdgesAFinalizerProtectsOnly": {
+			reason: "With Usages instead of finalizers, and no policy for the rest, the edges of an Object get a Usage and nothing else does; one no Usage can express is left to its finalizer, which protects it: nothing to report.",
+			args: args{
+				resources: []graph.Resource{shared, d1, db, app, graphtest.With(graphtest.Object("web"), graphtest.Referencing(objectref.Target{APIVersion: "v1", Kind: "ConfigMap", Namespace: "team", Name: "db"}))},
+				objects:   Instead,
+			},
+			want: want{
+				states: map[int]graph.State{1: graph.Declared}, // Edge 0 is app → db.
+				usages: []Edge{between(d1, shared)},
+			},
+		},
+		"AUsageStaysUntilTheFinalizerHolds": {
+			reason: "With finalizers, the Usage observed of an edge whose finalizer doesn't hold yet stays, so that switching from Usages leaves no gap; one whose finalizer holds goes, and none is made for an edge that has none.",
+			args: args{
+				resources: []graph.Resource{shared, d1, graphtest.Object("d2", "shared"), graphtest.Object("d3", "shared")},
+				handOver:  []int{0, 1},
+				observed:  map[string]map[string]any{Key("d1", "shared"): nil, Key("d3", "shared"): nil},
+			},
+			want: want{
+				states: map[int]graph.State{0: graph.Protected},
+				usages: []Edge{between(d1, shared)},
 			},
 		},
 		"ExternalStates": {
@@ -344,7 +370,8 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 				api = ProtectionAPI
 			}
 			g := graph.New(tc.args.resources, tc.args.graph)
-			got := Decide(g, Options{Policy: tc.args.policy, API: api, Owner: xr, Observed: tc.args.observed})
+			handOver := func(i int) bool { return slices.Contains(tc.args.handOver, i) }
+			got := Decide(g, Options{Policy: tc.args.policy, Objects: tc.args.objects, HandOver: handOver, API: api, Owner: xr, Observed: tc.args.observed})
 			usages := map[string]map[string]any{}
 			for _, e := range tc.want.usages {
 				u, problem := write(api, xr, e)
@@ -391,7 +418,7 @@ func TestAUsageKeepsItsNameWhenItsDependencyLeavesTheComposition(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := graph.New([]graph.Resource{app}, graph.Options{})
-			got := Decide(g, Options{Policy: Every, API: ProtectionAPI, Owner: xr, Observed: tc.manifests})
+			got := Decide(g, Options{Policy: All, Objects: Too, API: ProtectionAPI, Owner: xr, Observed: tc.manifests})
 			var keys []string
 			for k := range got.Usages {
 				keys = append(keys, k)

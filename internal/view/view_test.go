@@ -64,7 +64,7 @@ func example() (*graph.Graph, []report.Edge, []report.External, map[string]strin
 	}
 	g := graph.New(resources, graph.Options{})
 	use := usage.Decide(g, usage.Options{Policy: usage.External, API: usage.ProtectionAPI, Owner: usage.Ref{APIVersion: "example.org/v1", Kind: "App", Name: "shop"}})
-	edges, external := report.EdgesOf(g, finalizer.Declare(g), use)
+	edges, external := report.EdgesOf(g, finalizer.Declare(g, nil), use)
 	return g, edges, external, map[string]string{"job": "waits for web to be ready"}
 }
 
@@ -110,7 +110,7 @@ func TestOfPutsAnExternalNodeAfterAComposedOneOfItsName(t *testing.T) {
 	twin.Identity.Name = "other"
 	d := object("d", "", to("twin"), to("other"))
 	g := graph.New([]graph.Resource{d, twin}, graph.Options{})
-	edges, external := report.EdgesOf(g, finalizer.Declare(g), usage.Plan{})
+	edges, external := report.EdgesOf(g, finalizer.Declare(g, nil), usage.Plan{})
 	want := Graph{
 		Nodes: []Node{
 			{Name: "Object/twin", Kind: "Object", Scope: "Cluster", State: "observed"},

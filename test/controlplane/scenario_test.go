@@ -520,6 +520,13 @@ func teardown(n int) time.Duration {
 // reference finalizer (with --debug).
 const removeConflict = "cannot remove finalizer from referenced resource: Operation cannot be fulfilled"
 
+// How Crossplane core logs its webhook refusing a deletion a Usage blocks,
+// and its Usage controller replaying one.
+const (
+	usageRefused  = "found, deletion not allowed"
+	usageReplayed = "Replaying deletion of the used resource"
+)
+
 // reconcilingObjectsOf is how provider-kubernetes (with --debug) logs the
 // start of a reconcile of one of the XR's Objects, all named after it.
 func reconcilingObjectsOf(xr string) string {
@@ -550,6 +557,7 @@ func (s *stack) deleteOwner(ctx context.Context, xr string, n int, bound time.Du
 	s.watch(wctx, rec, "Object", s.client.Resource(gvrObject), metav1.ListOptions{LabelSelector: "crossplane.io/composite=" + xr})
 	s.watch(wctx, rec, "Namespace", s.client.Resource(gvrNamespace), metav1.ListOptions{FieldSelector: "metadata.name=" + ns})
 	configMaps := s.watch(wctx, rec, "ConfigMap", s.client.Resource(gvrConfigMap).Namespace(ns), metav1.ListOptions{})
+	s.watch(wctx, rec, "Usage", s.client.Resource(s.gvrUsage()), metav1.ListOptions{LabelSelector: "crossplane.io/composite=" + xr})
 	var operations []unstructured.Unstructured
 	if !s.releases.v1 {
 		operations = s.watch(wctx, rec, "Operation", s.client.Resource(gvrOperation), metav1.ListOptions{})
@@ -565,6 +573,7 @@ func (s *stack) deleteOwner(ctx context.Context, xr string, n int, bound time.Du
 	}
 
 	conflicts := s.count("provider-kubernetes", removeConflict)
+	refusals, replays := s.count("crossplane", usageRefused), s.count("crossplane", usageReplayed)
 	reconciling := reconcilingObjectsOf(xr)
 	reconciles := s.count("provider-kubernetes", reconciling)
 	before := s.requestsSoFar(ctx)
@@ -629,6 +638,8 @@ func (s *stack) deleteOwner(ctx context.Context, xr string, n int, bound time.Du
 	}
 	d.timeline = timelineOf(changes, begin, c, ns, d.conflicts)
 	d.timeline.Reconciles = reconciles
+	d.timeline.Refusals = s.count("crossplane", usageRefused) - refusals
+	d.timeline.Replays = s.count("crossplane", usageReplayed) - replays
 	d.timeline.Operations = created(changes, "Operation", operations)
 	d.timeline.Nudges = nudges(changes)
 	d.timeline.APIWrites, d.timeline.APIConflicts = cost.writes, cost.conflicts

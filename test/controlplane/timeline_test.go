@@ -39,6 +39,14 @@ type timeline struct {
 	// the API server's writes and 409 Conflicts, from the XR's deletion
 	// until nothing was left.
 	Reconciles   int `json:"reconciles"`
+	// The Usages' lifecycle, with protection: Usages: when every Usage was
+	// Ready, in seconds after the XR's creation (-1 without Usages); when
+	// each went, in order; and the deletions Crossplane's webhook refused
+	// and its Usage controller replayed.
+	UsagesReady float64   `json:"usagesReady"`
+	UsagesGone  []float64 `json:"usagesGone,omitempty"`
+	Refusals    int       `json:"refusals"`
+	Replays     int       `json:"replays"`
 	Operations   int `json:"operations"`
 	Nudges       int `json:"nudges"`
 	APIWrites    int `json:"apiWrites"`
@@ -83,6 +91,8 @@ func timelineOf(changes []change, begin time.Time, c composed, ns string, confli
 			}
 		case ch.kind == "Object" && ch.deleted && dependents[ch.name]:
 			tl.DependentsGone = append(tl.DependentsGone, t)
+		case ch.kind == "Usage" && ch.deleted:
+			tl.UsagesGone = append(tl.UsagesGone, t)
 		case ch.kind == "Namespace" && ch.name == ns && ch.deleting && tl.NamespaceTerminating < 0:
 			tl.NamespaceTerminating = t
 		}

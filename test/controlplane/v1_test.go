@@ -91,14 +91,14 @@ func TestReferenceFinalizersOnCrossplaneV1(t *testing.T) {
 	switch {
 	case len(od.left) > 0 || !od.terminated:
 		// claimWith said so.
-	case s.count("crossplane", "Usage found, deletion not allowed") == 0:
+	case s.count("crossplane", usageRefused) == 0:
 		t.Errorf("ERROR: claim ordered: Crossplane's webhook never refused a deletion: nothing shows the Usages held the shared Object")
 	case od.configMapsLeft > 0 || od.objectsLeft > 0:
 		t.Errorf("ERROR: claim ordered: the shared Namespace began terminating with %d/%d remote ConfigMaps (%s) and %d/%d dependent Objects (%s) still present; with a Usage by each dependent it must wait for all of them",
 			od.configMapsLeft, n, strings.Join(od.configMapsLeftNames, ", "), od.objectsLeft, n, strings.Join(od.objectsLeftNames, ", "))
 	}
 
-	if usages, err := s.client.Resource(gvrUsageV1).List(ctx, metav1.ListOptions{LabelSelector: "crossplane.io/composite=" + ordered.xr}); err != nil {
+	if usages, err := s.client.Resource(s.gvrUsage()).List(ctx, metav1.ListOptions{LabelSelector: "crossplane.io/composite=" + ordered.xr}); err != nil {
 		t.Errorf("ERROR: claim ordered: cannot list its Usages after the teardown: %v", err)
 	} else if len(usages.Items) > 0 {
 		t.Errorf("ERROR: claim ordered: %d Usages left after the teardown", len(usages.Items))
@@ -192,13 +192,14 @@ func (s *stack) createClaim(ctx context.Context, name, composition string) (stri
 	return xr, created
 }
 
-// awaitUsages waits until the XR composes n Crossplane v1 Usages and each is
-// Ready: the Usage controller has labelled what it protects in use, so the
-// webhook refuses its deletion while its user exists.
+// awaitUsages waits until the XR composes n Usages (Crossplane v1's Usages,
+// or v2's ClusterUsages) and each is Ready: the Usage controller has
+// labelled what it protects in use, so the webhook refuses its deletion
+// while its user exists.
 func (s *stack) awaitUsages(ctx context.Context, xr string, n int) time.Duration {
 	begin := time.Now()
 	s.await(ctx, fmt.Sprintf("%s's %d Usages to be Ready", xr, n), convergeWith, func(ctx context.Context) (bool, error) {
-		usages, err := s.client.Resource(gvrUsageV1).List(ctx, metav1.ListOptions{LabelSelector: "crossplane.io/composite=" + xr})
+		usages, err := s.client.Resource(s.gvrUsage()).List(ctx, metav1.ListOptions{LabelSelector: "crossplane.io/composite=" + xr})
 		if err != nil {
 			return false, err
 		}
@@ -211,6 +212,25 @@ func (s *stack) awaitUsages(ctx context.Context, xr string, n int) time.Duration
 		return ready == n && len(usages.Items) == n, fmt.Errorf("%d Usages composed, %d of them Ready", len(usages.Items), ready)
 	})
 	return time.Since(begin)
+}
+
+// gvrUsage is the resource of the Usages the function emits between
+// cluster-scoped Objects on the stack: v1's Usage, or v2's ClusterUsage.
+func (s *stack) gvrUsage() schema.GroupVersionResource {
+	if s.releases.v1 {
+		return gvrUsageV1
+	}
+	return gvrClusterUsage
+}
+
+// usagesInput asks the function for Usages instead of reference
+// finalizers, in the stack's Usage API.
+func (s *stack) usagesInput() map[string]any {
+	in := map[string]any{"protection": "Usages"}
+	if s.releases.v1 {
+		in["usageAPI"] = "apiextensions.crossplane.io/v1beta1"
+	}
+	return in
 }
 
 // withInput gives the composition's function-dependencies step an input.

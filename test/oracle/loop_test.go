@@ -13,17 +13,17 @@ func TestInputWithDefaults(t *testing.T) {
 		in, want oracle.Input
 	}{
 		"AStepWithoutInputGetsEveryDefault": {
-			want: oracle.Input{Mode: "Enforce", OnCycle: "Fatal", References: "Infer", Usages: "Disabled", UsageAPI: oracle.ProtectionAPI, Creation: "Immediate", Graph: "None"},
+			want: oracle.Input{Mode: "Enforce", OnCycle: "Fatal", References: "Infer", Usages: "Disabled", Protection: "Finalizers", UsageAPI: oracle.ProtectionAPI, Creation: "Immediate", Graph: "None"},
 		},
 		"WhatTheInputSaysIsKept": {
-			in: oracle.Input{Mode: "Report", OnCycle: "Warning", References: "Ignore", Usages: "All", UsageAPI: oracle.ApiextensionsAPI, Creation: "WaitForReady", Graph: "Context",
+			in: oracle.Input{Mode: "Report", OnCycle: "Warning", References: "Ignore", Usages: "All", Protection: "Usages", UsageAPI: oracle.ApiextensionsAPI, Creation: "WaitForReady", Graph: "Context",
 				Dependencies: []oracle.Dependency{{Resource: "app", DependsOn: []string{"db"}}}},
-			want: oracle.Input{Mode: "Report", OnCycle: "Warning", References: "Ignore", Usages: "All", UsageAPI: oracle.ApiextensionsAPI, Creation: "WaitForReady", Graph: "Context",
+			want: oracle.Input{Mode: "Report", OnCycle: "Warning", References: "Ignore", Usages: "All", Protection: "Usages", UsageAPI: oracle.ApiextensionsAPI, Creation: "WaitForReady", Graph: "Context",
 				Dependencies: []oracle.Dependency{{Resource: "app", DependsOn: []string{"db"}}}},
 		},
 		"OnlyTheEmptyFieldsAreDefaulted": {
 			in:   oracle.Input{Usages: "External"},
-			want: oracle.Input{Mode: "Enforce", OnCycle: "Fatal", References: "Infer", Usages: "External", UsageAPI: oracle.ProtectionAPI, Creation: "Immediate", Graph: "None"},
+			want: oracle.Input{Mode: "Enforce", OnCycle: "Fatal", References: "Infer", Usages: "External", Protection: "Finalizers", UsageAPI: oracle.ProtectionAPI, Creation: "Immediate", Graph: "None"},
 		},
 	}
 	for name, tc := range cases {

@@ -88,6 +88,11 @@ const (
 	// they are never part of the user's graph.
 	UsageLabel = "dependencies.fn.crossplane.io/usage"
 
+	// InUseLabel, set to "true" by Crossplane's Usage controller on a used
+	// resource, is what its webhook selects: a Usage is in force once it
+	// exists and its resource carries the label.
+	InUseLabel = "crossplane.io/in-use"
+
 	// DependentLabel, set to the composite's UID, marks every desired Object
 	// that depends on another, when the function writes desired state and
 	// the composite has a UID. Crossplane strips its own composite label
@@ -109,8 +114,17 @@ const (
 // Input is the function's input, each field as the YAML says it; "" is the
 // default.
 type Input struct {
-	Mode, OnCycle, References, Usages, UsageAPI, Creation, Graph string
-	Dependencies                                                 []Dependency
+	Mode, OnCycle, References, Usages, Protection, UsageAPI, Creation, Graph string
+	Dependencies                                                             []Dependency
+}
+
+// ObjectEdges is what protects the edges of an Object to another composed
+// resource: Finalizers, Usages or Both, which usages: Every says too.
+func (in Input) ObjectEdges() string {
+	if in.Usages == "Every" {
+		return "Both"
+	}
+	return cmp.Or(in.Protection, "Finalizers")
 }
 
 // A Dependency is one entry of the input's dependencies: composition resource
@@ -132,6 +146,7 @@ func (in Input) withDefaults() Input {
 	def(&in.OnCycle, "Fatal")
 	def(&in.References, "Infer")
 	def(&in.Usages, "Disabled")
+	def(&in.Protection, "Finalizers")
 	def(&in.UsageAPI, ProtectionAPI)
 	def(&in.Creation, "Immediate")
 	def(&in.Graph, "None")
@@ -144,7 +159,7 @@ func (in Input) withDefaults() Input {
 func ReadInput(m map[string]any) Input {
 	in := Input{
 		Mode: harness.String(m, "mode"), OnCycle: harness.String(m, "onCycle"), References: harness.String(m, "references"),
-		Usages: harness.String(m, "usages"), UsageAPI: harness.String(m, "usageAPI"), Creation: harness.String(m, "creation"),
+		Usages: harness.String(m, "usages"), Protection: harness.String(m, "protection"), UsageAPI: harness.String(m, "usageAPI"), Creation: harness.String(m, "creation"),
 		Graph: harness.String(m, "graph"),
 	}
 	deps, _ := m["dependencies"].([]any)
@@ -244,6 +259,9 @@ type Node struct {
 	UID                string
 	Deleting           bool
 	ObservedFinalizers []string
+	// InUse: observed labelled in use by Crossplane's Usage controller,
+	// whose webhook then refuses its deletion while a Usage of it exists.
+	InUse bool
 	// DesiredFinalizers are those the earlier steps declared, in their order.
 	DesiredFinalizers []string
 	// Ready: observed, and Ready=True or an earlier step said ready: True.
@@ -901,6 +919,7 @@ func (p *Plan) readNodes(s State) {
 			n.UID = harness.String(o, "metadata", "uid")
 			n.Deleting = harness.String(o, "metadata", "deletionTimestamp") != ""
 			n.ObservedFinalizers = harness.Strings(o, "metadata", "finalizers")
+			n.InUse = harness.String(o, "metadata", "labels", InUseLabel) == "true"
 			n.Ready = readyCondition(o) || s.DesiredReady[name]
 			if g, ok := GroupOf(harness.String(o, "apiVersion")); ok && IsObject(harness.String(o, "apiVersion"), harness.String(o, "kind")) {
 				n.ObservedReferences, _ = ReadReferences(g, harness.Lookup(o, "spec", "references"))
@@ -1211,6 +1230,17 @@ func (p *Plan) decide() {
 		d, t := p.Nodes[e.Dependent], p.Nodes[e.Target]
 		e.Finalizer = d.Finalizer()
 		cyclic := !p.CyclesFatal() && p.SameCycle(e.Dependent, e.Target)
+		if p.usagesInstead(e) {
+			// protection: Usages: the finalizer gives way to the edge's
+			// Usage once it is in force, and is not added before; one the
+			// target carries stays declared until then, so that no edge is
+			// unprotected in between.
+			u := p.usage(d, refOf(t), t.Name, t.Name)
+			inForce := u.ObservedAs != "" && d.Observed && t.Observed && !t.Deleting && t.InUse && !cyclic
+			if inForce || !t.Carries(e.Finalizer) {
+				continue
+			}
+		}
 		switch {
 		case e.Protection == ByUsage:
 			continue // decideUsages.
@@ -1318,6 +1348,16 @@ func (p *Plan) holdUntilReady() {
 	}
 }
 
+// usagesInstead tells whether a Usage protects the edge of an Object instead
+// of its finalizer (protection: Usages): one no Usage can express stays the
+// finalizer's, which protects it.
+func (p *Plan) usagesInstead(e *Edge) bool {
+	if p.Input.ObjectEdges() != "Usages" || e.Protection != ByFinalizer {
+		return false
+	}
+	return p.usage(p.Nodes[e.Dependent], refOf(p.Nodes[e.Target]), "", "").Impossible == ""
+}
+
 // decideUsages decides the state of every edge a Usage protects, and the
 // Usages: one once both ends exist, protecting once observed. An edge no
 // Usage can express is left unprotected, or with usages: Every to its
@@ -1325,14 +1365,17 @@ func (p *Plan) holdUntilReady() {
 func (p *Plan) decideUsages() {
 	for i := range p.Edges {
 		e := &p.Edges[i]
-		every := p.Input.Usages == "Every" && e.Protection == ByFinalizer
-		if e.Protection != ByUsage && !every {
-			continue
-		}
+		every := p.Input.ObjectEdges() == "Both" && e.Protection == ByFinalizer
 		d, t := p.Nodes[e.Dependent], p.Nodes[e.Target]
 		u := p.usage(d, refOf(t), t.Name, t.Name)
+		// With finalizers, the Usage observed of an Object's edge stays until
+		// the finalizer holds it: switching from Usages leaves no gap.
+		handOver := p.Input.ObjectEdges() == "Finalizers" && e.Protection == ByFinalizer && e.State != Protected && u.ObservedAs != ""
+		if e.Protection != ByUsage && !every && !handOver && !p.usagesInstead(e) {
+			continue
+		}
 		state, protection := p.usageState(&u, !p.CyclesFatal() && p.SameCycle(e.Dependent, e.Target), d.Observed && t.Observed)
-		if every && protection == Unprotected {
+		if (every || handOver) && protection == Unprotected {
 			continue // The finalizer's, as without Usages.
 		}
 		e.State, e.Protection = state, protection
