@@ -78,16 +78,16 @@ type loopUserDelete struct {
 // A loopComposition is a composite, its input and what the earlier steps
 // desire, from reconcile 1 and, when the composition changes, from changeAt.
 type loopComposition struct {
-	index       int
-	namespaced  bool
-	xrName      string
-	input       map[string]any // nil: the step has no input
-	phases      [][]*loopResource
-	changeAt    int // 0: never
+	index      int
+	namespaced bool
+	xrName     string
+	input      map[string]any // nil: the step has no input
+	phases     [][]*loopResource
+	changeAt   int // 0: never
 	// switched is the input from switchAt on, which protects the edges
 	// otherwise (0: never).
-	switchAt int
-	switched map[string]any
+	switchAt    int
+	switched    map[string]any
 	externals   []*loopExternal
 	userDeletes []loopUserDelete
 	// deleteExternals has a user delete every external object when the

@@ -38,19 +38,19 @@ type timeline struct {
 	// Objects, the Operations Crossplane ran, the nudges they applied, and
 	// the API server's writes and 409 Conflicts, from the XR's deletion
 	// until nothing was left.
-	Reconciles   int `json:"reconciles"`
+	Reconciles int `json:"reconciles"`
 	// The Usages' lifecycle, with protection: Usages: when every Usage was
 	// Ready, in seconds after the XR's creation (-1 without Usages); when
 	// each went, in order; and the deletions Crossplane's webhook refused
 	// and its Usage controller replayed.
-	UsagesReady float64   `json:"usagesReady"`
-	UsagesGone  []float64 `json:"usagesGone,omitempty"`
-	Refusals    int       `json:"refusals"`
-	Replays     int       `json:"replays"`
-	Operations   int `json:"operations"`
-	Nudges       int `json:"nudges"`
-	APIWrites    int `json:"apiWrites"`
-	APIConflicts int `json:"apiConflicts"`
+	UsagesReady  float64   `json:"usagesReady"`
+	UsagesGone   []float64 `json:"usagesGone,omitempty"`
+	Refusals     int       `json:"refusals"`
+	Replays      int       `json:"replays"`
+	Operations   int       `json:"operations"`
+	Nudges       int       `json:"nudges"`
+	APIWrites    int       `json:"apiWrites"`
+	APIConflicts int       `json:"apiConflicts"`
 }
 
 // A point is a count at a time.
