@@ -204,7 +204,7 @@ func (p plan) write(desired *fnv1.State, log logging.Logger) []report.Result {
 			warn(errors.Wrapf(err, "cannot add the Usage %q", name))
 		}
 	}
-	for _, err := range labelDependents(desired, p.graph, p.xrUID, p.xrNamespaced) {
+	for _, err := range labelDependents(desired, p.graph, p.xrUID, p.xrNamespaced, p.input.ObjectEdges() == v1beta1.ProtectionUsages) {
 		warn(err)
 	}
 	return warnings

@@ -49,6 +49,14 @@ func TestOperation(t *testing.T) {
 	shared := object("shared", "uid-shared", []any{managed, ref + "uid-a"})
 	a := object("a", "uid-a", []any{managed}, sharedRef)
 	b := object("b", "uid-b", []any{managed}, sharedRef, configRef)
+	// The Composition step labels an Object whose edges its Usages protect.
+	byUsages := func(o map[string]any) map[string]any {
+		o = maps.Clone(o)
+		md := maps.Clone(o["metadata"].(map[string]any))
+		md["labels"] = map[string]any{ProtectionLabel: "Usages"}
+		o["metadata"] = md
+		return o
+	}
 	going := object("going", "uid-going", []any{managed}, sharedRef)
 	going["metadata"].(map[string]any)["deletionTimestamp"] = "2026-12-01T10:00:00Z"
 	config := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "config", "namespace": "team", "uid": "uid-config"}}
@@ -236,6 +244,17 @@ func TestOperation(t *testing.T) {
 						map[string]any{"target": "ConfigMap team/config", "finalizers": []any{ref + "uid-b"}},
 						map[string]any{"target": "Object.kubernetes.crossplane.io shared", "finalizers": []any{ref + "uid-b"}},
 					},
+					"skipped": []any{map[string]any{"dependent": "Object.kubernetes.crossplane.io going", "target": "Object.kubernetes.crossplane.io shared", "reason": "DependentDeleting"}},
+				}),
+			},
+		},
+		"ASweepLeavesOutTheFinalizersOfAnObjectItsCompositionProtectsWithUsages": {
+			required: map[string]*fnv1.Resources{clusterObjects: resources(a, byUsages(b), going, shared), namespacedObjects: {}, configTarget: resources(config)},
+			want: &fnv1.RunFunctionResponse{
+				Requirements: &fnv1.Requirements{Resources: withConfig(every(map[string]string{}))},
+				Desired:      &fnv1.State{Resources: map[string]*fnv1.Resource{}},
+				Output: mustStruct(map[string]any{
+					"dependents": 3, "references": 4, "protected": 1,
 					"skipped": []any{map[string]any{"dependent": "Object.kubernetes.crossplane.io going", "target": "Object.kubernetes.crossplane.io shared", "reason": "DependentDeleting"}},
 				}),
 			},

@@ -80,7 +80,15 @@ func (f *Function) runOperation(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunct
 		return
 	}
 	g := graph.New(s.resources, graph.Options{BreakCycles: true})
-	fin := finalizer.Declare(g, nil)
+	// The Composition step protects the edges of an Object it labelled
+	// with Usages instead: their finalizers are not the sweep's to restore.
+	fin := finalizer.Declare(g, func(i int) finalizer.Yield {
+		labels := value(value(s.read[g.Edges[i].Dependent], "metadata").GetStructValue(), "labels").GetStructValue()
+		if text(labels, ProtectionLabel) == string(v1beta1.ProtectionUsages) {
+			return finalizer.Yielded
+		}
+		return finalizer.Keep
+	})
 	if s.watched || in.ObjectSelector != nil {
 		// A finalizer on a target may name an Object this Operation didn't
 		// read: staleness needs every Object.

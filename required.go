@@ -11,6 +11,7 @@ import (
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 )
@@ -51,6 +52,12 @@ const DependentLabel = "dependencies.fn.crossplane.io/composite-uid"
 // of the group depends on the resource, which the function sees from the
 // Objects it asks for: it never changes while one is deleted.
 const DependentGroupLabel = "dependencies.fn.crossplane.io/dependent-group"
+
+// ProtectionLabel, set to "Usages", marks each Object whose edges to other
+// composed resources the Composition step protects with Usages instead of
+// reference finalizers (protection: Usages), so that an Operation's sweep
+// doesn't put back the finalizers it left out.
+const ProtectionLabel = "dependencies.fn.crossplane.io/protection"
 
 // requiredPrefix starts the name of each requirement.
 const requiredPrefix = "dependencies.fn.crossplane.io/"
@@ -259,8 +266,9 @@ func controllerUID(s *structpb.Struct) string {
 // back or not, with the composite's UID, and every desired resource an
 // Object of another group than the composite's own depends on with
 // DependentGroupLabel. A resource it can't label is an error of its own: the
-// others are labelled all the same.
-func labelDependents(desired *fnv1.State, g *graph.Graph, xrUID string, xrNamespaced bool) []error {
+// others are labelled all the same. With usages, every Object with an edge to
+// another composed resource gets ProtectionLabel too.
+func labelDependents(desired *fnv1.State, g *graph.Graph, xrUID string, xrNamespaced, usages bool) []error {
 	if xrUID == "" {
 		return nil
 	}
@@ -273,8 +281,12 @@ func labelDependents(desired *fnv1.State, g *graph.Graph, xrUID string, xrNamesp
 	}
 	for _, e := range g.Edges {
 		label(e.Dependent, DependentLabel, xrUID)
-		if d := g.Resource(e.Dependent); d.IsObject && d.Identity.Group != ownObjectGroup(xrNamespaced) {
+		d := g.Resource(e.Dependent)
+		if d.IsObject && d.Identity.Group != ownObjectGroup(xrNamespaced) {
 			label(e.Target, DependentGroupLabel, d.Identity.Group)
+		}
+		if d.IsObject && usages {
+			label(e.Dependent, ProtectionLabel, string(v1beta1.ProtectionUsages))
 		}
 	}
 	for _, e := range g.External {

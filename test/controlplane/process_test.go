@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -22,6 +23,13 @@ type process struct {
 	log  string
 	done chan struct{}
 	err  error
+	// bin, args and env are what started it, so that it can start again.
+	bin  string
+	args []string
+	env  []string
+	// killed is set when the test killed it on purpose: its exit is no
+	// failure.
+	killed atomic.Bool
 }
 
 // start runs bin with args, its output in the logs folder. The process stops
@@ -29,8 +37,10 @@ type process struct {
 // kernel kills the process (Pdeathsig).
 func start(t *testing.T, logs, name, bin string, args []string, env ...string) *process {
 	t.Helper()
-	p := &process{name: name, log: filepath.Join(logs, name+".log"), done: make(chan struct{})}
-	f, err := os.Create(p.log)
+	p := &process{name: name, log: filepath.Join(logs, name+".log"), done: make(chan struct{}), bin: bin, args: args, env: env}
+	// Appended to: a component started again continues its log, which the
+	// tests count lines of.
+	f, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		t.Fatalf("ERROR: cannot create the log of %s: %v", name, err)
 	}
@@ -63,6 +73,13 @@ func (p *process) stop() {
 		_ = p.cmd.Process.Kill()
 		<-p.done
 	}
+}
+
+// kill kills the process as a crash would: SIGKILL to its process group.
+func (p *process) kill() {
+	p.killed.Store(true)
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.done
 }
 
 func (p *process) exited() bool {

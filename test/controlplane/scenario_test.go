@@ -538,13 +538,17 @@ func reconcilingObjectsOf(xr string) string {
 // waits until nothing is left. The API server's resource versions order the
 // changes: they are etcd revisions, global across types.
 func (s *stack) deleteXR(ctx context.Context, xr string, n int, bound time.Duration) deletion {
-	return s.deleteOwner(ctx, xr, n, bound, "XR", s.client.Resource(gvrXR), xr)
+	return s.deleteOwner(ctx, xr, n, bound, "XR", s.client.Resource(gvrXR), xr, nil)
 }
 
 // deleteOwner is deleteXR deleting, instead of the XR, what owns it: its
 // kind, its API and its name. With a claim, nothing is left once the claim,
 // the XR and everything they composed are gone.
-func (s *stack) deleteOwner(ctx context.Context, xr string, n int, bound time.Duration, kind string, owner dynamic.ResourceInterface, name string) deletion {
+//
+// during, if not nil, runs beside the deletion from its start, as a fault
+// would; the deletion is over only when it has returned too, and its error
+// fails the test.
+func (s *stack) deleteOwner(ctx context.Context, xr string, n int, bound time.Duration, kind string, owner dynamic.ResourceInterface, name string, during func(context.Context) error) deletion {
 	t := s.t
 	c, err := s.composed(ctx, xr, n)
 	if err != nil {
@@ -581,6 +585,12 @@ func (s *stack) deleteOwner(ctx context.Context, xr string, n int, bound time.Du
 	if err := owner.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("ERROR: cannot delete %s %s: %v", kind, name, err)
 	}
+	duringErr := make(chan error, 1)
+	if during != nil {
+		go func() { duringErr <- during(ctx) }()
+	} else {
+		duringErr <- nil
+	}
 	d := deletion{dependents: n}
 	var left []string
 	err = s.poll(ctx, bound, 250*time.Millisecond, func(ctx context.Context) (bool, error) {
@@ -607,6 +617,9 @@ func (s *stack) deleteOwner(ctx context.Context, xr string, n int, bound time.Du
 		return len(left) == 0, fmt.Errorf("left: %s", strings.Join(left, "; "))
 	})
 	d.gone = time.Since(begin)
+	if derr := <-duringErr; derr != nil {
+		t.Errorf("ERROR: %s: during the deletion: %v", xr, derr)
+	}
 	cost := s.requestsSoFar(ctx).since(before)
 	if err != nil {
 		d.left = left

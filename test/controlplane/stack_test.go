@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -104,7 +105,12 @@ type stack struct {
 
 	releases releases
 
+	// mu guards procs: a component may be restarted while a poll checks
+	// that the others run.
+	mu    sync.Mutex
 	procs []*process
+	// ready says, by component, when a component started again is ready.
+	ready map[string]func(context.Context) (bool, error)
 }
 
 // testContext ends 30 s before the test's deadline, so that a test that
@@ -195,8 +201,41 @@ func logsDir(t *testing.T) string {
 
 func (s *stack) start(name, bin string, args []string, env ...string) *process {
 	p := start(s.t, s.logs, name, bin, args, env...)
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.procs = append(s.procs, p)
 	return p
+}
+
+// readyWhen remembers when a component is ready, for restart, and returns
+// the check.
+func (s *stack) readyWhen(name string, ready func(context.Context) (bool, error)) func(context.Context) (bool, error) {
+	if s.ready == nil {
+		s.ready = map[string]func(context.Context) (bool, error){}
+	}
+	s.ready[name] = ready
+	return ready
+}
+
+// restart kills a component as a crash would, leaves it down for down, and
+// starts it again with the same arguments, waiting until it is ready. It may
+// run beside the test's goroutine, and so returns its error.
+func (s *stack) restart(ctx context.Context, name string, down time.Duration) error {
+	s.mu.Lock()
+	i := slices.IndexFunc(s.procs, func(p *process) bool { return p.name == name && !p.killed.Load() })
+	if i < 0 {
+		s.mu.Unlock()
+		return fmt.Errorf("no %s runs to restart", name)
+	}
+	p := s.procs[i]
+	s.mu.Unlock()
+	p.kill()
+	time.Sleep(down)
+	s.start(name, p.bin, p.args, p.env...)
+	if err := s.poll(ctx, 60*time.Second, 200*time.Millisecond, s.ready[name]); err != nil {
+		return fmt.Errorf("%s started again is not ready: %w", name, err)
+	}
+	return nil
 }
 
 // count counts the lines of a component's log that contain substr.
@@ -226,8 +265,10 @@ func (s *stack) crossplaneLines(substrs ...string) int {
 
 // alive returns an error when a component has exited.
 func (s *stack) alive() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for _, p := range s.procs {
-		if p.exited() {
+		if p.exited() && !p.killed.Load() {
 			return p.failure()
 		}
 	}
@@ -535,7 +576,7 @@ func (s *stack) startProvider(ctx context.Context, bin string) {
 		s.start("provider-kubernetes", bin, []string{"--debug"},
 			"KUBECONFIG="+s.kubeconfig, "TLS_SERVER_CERTS_DIR="+s.pki.TLSDir, "WEBHOOK_TLS_CERT_DIR=")
 		addr := fmt.Sprintf("127.0.0.1:%d", providerWebhookPort)
-		s.await(ctx, "provider-kubernetes", 60*time.Second, func(context.Context) (bool, error) { return listening(addr), nil })
+		s.await(ctx, "provider-kubernetes", 60*time.Second, s.readyWhen("provider-kubernetes", func(context.Context) (bool, error) { return listening(addr), nil }))
 		return
 	}
 	s.create(ctx, gvrClusterProviderConfig, "", obj(map[string]any{
@@ -553,7 +594,7 @@ func (s *stack) startProvider(ctx context.Context, bin string) {
 		// An experiment of issue 17: the provider's alpha watches, which
 		// Objects with spec.watch: true use (see composition).
 		"ENABLE_WATCHES="+strconv.FormatBool(providerWatches()))
-	s.await(ctx, "provider-kubernetes", 60*time.Second, httpOK(fmt.Sprintf("http://127.0.0.1:%d/readyz", health)))
+	s.await(ctx, "provider-kubernetes", 60*time.Second, s.readyWhen("provider-kubernetes", httpOK(fmt.Sprintf("http://127.0.0.1:%d/readyz", health))))
 }
 
 // startCrossplane starts Crossplane core with its webhook server, and points
@@ -591,7 +632,7 @@ func (s *stack) startCrossplane(ctx context.Context, bin string) {
 	}
 	s.start("crossplane", bin, args, "KUBECONFIG="+s.kubeconfig)
 	// With webhooks on, /readyz also waits for the webhook server.
-	s.await(ctx, "Crossplane", 60*time.Second, httpOK(fmt.Sprintf("http://127.0.0.1:%d/readyz", health)))
+	s.await(ctx, "Crossplane", 60*time.Second, s.readyWhen("crossplane", httpOK(fmt.Sprintf("http://127.0.0.1:%d/readyz", health))))
 	s.applyUsageWebhook(ctx)
 }
 

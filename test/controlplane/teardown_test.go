@@ -143,7 +143,7 @@ func (s *stack) recordTeardown(ctx context.Context, kind, name, composition stri
 	s.settle(ctx, xr, n, created, &a)
 	var d deletion
 	if s.releases.v1 {
-		d = s.deleteOwner(ctx, xr, n, teardown(n), claimKind, s.client.Resource(gvrClaim).Namespace(claimNamespace), name)
+		d = s.deleteOwner(ctx, xr, n, teardown(n), claimKind, s.client.Resource(gvrClaim).Namespace(claimNamespace), name, nil)
 	} else {
 		d = s.deleteXR(ctx, xr, n, teardown(n))
 	}

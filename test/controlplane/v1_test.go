@@ -75,7 +75,7 @@ func TestReferenceFinalizersOnCrossplaneV1(t *testing.T) {
 	c := s.settle(ctx, xr, n, created, &without)
 	t.Logf("claim without (XR %s, no function-dependencies): %d of %d dependents' finalizers on the shared Object once settled (%s after creating the claim); owners: %s",
 		xr, without.finalizers, n, without.converged.Round(100*time.Millisecond), finalizerOwners(c.shared))
-	without.deletion = s.deleteOwner(ctx, xr, n, teardownWithout, claimKind, s.client.Resource(gvrClaim).Namespace(claimNamespace), "without")
+	without.deletion = s.deleteOwner(ctx, xr, n, teardownWithout, claimKind, s.client.Resource(gvrClaim).Namespace(claimNamespace), "without", nil)
 	if len(without.deletion.left) > 0 {
 		t.Logf("claim without: still tearing down %s after deleting it, carrying on: %s", teardownWithout, strings.Join(without.deletion.left, "; "))
 	}
@@ -146,7 +146,7 @@ func (s *stack) claimWith(ctx context.Context, name, composition string, n int, 
 		t.Errorf("ERROR: claim %s: only %d of %d finalizers left on the shared Object once settled; owners: %s", name, settled.finalizers, n, finalizerOwners(c.shared))
 	}
 	s.logWarnings(ctx, xr)
-	a.deletion = s.deleteOwner(ctx, xr, n, teardown(n), claimKind, s.client.Resource(gvrClaim).Namespace(claimNamespace), name)
+	a.deletion = s.deleteOwner(ctx, xr, n, teardown(n), claimKind, s.client.Resource(gvrClaim).Namespace(claimNamespace), name, nil)
 	if d := a.deletion; len(d.left) > 0 {
 		t.Errorf("ERROR: claim %s: left behind %s after deleting it: %s", name, teardown(n), strings.Join(d.left, "; "))
 	} else if !d.terminated {

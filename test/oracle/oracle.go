@@ -99,6 +99,11 @@ const (
 	// from a resource it deletes for leaving the composition; this one stays,
 	// and it is what the function asks for the composite's Objects by.
 	DependentLabel = "dependencies.fn.crossplane.io/composite-uid"
+
+	// ProtectionLabel, set to "Usages" with protection: Usages, marks every
+	// desired Object with an edge to another composed resource: an
+	// Operation's sweep leaves the finalizers of its edges out.
+	ProtectionLabel = "dependencies.fn.crossplane.io/protection"
 	// DependentGroupLabel, on every desired resource an Object of another
 	// group than the composite's scope depends on (a namespaced Object of a
 	// cluster-scoped composite), names that group, so that the function asks
@@ -1528,6 +1533,9 @@ func (p *Plan) writeFinalizers() {
 		labels := map[string]string{}
 		if n.Object && p.dependent(name) {
 			labels[DependentLabel] = p.XRUID
+		}
+		if n.Object && p.Input.ObjectEdges() == "Usages" && slices.ContainsFunc(p.Edges, func(e Edge) bool { return e.Dependent == name }) {
+			labels[ProtectionLabel] = "Usages"
 		}
 		own := ClusterObjectGroup
 		if p.xrNamespaced {
