@@ -39,6 +39,10 @@ type timeline struct {
 	// the API server's writes and 409 Conflicts, from the XR's deletion
 	// until nothing was left.
 	Reconciles int `json:"reconciles"`
+	// OperationSpans are, for each Operation the deletion made, when the
+	// watch first saw it and when it saw it finished (-1 for never): how
+	// long a nudge waits for the Operation that applies it.
+	OperationSpans [][2]float64 `json:"operationSpans,omitempty"`
 	// The Usages' lifecycle, with protection: Usages: when every Usage was
 	// Ready, in seconds after the XR's creation (-1 without Usages); when
 	// each went, in order; and the deletions Crossplane's webhook refused
@@ -72,8 +76,21 @@ func timelineOf(changes []change, begin time.Time, c composed, ns string, confli
 	for _, o := range c.dependents {
 		dependents[o.GetName()] = true
 	}
+	spans := map[string]int{}
 	for _, ch := range changes {
 		if ch.kind == "Operation" {
+			i, ok := spans[ch.name]
+			if !ok && ch.deleted {
+				continue // One from before, which the history limit deletes.
+			}
+			if !ok {
+				i = len(tl.OperationSpans)
+				spans[ch.name] = i
+				tl.OperationSpans = append(tl.OperationSpans, [2]float64{since(ch.at), -1})
+			}
+			if ch.finished && tl.OperationSpans[i][1] < 0 {
+				tl.OperationSpans[i][1] = since(ch.at)
+			}
 			continue
 		}
 		t := since(ch.at)

@@ -25,6 +25,9 @@ type change struct {
 	finalizers  []string
 	labels      map[string]string
 	annotations map[string]string
+	// finished is, for an Operation, whether its Succeeded condition says
+	// it has finished, either way.
+	finished bool
 }
 
 // A recorder collects the changes of several watches, in the order they
@@ -100,6 +103,7 @@ func (s *stack) watch(ctx context.Context, rec *recorder, kind string, ri dynami
 					finalizers:  u.GetFinalizers(),
 					labels:      u.GetLabels(),
 					annotations: u.GetAnnotations(),
+					finished:    conditionTrue(u, "Succeeded") || fmt.Sprint(condition(u, "Succeeded")["status"]) == "False",
 				})
 			}
 		}
