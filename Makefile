@@ -40,17 +40,20 @@ bench:
 	hack/bench.sh
 
 # Record teardown timelines on the control plane (SIZES dependents per XR;
-# without the function, with it, and with it and example/operation's
-# WatchOperations, or only the ARMS given; RUNS times) into docs/teardown,
-# then draw them into docs/teardown/teardown.png. Three runs of all three
-# arms at 10,30,60 take over an hour on two cores.
+# without the function, with it, with protection: Usages, and with it and
+# example/operation's WatchOperations, or only the ARMS given; RUNS times)
+# into docs/teardown, then draw Crossplane v2's into
+# docs/teardown/teardown.png. STACK=v1 records on Crossplane v1.19.0 and
+# provider-kubernetes v0.18.0 instead. Three runs of all four arms at
+# 10,30,60 take over an hour on two cores.
 SIZES ?= 10,30,60
 RUNS ?= 1
-ARMS ?= without,with,watched
+ARMS ?= without,with,usages,watched
+STACK ?= v2
 teardown:
-	FD_CONTROLPLANE_TEARDOWN=$(SIZES) FD_CONTROLPLANE_TEARDOWN_RUNS=$(RUNS) FD_CONTROLPLANE_TEARDOWN_ARMS=$(ARMS) \
+	FD_CONTROLPLANE_TEARDOWN=$(SIZES) FD_CONTROLPLANE_TEARDOWN_RUNS=$(RUNS) FD_CONTROLPLANE_TEARDOWN_ARMS=$(ARMS) FD_CONTROLPLANE_TEARDOWN_STACK=$(STACK) \
 	  hack/controlplane-test.sh -run TestTeardownTimeline -timeout 3h
 	$(MAKE) teardown-plot
 
 teardown-plot:
-	cd hack/teardownplot && go run . -o ../../docs/teardown/teardown.png $(abspath $(wildcard docs/teardown/*.json))
+	cd hack/teardownplot && go run . -o ../../docs/teardown/teardown.png $(abspath $(wildcard docs/teardown/crossplane-v2*.json))

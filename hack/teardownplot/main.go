@@ -42,6 +42,7 @@ var colors = map[string]color.Color{
 	"without": color.RGBA{R: 0x99, G: 0x99, B: 0x99, A: 0xff},
 	"with":    color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
 	"watched": color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
+	"usages":  color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
 }
 
 // legends name the arms.
@@ -49,6 +50,7 @@ var legends = map[string]string{
 	"without": "without function-dependencies",
 	"with":    "with it",
 	"watched": "with it and its WatchOperations",
+	"usages":  "with it, protection: Usages",
 }
 
 func main() {
@@ -193,7 +195,7 @@ func growth(bySize map[int][]timeline) (*plot.Plot, error) {
 // arms are the arms of the timelines, in the order the legends give.
 func arms(tls []timeline) []string {
 	var out []string
-	for _, arm := range []string{"without", "with", "watched"} {
+	for _, arm := range []string{"without", "with", "watched", "usages"} {
 		if slices.ContainsFunc(tls, func(tl timeline) bool { return tl.Arm == arm }) {
 			out = append(out, arm)
 		}

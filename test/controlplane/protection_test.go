@@ -132,12 +132,17 @@ func (s *stack) deleteSharedOutOfBand(ctx context.Context, xr, protection string
 func (s *stack) crashMidway(xr string, n int, component string) func(context.Context) error {
 	return func(ctx context.Context) error {
 		begin := time.Now()
+		var c composed
 		err := s.poll(ctx, teardown(n), 250*time.Millisecond, func(ctx context.Context) (bool, error) {
-			c, err := s.composed(ctx, xr, n)
-			return c.shared != nil && len(c.dependents) < n, err
+			var err error
+			c, err = s.composed(ctx, xr, n)
+			return c.shared == nil || len(c.dependents) < n, err
 		})
-		if err != nil {
+		switch {
+		case err != nil:
 			return fmt.Errorf("no dependent Object went, so %s never crashed: %w", component, err)
+		case c.shared == nil:
+			return fmt.Errorf("the shared Object went before any dependent, so %s never crashed", component)
 		}
 		s.t.Logf("%s: %s crashes %s into the teardown", xr, component, time.Since(begin).Round(100*time.Millisecond))
 		return s.restart(ctx, component, 10*time.Second)
