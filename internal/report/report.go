@@ -184,7 +184,7 @@ func Of(f Facts) Report {
 	g := f.Graph
 	v := verdictsOf(g, f.Finalizers, f.Usages)
 	states := statesOf(g.Edges, v.edges)
-	summary := summaryOf(f, states, v.external)
+	summary := summaryOf(f, states, v)
 	if len(g.Cycles) > 0 && f.CyclesFatal {
 		add(Fatal, ReasonCycle, "cannot order deletion: references form a cycle: "+cyclePaths(g.Cycles))
 	}
@@ -270,8 +270,14 @@ func changes(f Facts, v verdicts) bool {
 // object outside the composition is no problem by itself (a user's Secret,
 // a ProviderConfig, the composite): it is counted, with how many of them no
 // Usage protects, and raises no result.
-func summaryOf(f Facts, states edgeStates, external []verdict) string {
-	g := f.Graph
+func summaryOf(f Facts, states edgeStates, v verdicts) string {
+	g, external := f.Graph, v.external
+	// Which mechanism protects the references between composed resources
+	// is said where Usages protect some of them.
+	byUsages := ""
+	if n := len(slices.DeleteFunc(slices.Clone(v.edges), func(e verdict) bool { return e.protection != ByUsage })); n > 0 {
+		byUsages = fmt.Sprintf(" (%d of them by Usages)", n)
+	}
 	// A Usage this step declares protects once applied; one it doesn't
 	// write (Report mode, a fatal cycle) protects nothing.
 	writes := f.Enforce && (!f.CyclesFatal || len(g.Cycles) == 0)
@@ -292,8 +298,8 @@ func summaryOf(f Facts, states edgeStates, external []verdict) string {
 	case f.CyclesFatal && len(g.Cycles) > 0:
 		verb = "to declare (the cycle failed the step: desired state left unchanged)"
 	}
-	return fmt.Sprintf("%d composed resources, %d references between them and %d to external objects%s; %d reference finalizers %s, %d pending until their Object exists",
-		len(g.Resources), len(g.Edges), len(g.External), unprotected, f.Finalizers.Declared, verb, states.count[graph.Pending])
+	return fmt.Sprintf("%d composed resources, %d references between them%s and %d to external objects%s; %d reference finalizers %s, %d pending until their Object exists",
+		len(g.Resources), len(g.Edges), byUsages, len(g.External), unprotected, f.Finalizers.Declared, verb, states.count[graph.Pending])
 }
 
 // condition is False for the worst problem: a cycle, then edges this function

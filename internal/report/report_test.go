@@ -433,7 +433,7 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 				usages: usage.All,
 			}.facts(),
 			want: []Result{
-				{Severity: Normal, Reason: ReasonSummary, Message: "4 composed resources, 2 references between them and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists"},
+				{Severity: Normal, Reason: ReasonSummary, Message: "4 composed resources, 2 references between them (1 of them by Usages) and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists"},
 				{Severity: Warning, Reason: ReasonUsageImpossible, Message: "no Usage can protect these edges, so none is emitted: " +
 					"web → bucket (the dependent is namespaced and the dependency is cluster-scoped: a namespaced Usage can't refer to a cluster-scoped Bucket, and a ClusterUsage can't refer to a namespaced ConfigMap)"},
 			},

@@ -33,6 +33,7 @@ type input struct {
 	OnCycle      string       `json:"onCycle"`
 	References   string       `json:"references"`
 	Usages       string       `json:"usages"`
+	Protection   string       `json:"protection"`
 	UsageAPI     string       `json:"usageAPI"`
 	Creation     string       `json:"creation"`
 	Graph        string       `json:"graph"`
@@ -46,7 +47,7 @@ type dependency struct {
 
 // oracle is the input as test/oracle reads it.
 func (in input) oracle() oracle.Input {
-	out := oracle.Input{Mode: in.Mode, OnCycle: in.OnCycle, References: in.References, Usages: in.Usages, UsageAPI: in.UsageAPI, Creation: in.Creation, Graph: in.Graph}
+	out := oracle.Input{Mode: in.Mode, OnCycle: in.OnCycle, References: in.References, Usages: in.Usages, Protection: in.Protection, UsageAPI: in.UsageAPI, Creation: in.Creation, Graph: in.Graph}
 	for _, d := range in.Dependencies {
 		out.Dependencies = append(out.Dependencies, oracle.Dependency{Resource: d.Resource, DependsOn: d.DependsOn})
 	}
@@ -105,8 +106,11 @@ func (e edge) String() string { return e.dependent + " → " + e.target }
 // test/oracle works it out from the README's rules.
 type graph struct {
 	// live are the edges whose dependent exists: observed, with a UID, not
-	// being deleted and still desired. Their finalizer goes on the target.
+	// being deleted and still desired.
 	live []edge
+	// declared are the live edges whose finalizer goes on the target: all
+	// of them but those a Usage protects instead (protection: Usages).
+	declared []edge
 	// pending are the edges whose dependent doesn't exist yet.
 	pending []edge
 	// external are the references to objects outside the composition.
@@ -147,6 +151,9 @@ func edgesOf(t *testing.T, desired map[string]doc, observed []doc, xr doc, in *i
 			g.pending = append(g.pending, edge{dependent: e.Dependent, target: e.Target})
 		case d.Live():
 			g.live = append(g.live, edge{dependent: e.Dependent, target: e.Target, finalizer: e.Finalizer})
+			if e.Declared {
+				g.declared = append(g.declared, g.live[len(g.live)-1])
+			}
 		}
 	}
 	return g
@@ -165,7 +172,8 @@ type plan struct {
 	references map[string][]any
 	// usages are the Usages the function adds, without metadata.name.
 	usages []doc
-	// missing are the live edges whose finalizer the observed target lacks.
+	// missing are the declared edges whose finalizer the observed target
+	// lacks.
 	missing []edge
 }
 
@@ -202,7 +210,7 @@ func planOf(t *testing.T, ex example, baseline map[string]doc, observed []doc) p
 	for _, u := range o.Usages {
 		p.usages = append(p.usages, u.Manifest())
 	}
-	for _, e := range g.live {
+	for _, e := range g.declared {
 		if !o.Nodes[e.target].Carries(e.finalizer) {
 			p.missing = append(p.missing, e)
 		}

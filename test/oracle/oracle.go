@@ -790,8 +790,14 @@ func (p *Plan) SummaryMessage() string {
 		}
 		unprotected = fmt.Sprintf(", %d of them unprotected", n)
 	}
-	return fmt.Sprintf("%d composed resources, %d references between them and %d to external objects%s; %d reference finalizers %s, %d pending until their Object exists",
-		s.Resources, s.References, s.External, unprotected, s.Declared, verb, s.Pending)
+	// Where Usages protect some references between composed resources,
+	// the summary says how many.
+	byUsages := ""
+	if n := len(slices.DeleteFunc(slices.Clone(p.Edges), func(e Edge) bool { return e.Protection != ByUsage })); n > 0 {
+		byUsages = fmt.Sprintf(" (%d of them by Usages)", n)
+	}
+	return fmt.Sprintf("%d composed resources, %d references between them%s and %d to external objects%s; %d reference finalizers %s, %d pending until their Object exists",
+		s.Resources, s.References, byUsages, s.External, unprotected, s.Declared, verb, s.Pending)
 }
 
 // ConditionMessage is the condition's whole message: what it says, then
