@@ -126,7 +126,7 @@ func checkAnyRequest(fn *Function, req *fnv1.RunFunctionRequest) []string {
 	byDesign := false
 	for k, v := range in {
 		switch k {
-		case "dependencies", "usages", "creation", "references":
+		case "dependencies", "usages", "protection", "creation", "references":
 			byDesign = byDesign || v != nil
 		}
 	}
@@ -165,6 +165,13 @@ func checkAnyRequest(fn *Function, req *fnv1.RunFunctionRequest) []string {
 				before = withoutLabel(before, DependentGroupLabel)
 			}
 		}
+		// And, with protection: Usages, what the Usages protect.
+		if harness.String(after.GetResource().AsMap(), "metadata", "labels", ProtectionLabel) == "Usages" && in["protection"] == "Usages" {
+			after = withoutLabel(after, ProtectionLabel)
+			if harness.String(before.GetResource().AsMap(), "metadata", "labels", ProtectionLabel) == "Usages" {
+				before = withoutLabel(before, ProtectionLabel)
+			}
+		}
 		if byDesign {
 			had := listOf(before.GetResource(), "spec", "references")
 			now := listOf(after.GetResource(), "spec", "references")
@@ -174,7 +181,7 @@ func checkAnyRequest(fn *Function, req *fnv1.RunFunctionRequest) []string {
 			before, after = withoutReferences(before), withoutReferences(after)
 		}
 		if !proto.Equal(withoutFinalizers(before), withoutFinalizers(after)) {
-			problem("desired %q changed beyond metadata.finalizers, spec.references and its labels %s and %s", name, DependentLabel, DependentGroupLabel)
+			problem("desired %q changed beyond metadata.finalizers, spec.references and its labels %s, %s and %s", name, DependentLabel, DependentGroupLabel, ProtectionLabel)
 		}
 		// Metadata or finalizers that are neither absent nor of their type
 		// are left as they are: replacing them would lose what they hold.
