@@ -654,7 +654,9 @@ func (s *stack) deleteOwner(ctx context.Context, xr string, n int, bound time.Du
 	d.timeline.Refusals = s.count("crossplane", usageRefused) - refusals
 	d.timeline.Replays = s.count("crossplane", usageReplayed) - replays
 	d.timeline.Operations = created(changes, "Operation", operations)
-	d.timeline.Nudges = nudges(changes)
+	d.timeline.NudgeLog = nudges(changes, begin)
+	d.timeline.Nudges = len(d.timeline.NudgeLog)
+	d.timeline.Begin = begin
 	d.timeline.APIWrites, d.timeline.APIConflicts = cost.writes, cost.conflicts
 	if terminating == nil {
 		t.Logf("%s: the shared Namespace %s did not begin terminating within %s", xr, ns, bound)

@@ -5,7 +5,9 @@ package controlplane
 import (
 	"bufio"
 	"context"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -39,6 +41,11 @@ type timeline struct {
 	// the API server's writes and 409 Conflicts, from the XR's deletion
 	// until nothing was left.
 	Reconciles int `json:"reconciles"`
+	// Begin is when the deletion began, to line the timeline up with the
+	// components' logs; NudgeLog is when each nudge was first seen, and on
+	// which Object.
+	Begin    time.Time   `json:"begin"`
+	NudgeLog []nudgeSeen `json:"nudgeLog,omitempty"`
 	// OperationSpans are, for each Operation the deletion made, when the
 	// watch first saw it and when it saw it finished (-1 for never): how
 	// long a nudge waits for the Operation that applies it.
@@ -122,23 +129,33 @@ func timelineOf(changes []change, begin time.Time, c composed, ns string, confli
 // it watched.
 const nudgeAnnotation = "teardown"
 
-// nudges counts the nudges in the changes: each new value of a teardown
-// label or annotation on an Object.
-func nudges(changes []change) int {
+// A nudgeSeen is a nudge the watches saw first at T seconds, on an Object.
+type nudgeSeen struct {
+	T      float64 `json:"t"`
+	Object string  `json:"object"`
+	Key    string  `json:"key"`
+}
+
+// nudges returns the nudges in the changes, each new value of a teardown
+// label or annotation on an Object, in the order first seen.
+func nudges(changes []change, begin time.Time) []nudgeSeen {
 	seen := map[string]bool{}
+	var out []nudgeSeen
 	for _, ch := range changes {
 		if ch.kind != "Object" {
 			continue
 		}
 		for _, m := range []map[string]string{ch.labels, ch.annotations} {
-			for k, v := range m {
-				if strings.Contains(k, nudgeAnnotation) && strings.Contains(k, "dependencies.fn.crossplane.io") {
-					seen[ch.name+"\x00"+k+"\x00"+v] = true
+			for _, k := range slices.Sorted(maps.Keys(m)) {
+				id := ch.name + "\x00" + k + "\x00" + m[k]
+				if strings.Contains(k, nudgeAnnotation) && strings.Contains(k, "dependencies.fn.crossplane.io") && !seen[id] {
+					seen[id] = true
+					out = append(out, nudgeSeen{T: ch.at.Sub(begin).Seconds(), Object: ch.name, Key: k})
 				}
 			}
 		}
 	}
-	return len(seen)
+	return out
 }
 
 // created counts the objects of a kind that the changes show were created
