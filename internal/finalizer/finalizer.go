@@ -138,8 +138,8 @@ func Declare(g *graph.Graph, yield func(edge int) Yield) Plan {
 		if !Protects(d) {
 			continue
 		}
-		if y := Keep; yield != nil {
-			if y = yield(i); y == Yielded || (y == HandOver && carried[i] == "") {
+		if yield != nil {
+			if y := yield(i); y == Yielded || (y == HandOver && carried[i] == "") {
 				continue
 			}
 		}
