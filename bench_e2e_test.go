@@ -5,6 +5,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/crossplane-contrib/function-dependencies/internal/request"
+	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
 	"maps"
 	"os"
 	"slices"
@@ -98,7 +100,7 @@ func BenchmarkServed(b *testing.B) {
 
 	for _, n := range []int{1_000, 5_000, 10_000} {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
-			req := benchRequest(realistic(n))
+			req := requesttest.Generate(requesttest.Realistic(n))
 			ptReq := patchAndTransformRequest(req)
 			rendersSame(b, patchAndTransform, ptReq, req)
 			b.Run("fn=ours+floor+echo+auto-ready+patch-and-transform", func(b *testing.B) {
@@ -121,7 +123,7 @@ func dialBench(b *testing.B, address string) fnv1.FunctionRunnerServiceClient {
 	}
 	b.Cleanup(func() { _ = conn.Close() })
 	client := fnv1.NewFunctionRunnerServiceClient(conn)
-	if _, err := client.RunFunction(context.Background(), benchRequest(realistic(10))); err != nil {
+	if _, err := client.RunFunction(context.Background(), requesttest.Generate(requesttest.Realistic(10))); err != nil {
 		b.Fatalf("RunFunction(...) at %s: %v", address, err)
 	}
 	return client
@@ -188,15 +190,17 @@ func percentile(sorted []time.Duration, p int) float64 {
 // leaves out the Object's name and its manifest's namespace and patches them
 // from the composite's name, as Compositions do.
 func patchAndTransformRequest(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionRequest {
-	xr := text(req.GetObserved().GetComposite().GetResource(), "metadata", "name")
+	xr := request.ObjectOf(req.GetObserved().GetComposite().GetResource()).Name()
 	desired := req.GetDesired().GetResources()
 	templates := make([]*structpb.Value, 0, len(desired))
 	for _, name := range slices.Sorted(maps.Keys(desired)) {
 		base := proto.Clone(desired[name].GetResource()).(*structpb.Struct)
-		objectName := text(base, "metadata", "name")
-		delete(value(base, "metadata").GetStructValue().GetFields(), "name")
-		delete(value(base, "spec", "forProvider", "manifest", "metadata").GetStructValue().GetFields(), "namespace")
-		patches := mustStruct(map[string]any{"p": []any{
+		objectName := request.ObjectOf(base).Name()
+		metadata := base.GetFields()["metadata"].GetStructValue()
+		delete(metadata.GetFields(), "name")
+		manifest := base.GetFields()["spec"].GetStructValue().GetFields()["forProvider"].GetStructValue().GetFields()["manifest"]
+		delete(manifest.GetStructValue().GetFields()["metadata"].GetStructValue().GetFields(), "namespace")
+		patches := requesttest.MustStruct(map[string]any{"p": []any{
 			map[string]any{
 				"type": "FromCompositeFieldPath", "fromFieldPath": "metadata.name", "toFieldPath": "metadata.name",
 				"transforms": []any{map[string]any{"type": "string", "string": map[string]any{"type": "Format", "fmt": "%s" + objectName[len(xr):]}}},

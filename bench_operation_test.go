@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
 	"maps"
 	"slices"
 	"testing"
@@ -84,7 +85,7 @@ func sweepCluster(n int) (*fnv1.Resources, map[string]*structpb.Struct) {
 			"metadata": map[string]any{"name": fmt.Sprintf("shared-%03d", i), "uid": fmt.Sprintf("00000000-0000-0000-0000-%012d", i), "finalizers": []any{"finalizer.managedresource.crossplane.io"}},
 			"spec":     map[string]any{"forProvider": map[string]any{"manifest": map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": fmt.Sprintf("apps-%03d", i)}}}},
 		}
-		objects.Items = append(objects.Items, &fnv1.Resource{Resource: mustStruct(shared)})
+		objects.Items = append(objects.Items, &fnv1.Resource{Resource: requesttest.MustStruct(shared)})
 	}
 	for i := range n {
 		name := fmt.Sprintf("config-%05d", i)
@@ -112,8 +113,8 @@ func sweepCluster(n int) (*fnv1.Resources, map[string]*structpb.Struct) {
 				},
 			},
 		}
-		objects.Items = append(objects.Items, &fnv1.Resource{Resource: mustStruct(o)})
-		targets["apps/"+name+"-settings"] = mustStruct(map[string]any{
+		objects.Items = append(objects.Items, &fnv1.Resource{Resource: requesttest.MustStruct(o)})
+		targets["apps/"+name+"-settings"] = requesttest.MustStruct(map[string]any{
 			"apiVersion": "v1", "kind": "ConfigMap",
 			"metadata": map[string]any{"name": name + "-settings", "namespace": "apps", "uid": fmt.Sprintf("%08x-1111-4000-8000-%012x", i, i), "resourceVersion": "123457"},
 			"data":     map[string]any{"setting": "on"},

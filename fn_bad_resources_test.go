@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
 	"slices"
 	"strings"
 	"testing"
@@ -23,9 +24,9 @@ import (
 // dependent, "bad", that the cases break. Unbroken, shared declares all
 // three finalizers.
 func badInputRequest(input string, change func(*fnv1.RunFunctionRequest)) *fnv1.RunFunctionRequest {
-	return issue371Request(2, []int{0}, input, func(r *fnv1.RunFunctionRequest) {
-		r.Desired.Resources["bad"] = obj{apiVersion: clusterObject, name: "app-bad", references: dependsOn("app-shared")}.resource()
-		r.Observed.Resources["bad"] = obj{apiVersion: clusterObject, name: "app-bad", uid: "uid-bad", references: dependsOn("app-shared")}.resource()
+	return requesttest.Issue371Request(2, []int{0}, input, func(r *fnv1.RunFunctionRequest) {
+		r.Desired.Resources["bad"] = requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-bad", References: requesttest.DependsOn("app-shared")}.Resource()
+		r.Observed.Resources["bad"] = requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-bad", UID: "uid-bad", References: requesttest.DependsOn("app-shared")}.Resource()
 		if change != nil {
 			change(r)
 		}
@@ -35,7 +36,7 @@ func badInputRequest(input string, change func(*fnv1.RunFunctionRequest)) *fnv1.
 // withBadReferences gives the bad Object these spec.references, as JSON.
 func withBadReferences(references string) func(*fnv1.RunFunctionRequest) {
 	return func(r *fnv1.RunFunctionRequest) {
-		r.Desired.Resources["bad"] = obj{apiVersion: clusterObject, name: "app-bad", references: references}.resource()
+		r.Desired.Resources["bad"] = requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-bad", References: references}.Resource()
 	}
 }
 
@@ -56,14 +57,14 @@ func inputError(message string) *fnv1.Result {
 }
 
 func invalidReference(problem string) *fnv1.Result {
-	return warning("InvalidReference", "cannot read references: bad: "+problem)
+	return requesttest.Warning("InvalidReference", "cannot read references: bad: "+problem)
 }
 
 // The finalizers shared ends with: all three dependents', or without bad's
 // when its reference can't be read.
 var (
-	sharedAll        = []string{"example.org/earlier-step", refPrefix + "uid-bad", refPrefix + "uid-dep-00", refPrefix + "uid-dep-01"}
-	sharedWithoutBad = []string{"example.org/earlier-step", refPrefix + "uid-dep-00", refPrefix + "uid-dep-01"}
+	sharedAll        = []string{"example.org/earlier-step", requesttest.RefPrefix + "uid-bad", requesttest.RefPrefix + "uid-dep-00", requesttest.RefPrefix + "uid-dep-01"}
+	sharedWithoutBad = []string{"example.org/earlier-step", requesttest.RefPrefix + "uid-dep-00", requesttest.RefPrefix + "uid-dep-01"}
 )
 
 // A badInput case breaks one thing of badInputRequest.
@@ -108,39 +109,39 @@ func TestBadResourcesAreNamedByFieldAndLoseNothingElse(t *testing.T) {
 		"FinalizersNull": {
 			reason: "metadata.finalizers: null means no finalizers: the function declares them, as for an absent list.",
 			change: withSharedMetadata("finalizers", structpb.NewNullValue()),
-			want:   summary("4 composed resources, 3 references between them and 0 to external objects; 3 reference finalizers declared, 0 pending until their Object exists"),
-			shared: []string{refPrefix + "uid-bad", refPrefix + "uid-dep-00", refPrefix + "uid-dep-01"},
+			want:   requesttest.Summary("4 composed resources, 3 references between them and 0 to external objects; 3 reference finalizers declared, 0 pending until their Object exists"),
+			shared: []string{requesttest.RefPrefix + "uid-bad", requesttest.RefPrefix + "uid-dep-00", requesttest.RefPrefix + "uid-dep-01"},
 		},
 		"MetadataNull": {
 			reason: "metadata: null means no metadata: the function declares the finalizers, as for absent metadata.",
 			change: func(r *fnv1.RunFunctionRequest) {
 				r.Desired.Resources["shared"].Resource.Fields["metadata"] = structpb.NewNullValue()
 			},
-			want:   summary("4 composed resources, 3 references between them and 0 to external objects; 3 reference finalizers declared, 0 pending until their Object exists"),
-			shared: []string{refPrefix + "uid-bad", refPrefix + "uid-dep-00", refPrefix + "uid-dep-01"},
+			want:   requesttest.Summary("4 composed resources, 3 references between them and 0 to external objects; 3 reference finalizers declared, 0 pending until their Object exists"),
+			shared: []string{requesttest.RefPrefix + "uid-bad", requesttest.RefPrefix + "uid-dep-00", requesttest.RefPrefix + "uid-dep-01"},
 		},
 		"InvalidAPIVersionMatchesNothing": {
 			reason: "A composed resource with an invalid apiVersion matches no reference, as state.go says: the reference is external, and counted as one.",
 			change: func(r *fnv1.RunFunctionRequest) {
-				r.Desired.Resources["cm"] = obj{apiVersion: "v1/x/y", kind: "ConfigMap", name: "cm"}.resource()
-				r.Desired.Resources["bad"] = obj{apiVersion: clusterObject, name: "app-bad", references: `[{"dependsOn": {"apiVersion": "v1", "kind": "ConfigMap", "name": "cm"}}]`}.resource()
+				r.Desired.Resources["cm"] = requesttest.Obj{APIVersion: "v1/x/y", Kind: "ConfigMap", Name: "cm"}.Resource()
+				r.Desired.Resources["bad"] = requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-bad", References: `[{"dependsOn": {"apiVersion": "v1", "kind": "ConfigMap", "name": "cm"}}]`}.Resource()
 			},
 			// An external reference is no problem by itself: the summary counts it.
-			want:   summary("5 composed resources, 2 references between them and 1 to external objects, 1 of them unprotected; 2 reference finalizers declared, 0 pending until their Object exists"),
+			want:   requesttest.Summary("5 composed resources, 2 references between them and 1 to external objects, 1 of them unprotected; 2 reference finalizers declared, 0 pending until their Object exists"),
 			shared: sharedWithoutBad,
 		},
 		"FatalCycleSummary": {
 			reason: "With a fatal cycle nothing is declared, and the summary says so.",
 			change: func(r *fnv1.RunFunctionRequest) {
-				r.Desired.Resources["shared"] = obj{apiVersion: clusterObject, name: "app-shared", finalizers: []string{"example.org/earlier-step"}, references: dependsOn("app-bad")}.resource()
+				r.Desired.Resources["shared"] = requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-shared", Finalizers: []string{"example.org/earlier-step"}, References: requesttest.DependsOn("app-bad")}.Resource()
 			},
-			want: summary("4 composed resources, 4 references between them and 0 to external objects; 4 reference finalizers to declare (the cycle failed the step: desired state left unchanged), 0 pending until their Object exists"),
+			want: requesttest.Summary("4 composed resources, 4 references between them and 0 to external objects; 4 reference finalizers to declare (the cycle failed the step: desired state left unchanged), 0 pending until their Object exists"),
 		},
 		// Dependencies of the input that match no composed resource.
 		"InputDependencyMatchesNothing": {
 			reason: "A dependency pattern that matches no composed resource is a warning naming the entry; the rest works.",
 			input:  inputJSON(`"dependencies": [{"resource": "nothing-matches", "dependsOn": ["shared"]}]`),
-			want:   warning("UnmatchedDependency", `dependencies in the input match no composed resource: dependencies[0].resource "nothing-matches"`),
+			want:   requesttest.Warning("UnmatchedDependency", `dependencies in the input match no composed resource: dependencies[0].resource "nothing-matches"`),
 			shared: sharedAll,
 		},
 
@@ -239,7 +240,7 @@ func TestBadResourcesAreNamedByFieldAndLoseNothingElse(t *testing.T) {
 			reason: "An Object the composition removes is read from observed state, and its bad references are reported the same way.",
 			change: func(r *fnv1.RunFunctionRequest) {
 				delete(r.Desired.Resources, "bad")
-				r.Observed.Resources["bad"] = obj{apiVersion: clusterObject, name: "app-bad", uid: "uid-bad", references: `[{"dependsOn": {}}]`}.resource()
+				r.Observed.Resources["bad"] = requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-bad", UID: "uid-bad", References: `[{"dependsOn": {}}]`}.Resource()
 			},
 			want:   invalidReference(`spec.references[0].dependsOn.name: Required value: names the referenced object`),
 			shared: sharedWithoutBad,
@@ -259,7 +260,7 @@ func TestBadResourcesAreNamedByFieldAndLoseNothingElse(t *testing.T) {
 		"CoreGroupWithoutKind": {
 			reason: "apiVersion v1 without kind is the core group's kind Object, which nothing is: an external reference, counted as one.",
 			change: withBadReferences(`[{"dependsOn": {"apiVersion": "v1", "name": "app-shared"}}]`),
-			want:   summary("4 composed resources, 2 references between them and 1 to external objects, 1 of them unprotected; 2 reference finalizers declared, 0 pending until their Object exists"),
+			want:   requesttest.Summary("4 composed resources, 2 references between them and 1 to external objects, 1 of them unprotected; 2 reference finalizers declared, 0 pending until their Object exists"),
 			shared: sharedWithoutBad,
 		},
 
@@ -267,14 +268,14 @@ func TestBadResourcesAreNamedByFieldAndLoseNothingElse(t *testing.T) {
 		"FinalizersNotAList": {
 			reason: "A desired resource whose metadata.finalizers is a string is left as it is, named with the field.",
 			change: withSharedMetadata("finalizers", structpb.NewStringValue("oops")),
-			want:   warning("InvalidResource", `cannot declare reference finalizers on composed resource "shared": metadata.finalizers is not a list`),
+			want:   requesttest.Warning("InvalidResource", `cannot declare reference finalizers on composed resource "shared": metadata.finalizers is not a list`),
 		},
 		"MetadataNotAnObject": {
 			reason: "A desired resource whose metadata is a string is left as it is, named with the field.",
 			change: func(r *fnv1.RunFunctionRequest) {
 				r.Desired.Resources["shared"].Resource.Fields["metadata"] = structpb.NewStringValue("oops")
 			},
-			want: warning("InvalidResource", `cannot declare reference finalizers on composed resource "shared": metadata is not an object`),
+			want: requesttest.Warning("InvalidResource", `cannot declare reference finalizers on composed resource "shared": metadata is not an object`),
 		},
 	}
 	f := &Function{log: logging.NewNopLogger()}
@@ -304,10 +305,10 @@ func TestBadResourcesAreNamedByFieldAndLoseNothingElse(t *testing.T) {
 	t.Run("InvalidReferencesInNameOrder", func(t *testing.T) {
 		req := badInputRequest("", func(r *fnv1.RunFunctionRequest) {
 			for _, name := range []string{"a", "b", "c", "d"} {
-				r.Desired.Resources[name] = obj{apiVersion: clusterObject, name: name, references: `[{}]`}.resource()
+				r.Desired.Resources[name] = requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: name, References: `[{}]`}.Resource()
 			}
 		})
-		want := warning("InvalidReference", "cannot read references: a: spec.references[0]: Required value: must set dependsOn or patchesFrom, "+
+		want := requesttest.Warning("InvalidReference", "cannot read references: a: spec.references[0]: Required value: must set dependsOn or patchesFrom, "+
 			"b: spec.references[0]: Required value: must set dependsOn or patchesFrom, c: spec.references[0]: Required value: must set dependsOn or patchesFrom, "+
 			"d: spec.references[0]: Required value: must set dependsOn or patchesFrom")
 		for range 20 {

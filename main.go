@@ -6,12 +6,14 @@ import (
 	"github.com/alecthomas/kong"
 
 	function "github.com/crossplane/function-sdk-go"
+
+	"github.com/crossplane-contrib/function-dependencies/internal/doctor"
 )
 
 // CLI of this Function.
 type CLI struct {
-	Serve ServeCmd `cmd:"" default:"withargs" help:"Serve the function over gRPC (the default)."`
-	Graph GraphCmd `cmd:"" help:"Draw the dependency graph of resources read from YAML, and list missing reference finalizers: exits 1 when one is missing."`
+	Serve ServeCmd       `cmd:"" default:"withargs" help:"Serve the function over gRPC (the default)."`
+	Graph doctor.Command `cmd:"" help:"Draw the dependency graph of resources read from YAML, and list missing reference finalizers: exits 1 when one is missing."`
 }
 
 // ServeCmd serves the function.

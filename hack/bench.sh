@@ -35,7 +35,7 @@ count=${COUNT:-6}
 
 if [ -z "${FD_BENCH_REUSE:-}" ]; then
   echo "=== in process (COUNT=$count)" >&2
-  go test -run '^$' -bench '^Benchmark(InProcess|Graph)$' -benchmem -count "$count" -timeout 2h . \
+  { go test -run '^$' -bench '^BenchmarkInProcess$' -benchmem -count "$count" -timeout 2h . && go test -run '^$' -bench '^BenchmarkGraph$' -benchmem -count "$count" -timeout 2h ./internal/composition; } \
     | tee "$out/inprocess.txt" >&2
   : > "$out/wire.txt"
   declare -A default_rounds=([1000]=5 [5000]=3 [10000]=2)

@@ -374,6 +374,25 @@ func Pattern(entry string) (*regexp.Regexp, error) {
 // wrong type, a value that isn't supported. Empty data is an input with every
 // default.
 func Decode(data []byte) (*Input, error) {
+	return DecodeFor(data, StepComposition)
+}
+
+// A Step is how Crossplane runs the function: as a step of a Composition's
+// pipeline, or as an Operation.
+type Step string
+
+// The steps.
+const (
+	StepComposition Step = "Composition"
+	StepOperation   Step = "Operation"
+)
+
+// DecodeFor reads an input as Decode does, for the step, and refuses a field
+// the step doesn't read: a field that silently does nothing misleads, and the
+// error names it so that it can be removed. Only an Operation selects
+// Objects; an Operation protects no composite's edges, so reads none of the
+// fields that say how, and breaks every cycle with a warning.
+func DecodeFor(data []byte, step Step) (*Input, error) {
 	in := &Input{}
 	if len(data) > 0 {
 		strict, err := kjson.UnmarshalStrict(data, in)
@@ -388,11 +407,44 @@ func Decode(data []byte) (*Input, error) {
 			return nil, utilerrors.NewAggregate(strict)
 		}
 	}
+	errs := in.unread(step)
 	in.Default()
-	if errs := in.Validate(); len(errs) > 0 {
+	if errs = append(errs, in.Validate()...); len(errs) > 0 {
 		return nil, errs.ToAggregate()
 	}
 	return in, nil
+}
+
+// unread are the fields set that the step doesn't read.
+func (in *Input) unread(step Step) field.ErrorList {
+	var set []string
+	switch step {
+	case StepComposition:
+		if in.ObjectSelector != nil {
+			set = append(set, "objectSelector")
+		}
+	case StepOperation:
+		for name, isSet := range map[string]bool{
+			"dependencies": in.Dependencies != nil, "references": in.References != "", "usages": in.Usages != "",
+			"protection": in.Protection != "", "usageAPI": in.UsageAPI != "", "creation": in.Creation != "",
+			"graph": in.Graph != "", "onCycle": in.OnCycle != "",
+		} {
+			if isSet {
+				set = append(set, name)
+			}
+		}
+	}
+	slices.Sort(set)
+	errs := make(field.ErrorList, len(set))
+	for i, name := range set {
+		errs[i] = field.Forbidden(field.NewPath(name), unreadBy[step])
+	}
+	return errs
+}
+
+var unreadBy = map[Step]string{
+	StepComposition: "only an Operation reads it; a Composition step handles the composite's own resources",
+	StepOperation:   "only a Composition step reads it; an Operation protects no composite's edges, and breaks every cycle with a warning",
 }
 
 // A shape is the JSON type a field's value must have, and what it must be,

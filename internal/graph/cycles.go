@@ -1,6 +1,9 @@
 package graph
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // cycles finds where the edges form cycles, deterministically: out[v] holds
 // the successors of node v, in ascending order. It returns one path through
@@ -131,3 +134,7 @@ func pathTo(parent map[int]int, start, last int) []int {
 	slices.Reverse(path[1:])
 	return append(path, start)
 }
+
+// Path prints a cycle as the path of its resources' names, each with an
+// arrow to the next: how every message and command shows a cycle.
+func Path(cycle []string) string { return strings.Join(cycle, " → ") }

@@ -11,6 +11,7 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/explicit"
 	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
+	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 )
 
@@ -35,10 +36,6 @@ const (
 	ReasonUnmatched        = "UnmatchedDependency"
 	ReasonUsageImpossible  = "UsageImpossible"
 )
-
-// maxListed bounds how many items a message names, so that a composition of
-// thousands of resources can't produce a condition message of megabytes.
-const maxListed = 10
 
 // Severity of a result.
 type Severity int
@@ -352,7 +349,7 @@ func (s edgeStates) list(states ...graph.State) (string, int) {
 			continue // Nothing to name: don't scan the edges.
 		}
 		for i, e := range s.edges {
-			if len(named) == maxListed {
+			if len(named) == protocol.MaxListedInMessage {
 				break
 			}
 			if s.verdicts[i].state == state {
@@ -366,23 +363,23 @@ func (s edgeStates) list(states ...graph.State) (string, int) {
 func cyclePaths(cycles [][]string) string {
 	items := make([]string, len(cycles))
 	for i, c := range cycles {
-		items[i] = strings.Join(c, " → ")
+		items[i] = graph.Path(c)
 	}
 	return list(items)
 }
 
 // listOf names the items as list does, calling name only for those it lists.
 func listOf[T any](items []T, name func(T) string) string {
-	names := make([]string, min(len(items), maxListed))
+	names := make([]string, min(len(items), protocol.MaxListedInMessage))
 	for i := range names {
 		names[i] = name(items[i])
 	}
 	return listed(names, len(items))
 }
 
-// list joins items with commas, naming at most maxListed of them.
+// list joins items with commas, naming at most protocol.MaxListedInMessage of them.
 func list(items []string) string {
-	return listed(items[:min(len(items), maxListed)], len(items))
+	return listed(items[:min(len(items), protocol.MaxListedInMessage)], len(items))
 }
 
 // listed joins the first items of a list of total items with commas, and

@@ -1,10 +1,13 @@
-package main
+package operation
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
+	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
+	"github.com/crossplane-contrib/function-dependencies/internal/request"
+	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
 	"maps"
 	"strings"
 	"testing"
@@ -15,7 +18,6 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/response"
 
@@ -24,12 +26,16 @@ import (
 
 // The Operation protocol, call by call: what the function asks Crossplane
 // for, and what it declares once it has it.
+// wire starts the name of each of the function's requirements, as Crossplane
+// sees them.
+const wire = "dependencies.fn.crossplane.io/"
+
 func TestOperation(t *testing.T) {
 	const (
-		clusterObjects    = requiredPrefix + "objects/kubernetes.crossplane.io"
-		namespacedObjects = requiredPrefix + "objects/kubernetes.m.crossplane.io"
-		configTarget      = requiredPrefix + "target/ConfigMap team/config"
-		configMaps        = requiredPrefix + "targets/v1/ConfigMap/team"
+		clusterObjects    = wire + "objects/kubernetes.crossplane.io"
+		namespacedObjects = wire + "objects/kubernetes.m.crossplane.io"
+		configTarget      = wire + "target/ConfigMap team/config"
+		configMaps        = wire + "targets/v1/ConfigMap/team"
 		ref               = "kubernetes.crossplane.io/referred-by-object-"
 	)
 	object := func(name, uid string, finalizers []any, refs ...map[string]any) map[string]any {
@@ -53,7 +59,7 @@ func TestOperation(t *testing.T) {
 	byUsages := func(o map[string]any) map[string]any {
 		o = maps.Clone(o)
 		md := maps.Clone(o["metadata"].(map[string]any))
-		md["labels"] = map[string]any{ProtectionLabel: "Usages"}
+		md["labels"] = map[string]any{protocol.ProtectionLabel: "Usages"}
 		o["metadata"] = md
 		return o
 	}
@@ -72,8 +78,8 @@ func TestOperation(t *testing.T) {
 	goingA := deleting(object("going-a", "uid-going-a", []any{managed}, sharedRef))
 	goingB := deleting(object("going-b", "uid-going-b", []any{managed}, sharedRef))
 	const (
-		teardownCluster    = requiredPrefix + "teardown/kubernetes.crossplane.io"
-		teardownNamespaced = requiredPrefix + "teardown/kubernetes.m.crossplane.io"
+		teardownCluster    = wire + "teardown/kubernetes.crossplane.io"
+		teardownNamespaced = wire + "teardown/kubernetes.m.crossplane.io"
 	)
 	teardownOf := func(xr string) map[string]*fnv1.ResourceSelector {
 		labels := map[string]string{"crossplane.io/composite": xr}
@@ -91,7 +97,7 @@ func TestOperation(t *testing.T) {
 	resources := func(objects ...map[string]any) *fnv1.Resources {
 		rs := &fnv1.Resources{}
 		for _, o := range objects {
-			rs.Items = append(rs.Items, &fnv1.Resource{Resource: mustStruct(o)})
+			rs.Items = append(rs.Items, &fnv1.Resource{Resource: requesttest.MustStruct(o)})
 		}
 		return rs
 	}
@@ -110,7 +116,7 @@ func TestOperation(t *testing.T) {
 	}
 	// An Object is asked for by name, at the version the provider stores.
 	withShared := func(sels map[string]*fnv1.ResourceSelector) map[string]*fnv1.ResourceSelector {
-		sels[requiredPrefix+"target/Object.kubernetes.crossplane.io shared"] = &fnv1.ResourceSelector{ApiVersion: "kubernetes.crossplane.io/v1alpha2", Kind: "Object", Match: &fnv1.ResourceSelector_MatchName{MatchName: "shared"}}
+		sels[wire+"target/Object.kubernetes.crossplane.io shared"] = &fnv1.ResourceSelector{ApiVersion: "kubernetes.crossplane.io/v1alpha2", Kind: "Object", Match: &fnv1.ResourceSelector_MatchName{MatchName: "shared"}}
 		return sels
 	}
 	withConfigMaps := func(sels map[string]*fnv1.ResourceSelector) map[string]*fnv1.ResourceSelector {
@@ -131,7 +137,7 @@ func TestOperation(t *testing.T) {
 			"apiVersion": "v1", "kind": "Secret", "namespace": system, "name": name, "fieldPath": "data.password",
 		}}}
 		manySecrets = append(manySecrets, o)
-		secrets[requiredPrefix+"target/Secret "+system+"/"+name] = &fnv1.ResourceSelector{ApiVersion: "v1", Kind: "Secret", Namespace: &system, Match: &fnv1.ResourceSelector_MatchName{MatchName: name}}
+		secrets[wire+"target/Secret "+system+"/"+name] = &fnv1.ResourceSelector{ApiVersion: "v1", Kind: "Secret", Namespace: &system, Match: &fnv1.ResourceSelector_MatchName{MatchName: name}}
 	}
 	withSecrets := func(sels map[string]*fnv1.ResourceSelector) map[string]*fnv1.ResourceSelector {
 		maps.Copy(sels, secrets)
@@ -142,7 +148,7 @@ func TestOperation(t *testing.T) {
 		if namespace != "" {
 			md["namespace"] = namespace
 		}
-		return &fnv1.Resource{Resource: mustStruct(map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": md})}
+		return &fnv1.Resource{Resource: requesttest.MustStruct(map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": md})}
 	}
 	// A nudge is applied only to the version read, when the object read
 	// has one.
@@ -157,13 +163,13 @@ func TestOperation(t *testing.T) {
 		if annotations != nil {
 			md["annotations"] = annotations
 		}
-		return &fnv1.Resource{Resource: mustStruct(map[string]any{"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "metadata": md})}
+		return &fnv1.Resource{Resource: requesttest.MustStruct(map[string]any{"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "metadata": md})}
 	}
 	// A released target, whose Namespace the provider is deleting.
 	const (
-		releasedCluster    = requiredPrefix + "teardown-targets/kubernetes.crossplane.io"
-		releasedNamespaced = requiredPrefix + "teardown-targets/kubernetes.m.crossplane.io"
-		sharedManifest     = requiredPrefix + "manifest/Object.kubernetes.crossplane.io shared"
+		releasedCluster    = wire + "teardown-targets/kubernetes.crossplane.io"
+		releasedNamespaced = wire + "teardown-targets/kubernetes.m.crossplane.io"
+		sharedManifest     = wire + "manifest/Object.kubernetes.crossplane.io shared"
 	)
 	targetLabel := map[string]any{teardown.TargetLabel: "true"}
 	releasedShared := deleting(object("shared", "uid-shared", []any{managed}))
@@ -238,7 +244,7 @@ func TestOperation(t *testing.T) {
 					"Object.kubernetes.crossplane.io shared": partialOf("kubernetes.crossplane.io/v1alpha2", "Object", "", "shared", "uid-shared", ref+"uid-b"),
 					// Being deleted, and no target: never written to.
 				}},
-				Output: mustStruct(map[string]any{
+				Output: requesttest.MustStruct(map[string]any{
 					"dependents": 3, "references": 4, "protected": 1,
 					"repaired": []any{
 						map[string]any{"target": "ConfigMap team/config", "finalizers": []any{ref + "uid-b"}},
@@ -253,7 +259,7 @@ func TestOperation(t *testing.T) {
 			want: &fnv1.RunFunctionResponse{
 				Requirements: &fnv1.Requirements{Resources: withConfig(every(map[string]string{}))},
 				Desired:      &fnv1.State{Resources: map[string]*fnv1.Resource{}},
-				Output: mustStruct(map[string]any{
+				Output: requesttest.MustStruct(map[string]any{
 					"dependents": 3, "references": 4, "protected": 1,
 					"skipped": []any{map[string]any{"dependent": "Object.kubernetes.crossplane.io going", "target": "Object.kubernetes.crossplane.io shared", "reason": "DependentDeleting"}},
 				}),
@@ -266,7 +272,7 @@ func TestOperation(t *testing.T) {
 				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
 					"Object.kubernetes.crossplane.io shared": partialOf("kubernetes.crossplane.io/v1alpha2", "Object", "", "shared", "uid-shared", ref+"uid-b"),
 				}},
-				Output: mustStruct(map[string]any{
+				Output: requesttest.MustStruct(map[string]any{
 					"dependents": 1, "references": 2, "protected": 0,
 					"repaired": []any{map[string]any{"target": "Object.kubernetes.crossplane.io shared", "finalizers": []any{ref + "uid-b"}}},
 					"skipped":  []any{map[string]any{"dependent": "Object.kubernetes.crossplane.io b", "target": "ConfigMap team/config", "reason": "TargetNotFound"}},
@@ -281,7 +287,7 @@ func TestOperation(t *testing.T) {
 			required: map[string]*fnv1.Resources{clusterObjects: resources(a, shared), namespacedObjects: {}},
 			want: &fnv1.RunFunctionResponse{
 				Requirements: &fnv1.Requirements{Resources: every(map[string]string{})},
-				Output:       mustStruct(map[string]any{"dependents": 1, "references": 1, "protected": 1}),
+				Output:       requesttest.MustStruct(map[string]any{"dependents": 1, "references": 1, "protected": 1}),
 			},
 		},
 		"AnObjectSelectorSweepsOnlyTheObjectsWithItsLabelsAndReportsNoStaleFinalizer": {
@@ -289,7 +295,7 @@ func TestOperation(t *testing.T) {
 			required: map[string]*fnv1.Resources{clusterObjects: resources(shared), namespacedObjects: {}},
 			want: &fnv1.RunFunctionResponse{
 				Requirements: &fnv1.Requirements{Resources: every(map[string]string{"team": "payments"})},
-				Output:       mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0}),
+				Output:       requesttest.MustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0}),
 			},
 		},
 		"ASelectiveSweepAsksForAnObjectOutsideItsSelectorByName": {
@@ -298,18 +304,18 @@ func TestOperation(t *testing.T) {
 			want:     &fnv1.RunFunctionResponse{Requirements: &fnv1.Requirements{Resources: withShared(every(map[string]string{"team": "payments"}))}},
 		},
 		"AWatchOperationHandlesOnlyTheWatchedObject": {
-			required: map[string]*fnv1.Resources{WatchedResource: resources(b), configTarget: resources(config)},
+			required: map[string]*fnv1.Resources{protocol.WatchedResource: resources(b), configTarget: resources(config)},
 			want: &fnv1.RunFunctionResponse{
 				Requirements: &fnv1.Requirements{Resources: withConfig(withShared(map[string]*fnv1.ResourceSelector{}))},
 			},
 		},
 		"AWatchedTargetBeingDeletedAsksForTheObjectsOfItsComposite": {
-			required: map[string]*fnv1.Resources{WatchedResource: resources(deletingShared)},
+			required: map[string]*fnv1.Resources{protocol.WatchedResource: resources(deletingShared)},
 			want:     &fnv1.RunFunctionResponse{Requirements: &fnv1.Requirements{Resources: teardownOf("demo")}},
 		},
 		"AWatchedTargetBeingDeletedWakesTheDeletingObjectsThatHoldIt": {
 			required: map[string]*fnv1.Resources{
-				WatchedResource: resources(deletingShared), teardownCluster: resources(deletingShared, goingA, goingB, a), teardownNamespaced: {},
+				protocol.WatchedResource: resources(deletingShared), teardownCluster: resources(deletingShared, goingA, goingB, a), teardownNamespaced: {},
 			},
 			want: &fnv1.RunFunctionResponse{
 				Requirements: &fnv1.Requirements{Resources: teardownOf("demo")},
@@ -321,7 +327,7 @@ func TestOperation(t *testing.T) {
 						map[string]any{teardown.HolderKey("uid-shared"): holders("uid-going-a")}),
 					"Object.kubernetes.crossplane.io shared": nudgeOf("shared", "uid-shared", "", targetLabel, nil),
 				}},
-				Output: mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io going-a", "Object.kubernetes.crossplane.io shared"}}),
+				Output: requesttest.MustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io going-a", "Object.kubernetes.crossplane.io shared"}}),
 			},
 		},
 		"AHolderThatIsATargetToo": {
@@ -330,7 +336,7 @@ func TestOperation(t *testing.T) {
 			// never pinned, and ReleasedKey, always pinned. One partial
 			// object can't be both: the holder nudge goes now.
 			required: map[string]*fnv1.Resources{
-				WatchedResource: resources(deletingSharedOfMiddle), teardownCluster: resources(deletingSharedOfMiddle, releasedMiddle), teardownNamespaced: {},
+				protocol.WatchedResource: resources(deletingSharedOfMiddle), teardownCluster: resources(deletingSharedOfMiddle, releasedMiddle), teardownNamespaced: {},
 			},
 			want: &fnv1.RunFunctionResponse{
 				Requirements: &fnv1.Requirements{Resources: teardownOf("demo")},
@@ -338,19 +344,19 @@ func TestOperation(t *testing.T) {
 					"Object.kubernetes.crossplane.io middle": nudgeOf("middle", "uid-middle", "", nil,
 						map[string]any{teardown.HolderKey("uid-shared"): holders("uid-middle")}),
 				}},
-				Output: mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io middle"}}),
+				Output: requesttest.MustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io middle"}}),
 			},
 		},
 		"AHolderThatIsATargetTooIsReleasedByTheNextOperation": {
 			// The holder nudge's write made the next Operation: ReleasedKey,
 			// alone now, pinned.
-			required: map[string]*fnv1.Resources{WatchedResource: resources(nudgedMiddle), requiredPrefix + "target/Object.kubernetes.crossplane.io shared": resources(deletingSharedOfMiddle)},
+			required: map[string]*fnv1.Resources{protocol.WatchedResource: resources(nudgedMiddle), wire + "target/Object.kubernetes.crossplane.io shared": resources(deletingSharedOfMiddle)},
 			want: &fnv1.RunFunctionResponse{
 				Requirements: &fnv1.Requirements{Resources: withShared(map[string]*fnv1.ResourceSelector{})},
 				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
 					"Object.kubernetes.crossplane.io middle": nudgeOf("middle", "uid-middle", "7", nil, map[string]any{teardown.ReleasedKey: "true"}),
 				}},
-				Output: mustStruct(map[string]any{"dependents": 1, "references": 1, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io middle"},
+				Output: requesttest.MustStruct(map[string]any{"dependents": 1, "references": 1, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io middle"},
 					"skipped": []any{map[string]any{"dependent": "Object.kubernetes.crossplane.io middle", "target": "Object.kubernetes.crossplane.io shared", "reason": "DependentDeleting"}}}),
 			},
 		},
@@ -359,7 +365,7 @@ func TestOperation(t *testing.T) {
 			// let go before leaf does, so the shared Object's next holder,
 			// other, is woken; middle is labelled a target, pinned.
 			required: map[string]*fnv1.Resources{
-				WatchedResource: resources(sharedOfMiddleAndOther), teardownCluster: resources(sharedOfMiddleAndOther, heldMiddle, other), teardownNamespaced: {},
+				protocol.WatchedResource: resources(sharedOfMiddleAndOther), teardownCluster: resources(sharedOfMiddleAndOther, heldMiddle, other), teardownNamespaced: {},
 			},
 			want: &fnv1.RunFunctionResponse{
 				Requirements: &fnv1.Requirements{Resources: teardownOf("demo")},
@@ -368,90 +374,86 @@ func TestOperation(t *testing.T) {
 					"Object.kubernetes.crossplane.io other": nudgeOf("other", "uid-other", "", nil,
 						map[string]any{teardown.HolderKey("uid-shared"): holders("uid-middle", "uid-other")}),
 				}},
-				Output: mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io middle", "Object.kubernetes.crossplane.io other"}}),
+				Output: requesttest.MustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io middle", "Object.kubernetes.crossplane.io other"}}),
 			},
 		},
 		"AWatchedTargetNoOneHoldsAnyMoreIsWokenOnce": {
-			required: map[string]*fnv1.Resources{WatchedResource: resources(freedShared)},
+			required: map[string]*fnv1.Resources{protocol.WatchedResource: resources(freedShared)},
 			want: &fnv1.RunFunctionResponse{
 				Requirements: &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{}},
 				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
 					"Object.kubernetes.crossplane.io shared": nudgeOf("shared", "uid-shared", "42", nil, map[string]any{teardown.ReleasedKey: "true"}),
 				}},
-				Output: mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io shared"}}),
+				Output: requesttest.MustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io shared"}}),
 			},
 		},
 		"ReportModeNudgesNothing": {
 			input:    map[string]any{"mode": "Report"},
-			required: map[string]*fnv1.Resources{WatchedResource: resources(freedShared)},
+			required: map[string]*fnv1.Resources{protocol.WatchedResource: resources(freedShared)},
 			want: &fnv1.RunFunctionResponse{
 				Requirements: &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{}},
-				Output:       mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0}),
+				Output:       requesttest.MustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0}),
 			},
 		},
 		"AWatchedResourceThatIsGoneAsksForTheTargetsOfTeardowns": {
-			required: map[string]*fnv1.Resources{WatchedResource: {}},
+			required: map[string]*fnv1.Resources{protocol.WatchedResource: {}},
 			want:     &fnv1.RunFunctionResponse{Requirements: &fnv1.Requirements{Resources: releasedSelectors(map[string]*fnv1.ResourceSelector{})}},
 		},
 		"AReleasedTargetIsAskedForWhatItManages": {
-			required: map[string]*fnv1.Resources{WatchedResource: {}, releasedCluster: resources(releasedShared), releasedNamespaced: {}},
+			required: map[string]*fnv1.Resources{protocol.WatchedResource: {}, releasedCluster: resources(releasedShared), releasedNamespaced: {}},
 			want:     &fnv1.RunFunctionResponse{Requirements: &fnv1.Requirements{Resources: withManifest(releasedSelectors(map[string]*fnv1.ResourceSelector{}))}},
 		},
 		"AReleasedTargetWhoseResourceIsGoneIsWokenOnce": {
-			required: map[string]*fnv1.Resources{WatchedResource: {}, releasedCluster: resources(releasedShared), releasedNamespaced: {}, sharedManifest: {}},
+			required: map[string]*fnv1.Resources{protocol.WatchedResource: {}, releasedCluster: resources(releasedShared), releasedNamespaced: {}, sharedManifest: {}},
 			want: &fnv1.RunFunctionResponse{
 				Requirements: &fnv1.Requirements{Resources: withManifest(releasedSelectors(map[string]*fnv1.ResourceSelector{}))},
 				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
 					"Object.kubernetes.crossplane.io shared": nudgeOf("shared", "uid-shared", "", nil, map[string]any{teardown.GoneKey: "true"}),
 				}},
-				Output: mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io shared"}}),
+				Output: requesttest.MustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io shared"}}),
 			},
 		},
 		"AReleasedTargetWhoseResourceRemainsWaits": {
-			required: map[string]*fnv1.Resources{WatchedResource: {}, releasedCluster: resources(releasedShared), releasedNamespaced: {}, sharedManifest: resources(namespace)},
+			required: map[string]*fnv1.Resources{protocol.WatchedResource: {}, releasedCluster: resources(releasedShared), releasedNamespaced: {}, sharedManifest: resources(namespace)},
 			want: &fnv1.RunFunctionResponse{
 				Requirements: &fnv1.Requirements{Resources: withManifest(releasedSelectors(map[string]*fnv1.ResourceSelector{}))},
-				Output:       mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0}),
+				Output:       requesttest.MustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0}),
 			},
 		},
 		"ATargetFreedWhileNoOneWatchedItIsWokenWhenSomethingGoes": {
-			required: map[string]*fnv1.Resources{WatchedResource: {}, releasedCluster: resources(freedShared), releasedNamespaced: {}},
+			required: map[string]*fnv1.Resources{protocol.WatchedResource: {}, releasedCluster: resources(freedShared), releasedNamespaced: {}},
 			want: &fnv1.RunFunctionResponse{
 				Requirements: &fnv1.Requirements{Resources: releasedSelectors(map[string]*fnv1.ResourceSelector{})},
 				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
 					"Object.kubernetes.crossplane.io shared": nudgeOf("shared", "uid-shared", "42", nil, map[string]any{teardown.ReleasedKey: "true"}),
 				}},
-				Output: mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io shared"}}),
+				Output: requesttest.MustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io shared"}}),
 			},
 		},
 		"AWatchedResourceOfAnotherKindNeedsNothingWhileItLives": {
-			required: map[string]*fnv1.Resources{WatchedResource: resources(config)},
+			required: map[string]*fnv1.Resources{protocol.WatchedResource: resources(config)},
 			want: &fnv1.RunFunctionResponse{
 				Requirements: &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{}},
-				Output:       mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0}),
+				Output:       requesttest.MustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0}),
 			},
 		},
 		"AnUnreadableReferenceIsAWarningNamingTheObjectAndField": {
-			required: map[string]*fnv1.Resources{WatchedResource: resources(object("bad", "uid-bad", []any{managed}, map[string]any{"kind": "ConfigMap"}))},
+			required: map[string]*fnv1.Resources{protocol.WatchedResource: resources(object("bad", "uid-bad", []any{managed}, map[string]any{"kind": "ConfigMap"}))},
 			want: &fnv1.RunFunctionResponse{
 				Requirements: &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{}},
-				Output:       mustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0}),
+				Output:       requesttest.MustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0}),
 				Results: []*fnv1.Result{warning("InvalidReferences",
 					"cannot read the references of 1 Object: Object.kubernetes.crossplane.io bad: spec.references[0].dependsOn.name: Required value: names the referenced object")},
 			},
 		},
 	}
-	f := &Function{log: logging.NewNopLogger()}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			req := &fnv1.RunFunctionRequest{Desired: &fnv1.State{}, RequiredResources: tc.required}
 			if tc.input != nil {
-				req.Input = mustStruct(tc.input)
+				req.Input = requesttest.MustStruct(tc.input)
 			}
-			rsp, err := f.RunFunction(context.Background(), req)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rsp := requesttest.Run(Run, v1beta1.StepOperation, req)
 			want := tc.want
 			want.Meta = &fnv1.ResponseMeta{Ttl: durationpb.New(response.DefaultTTL)}
 			if want.Desired == nil {
@@ -524,8 +526,8 @@ func TestAnOperationOnAConvergedClusterReturnsNoResult(t *testing.T) {
 		out := &fnv1.Resources{}
 	objects:
 		for _, o := range cluster {
-			s := mustStruct(o)
-			id := identityOf(s)
+			s := requesttest.MustStruct(o)
+			id := request.ObjectOf(s).Identity()
 			group, _, _ := strings.Cut(sel.GetApiVersion(), "/")
 			if !strings.Contains(sel.GetApiVersion(), "/") {
 				group = ""
@@ -537,7 +539,7 @@ func TestAnOperationOnAConvergedClusterReturnsNoResult(t *testing.T) {
 				continue
 			}
 			for k, v := range sel.GetMatchLabels().GetLabels() {
-				if text(s, "metadata", "labels", k) != v {
+				if request.ObjectOf(s).Label(k) != v {
 					continue objects
 				}
 			}
@@ -546,24 +548,20 @@ func TestAnOperationOnAConvergedClusterReturnsNoResult(t *testing.T) {
 		}
 		return out
 	}
-	f := &Function{log: logging.NewNopLogger()}
 	// operate runs an Operation's function to its last call, as core does.
 	operate := func(t *testing.T, input map[string]any, watched map[string]any) *fnv1.RunFunctionResponse {
 		t.Helper()
 		bootstrap := map[string]*fnv1.Resources{}
 		if watched != nil {
-			bootstrap[WatchedResource] = &fnv1.Resources{Items: []*fnv1.Resource{{Resource: mustStruct(watched)}}}
+			bootstrap[protocol.WatchedResource] = &fnv1.Resources{Items: []*fnv1.Resource{{Resource: requesttest.MustStruct(watched)}}}
 		}
 		req := &fnv1.RunFunctionRequest{Desired: &fnv1.State{}, RequiredResources: maps.Clone(bootstrap)}
 		if input != nil {
-			req.Input = mustStruct(input)
+			req.Input = requesttest.MustStruct(input)
 		}
 		var last *fnv1.Requirements
 		for range 6 {
-			rsp, err := f.RunFunction(context.Background(), proto.Clone(req).(*fnv1.RunFunctionRequest))
-			if err != nil {
-				t.Fatal(err)
-			}
+			rsp := requesttest.Run(Run, v1beta1.StepOperation, proto.Clone(req).(*fnv1.RunFunctionRequest))
 			if proto.Equal(rsp.GetRequirements(), last) {
 				return rsp
 			}

@@ -1,4 +1,7 @@
-package main
+// Package doctor is the function's graph command: it reads resources from
+// YAML, decides about them as the Composition step does with the same input,
+// draws their dependency graph, and lists what the graph lacks.
+package doctor
 
 import (
 	"bufio"
@@ -9,7 +12,6 @@ import (
 	"slices"
 	"strings"
 
-	"google.golang.org/protobuf/types/known/structpb"
 	kyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
@@ -17,14 +19,13 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
+	"github.com/crossplane-contrib/function-dependencies/internal/composition"
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
+	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/report"
+	"github.com/crossplane-contrib/function-dependencies/internal/request"
 	"github.com/crossplane-contrib/function-dependencies/internal/view"
 )
-
-// compositionResourceName is the annotation Crossplane puts on every composed
-// resource.
-const compositionResourceName = "crossplane.io/composition-resource-name"
 
 // errMissing is returned when a referenced object lacks a live dependent's
 // finalizer, so that the command exits non-zero.
@@ -34,8 +35,8 @@ var errMissing = errors.New("referenced objects lack their dependents' finalizer
 // function's step.
 var errCycle = errors.New("references form a cycle")
 
-// GraphCmd draws the dependency graph of resources read from YAML.
-type GraphCmd struct {
+// Command draws the dependency graph of resources read from YAML.
+type Command struct {
 	Format string   `default:"mermaid" enum:"mermaid,dot" help:"Output format: mermaid or dot."`
 	Input  string   `help:"The function's input, so that the verdict is the function's: a YAML file holding the Input, or the Composition whose pipeline step runs the function. Without it, the defaults." type:"existingfile"`
 	Files  []string `arg:"" default:"-" help:"YAML files to read: a crossplane render output, or kubectl get ... -o yaml of a live cluster. - reads standard input." optional:""`
@@ -48,7 +49,7 @@ type GraphCmd struct {
 // error every referenced object that lacks a live dependent's finalizer or
 // Usage, every stale finalizer and every cycle. It fails when one is missing,
 // and on a cycle that fails the function's step.
-func (c *GraphCmd) Run() error {
+func (c *Command) Run() error {
 	if c.out == nil {
 		c.out, c.diagnostics = os.Stdout, os.Stderr
 	}
@@ -68,20 +69,19 @@ func (c *GraphCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	read := composedResources(req, in.References == v1beta1.ReferencesInfer, len(in.Dependencies) > 0)
-	p := decide(in, refOf(req.GetObserved().GetComposite().GetResource()), read)
-	edges, external := report.EdgesOf(p.graph, p.finalizers, p.usages)
+	p := composition.Decide(in, req)
+	edges, external := report.EdgesOf(p.Graph, p.Finalizers, p.Usages)
 	draw := map[string]func(view.Graph) string{"mermaid": view.Mermaid, "dot": view.DOT}[c.Format]
-	if _, err := io.WriteString(c.out, draw(view.Of(p.graph, edges, external, nil, false))); err != nil {
+	if _, err := io.WriteString(c.out, draw(view.Of(p.Graph, edges, external, nil, false))); err != nil {
 		return errors.Wrap(err, "cannot write the graph")
 	}
-	for _, r := range read.invalid {
+	for _, r := range p.Invalid {
 		fmt.Fprintf(c.diagnostics, "invalid reference: %s: %s\n", r.Resource, r.Problem)
 	}
-	for _, cycle := range p.graph.Cycles {
-		fmt.Fprintf(c.diagnostics, "cycle: %s\n", strings.Join(cycle, " → "))
+	for _, cycle := range p.Graph.Cycles {
+		fmt.Fprintf(c.diagnostics, "cycle: %s\n", graph.Path(cycle))
 	}
-	if len(p.graph.Cycles) > 0 && in.OnCycle == v1beta1.CycleFatal {
+	if len(p.Graph.Cycles) > 0 && in.OnCycle == v1beta1.CycleFatal {
 		// The function declares nothing then: no finalizer is missing.
 		return errors.Wrap(errCycle, "the function fails its step on it (onCycle: Fatal)")
 	}
@@ -109,7 +109,7 @@ func (c *GraphCmd) Run() error {
 			}
 		}
 	}
-	for _, s := range p.finalizers.Stale {
+	for _, s := range p.Finalizers.Stale {
 		fmt.Fprintf(c.diagnostics, "stale: %s carries %s, which names no Object that references it\n", s.Resource, s.Finalizer)
 	}
 	if missing > 0 {
@@ -193,23 +193,17 @@ func liveState(docs []map[string]any) (*fnv1.RunFunctionRequest, error) {
 	if len(names) > 1 || names[""] == 0 {
 		composed = slices.DeleteFunc(composed, func(d map[string]any) bool { return annotation(d) == "" })
 	}
-	req := &fnv1.RunFunctionRequest{
-		Observed: &fnv1.State{Composite: &fnv1.Resource{}, Resources: map[string]*fnv1.Resource{}},
-		Desired:  &fnv1.State{Resources: map[string]*fnv1.Resource{}},
-	}
+	live := request.NewLive()
 	for _, d := range composed {
 		name := annotation(d)
 		if name == "" || names[name] > 1 {
 			name = kindNamespaceName(d)
 		}
-		s, err := structpb.NewStruct(d)
-		if err != nil {
+		if err := live.Add(name, d); err != nil {
 			return nil, errors.Wrapf(err, "cannot read %q", kindNamespaceName(d))
 		}
-		req.Observed.Resources[name] = &fnv1.Resource{Resource: s}
-		req.Desired.Resources[name] = &fnv1.Resource{Resource: s}
 	}
-	return req, nil
+	return live.Request(), nil
 }
 
 func readDocuments(file string) ([]map[string]any, error) {
@@ -258,7 +252,7 @@ func isRenderResult(d map[string]any) bool {
 }
 
 func annotation(d map[string]any) string {
-	s, _ := structAt(d, "metadata", "annotations")[compositionResourceName].(string)
+	s, _ := structAt(d, "metadata", "annotations")[protocol.CompositionResourceName].(string)
 	return s
 }
 

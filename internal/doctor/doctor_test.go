@@ -1,17 +1,16 @@
-package main
+package doctor
 
 import (
 	"bytes"
 	"errors"
+	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
+	"github.com/crossplane-contrib/function-dependencies/internal/composition"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
-
-	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
-	"github.com/crossplane-contrib/function-dependencies/internal/graph"
 )
 
 func TestGraphCommand(t *testing.T) {
@@ -29,7 +28,7 @@ func TestGraphCommand(t *testing.T) {
 	}{
 		"Issue371": {
 			reason:  "A stream with missing finalizers draws them and fails, naming each.",
-			files:   []string{"example/cluster/observed.yaml"},
+			files:   []string{"../../example/cluster/observed.yaml"},
 			format:  "mermaid",
 			wantErr: errMissing,
 			wantDiagnostics: "missing: configmap-app lacks the reference finalizers of 2 of its 3 live dependents: deployment-web, deployment-worker\n" +
@@ -43,13 +42,13 @@ func TestGraphCommand(t *testing.T) {
 			wantOut: []string{"digraph dependencies {", `[label="finalizer protected"]`},
 		},
 	}
-	if err := os.WriteFile(converged, applyAll(t, filepath.Join("example", "cluster", "observed.yaml")), 0o600); err != nil {
+	if err := os.WriteFile(converged, applyAll(t, filepath.Join("..", "..", "example", "cluster", "observed.yaml")), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			var out, diagnostics bytes.Buffer
-			cmd := &GraphCmd{Format: tc.format, Files: tc.files, out: &out, diagnostics: &diagnostics}
+			cmd := &Command{Format: tc.format, Files: tc.files, out: &out, diagnostics: &diagnostics}
 			err := cmd.Run()
 			if !errors.Is(err, tc.wantErr) {
 				t.Errorf("%s\nRun(): error %v, want %v", tc.reason, err, tc.wantErr)
@@ -78,7 +77,11 @@ func applyAll(t *testing.T, path string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := finalizer.Declare(graph.New(composedResources(req, true, false).resources, graph.Options{}), nil)
+	in, err := v1beta1.Decode(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := composition.Decide(in, req).Finalizers
 	if len(plan.Additions) == 0 {
 		t.Fatal("the stream lacks no finalizer: nothing to apply")
 	}
@@ -139,7 +142,7 @@ spec:
 		"ReferencesIgnoredMakeNoEdges": {
 			reason: "With references: Ignore the function declares nothing for the example's references: nothing is missing, and the finalizers the provider added name no edge.",
 			input:  ignore,
-			files:  []string{"example/cluster/observed.yaml"},
+			files:  []string{"../../example/cluster/observed.yaml"},
 			wantDiagnostics: "stale: configmap-app carries kubernetes.crossplane.io/referred-by-object-96c7d3ba-5ee2-4705-b600-ed691517bd70, which names no Object that references it\n" +
 				"stale: namespace carries kubernetes.crossplane.io/referred-by-object-96c7d3ba-5ee2-4705-b600-ed691517bd70, which names no Object that references it\n" +
 				"stale: namespace carries kubernetes.crossplane.io/referred-by-object-ce231360-41fe-44dd-9996-0a46e25181f0, which names no Object that references it\n" +
@@ -173,7 +176,7 @@ spec:
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			var out, diagnostics bytes.Buffer
-			cmd := &GraphCmd{Format: "mermaid", Input: tc.input, Files: tc.files, out: &out, diagnostics: &diagnostics}
+			cmd := &Command{Format: "mermaid", Input: tc.input, Files: tc.files, out: &out, diagnostics: &diagnostics}
 			err := cmd.Run()
 			if tc.wantErrText != "" {
 				if err == nil || err.Error() != tc.wantErrText {

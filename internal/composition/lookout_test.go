@@ -1,7 +1,10 @@
-package main
+package composition
 
 import (
-	"context"
+	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
+	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
+	"github.com/crossplane-contrib/function-dependencies/internal/request"
+	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -9,7 +12,6 @@ import (
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 )
@@ -32,10 +34,10 @@ func TestARequiredResourceOfAnotherCompositeChangesNothing(t *testing.T) {
 		"TheDependencyOfAWrittenReference": {
 			reason: "The Object the function wrote a dependsOn to, fetched by name, now belongs to another composite whose own db has the same composition resource name.",
 			req: func(owner string) *fnv1.RunFunctionRequest {
-				return issue371Request(1, nil, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "dependencies": [{"resource": "dep-00", "dependsOn": ["db"]}]}`, func(r *fnv1.RunFunctionRequest) {
+				return requesttest.Issue371Request(1, nil, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "dependencies": [{"resource": "dep-00", "dependsOn": ["db"]}]}`, func(r *fnv1.RunFunctionRequest) {
 					r.Observed.Composite = clusterXRWithUID
-					r.Desired.Resources["dep-00"] = obj{apiVersion: clusterObject, name: "app-dep-00"}.resource()
-					r.Observed.Resources["dep-00"] = obj{apiVersion: clusterObject, name: "app-dep-00", uid: "uid-dep-00", references: `[{"dependsOn": {"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "name": "app-db"}}]`}.resource()
+					r.Desired.Resources["dep-00"] = requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-dep-00"}.Resource()
+					r.Observed.Resources["dep-00"] = requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-dep-00", UID: "uid-dep-00", References: `[{"dependsOn": {"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "name": "app-db"}}]`}.Resource()
 					r.RequiredResources = map[string]*fnv1.Resources{"dependencies.fn.crossplane.io/kubernetes.crossplane.io/v1alpha2/Object//app-db": {}}
 					if owner != "" {
 						r.RequiredResources["dependencies.fn.crossplane.io/kubernetes.crossplane.io/v1alpha2/Object//app-db"].Items = []*fnv1.Resource{{Resource: resource.MustStructJSON(`{"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "metadata": {"name": "app-db", "uid": "uid-their-db", "deletionTimestamp": "2026-12-01T08:00:00Z", "finalizers": ["finalizer.managedresource.crossplane.io"], "annotations": {"crossplane.io/composition-resource-name": "db"}, ` + owner + `}}`)}}
@@ -51,7 +53,7 @@ func TestARequiredResourceOfAnotherCompositeChangesNothing(t *testing.T) {
 				)
 				r.Observed.Composite.Resource.Fields["metadata"].GetStructValue().Fields["uid"] = structpb.NewStringValue("uid-app")
 				// Ours is desired, and waits for config to be ready.
-				r.Desired.Resources["app"] = obj{apiVersion: namespacedObject, name: "app", namespace: "team", references: `[{"dependsOn": {"apiVersion": "v1", "kind": "ConfigMap", "name": "settings", "namespace": "team"}}]`}.resource()
+				r.Desired.Resources["app"] = requesttest.Obj{APIVersion: requesttest.NamespacedObject, Name: "app", Namespace: "team", References: `[{"dependsOn": {"apiVersion": "v1", "kind": "ConfigMap", "name": "settings", "namespace": "team"}}]`}.Resource()
 				r.RequiredResources = map[string]*fnv1.Resources{"dependencies.fn.crossplane.io/kubernetes.m.crossplane.io/v1alpha1/Object/team/app": {}}
 				if owner != "" {
 					r.RequiredResources["dependencies.fn.crossplane.io/kubernetes.m.crossplane.io/v1alpha1/Object/team/app"].Items = []*fnv1.Resource{{Resource: resource.MustStructJSON(`{"apiVersion": "kubernetes.m.crossplane.io/v1alpha1", "kind": "Object", "metadata": {"name": "app", "namespace": "team", "uid": "uid-their-app", "finalizers": ["finalizer.managedresource.crossplane.io"], "annotations": {"crossplane.io/composition-resource-name": "app"}, ` + owner + `}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}}`)}}
@@ -60,14 +62,10 @@ func TestARequiredResourceOfAnotherCompositeChangesNothing(t *testing.T) {
 			},
 		},
 	}
-	f := &Function{log: logging.NewNopLogger()}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			run := func(owner string) *fnv1.RunFunctionResponse {
-				rsp, err := f.RunFunction(context.Background(), tc.req(owner))
-				if err != nil {
-					t.Fatal(err)
-				}
+				rsp := requesttest.Run(Run, v1beta1.StepComposition, tc.req(owner))
 				return rsp
 			}
 			none := run("")
@@ -87,18 +85,15 @@ func TestARequiredResourceOfAnotherCompositeChangesNothing(t *testing.T) {
 // whose labels can't be set gets one warning naming it and the field, and
 // the dependents after it are labelled all the same.
 func TestEveryDependentIsLabelledPastOneThatCantBe(t *testing.T) {
-	req := issue371Request(2, []int{0, 1}, "", func(r *fnv1.RunFunctionRequest) {
+	req := requesttest.Issue371Request(2, []int{0, 1}, "", func(r *fnv1.RunFunctionRequest) {
 		r.Observed.Composite = clusterXRWithUID
 		r.Desired.Resources["dep-00"].Resource.Fields["metadata"].GetStructValue().Fields["labels"] = structpb.NewStringValue("team=a")
 	})
-	rsp, err := (&Function{log: logging.NewNopLogger()}).RunFunction(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
+	rsp := requesttest.Run(Run, v1beta1.StepComposition, req)
+	if got := request.DesiredOf(rsp.GetDesired()).Object("dep-01").Label(protocol.DependentLabel); got != "uid-app" {
+		t.Errorf("dep-01's label %s is %q, want %q", protocol.DependentLabel, got, "uid-app")
 	}
-	if got := text(value(rsp.GetDesired().GetResources()["dep-01"].GetResource(), "metadata", "labels").GetStructValue(), DependentLabel); got != "uid-app" {
-		t.Errorf("dep-01's label %s is %q, want %q", DependentLabel, got, "uid-app")
-	}
-	if got := value(rsp.GetDesired().GetResources()["dep-00"].GetResource(), "metadata", "labels"); !proto.Equal(got, structpb.NewStringValue("team=a")) {
+	if got := rsp.GetDesired().GetResources()["dep-00"].GetResource().GetFields()["metadata"].GetStructValue().GetFields()["labels"]; !proto.Equal(got, structpb.NewStringValue("team=a")) {
 		t.Errorf("dep-00's metadata.labels is %v, want it left as it was", got)
 	}
 	var warnings []*fnv1.Result
@@ -107,7 +102,7 @@ func TestEveryDependentIsLabelledPastOneThatCantBe(t *testing.T) {
 			warnings = append(warnings, r)
 		}
 	}
-	want := []*fnv1.Result{warning("InvalidResource", `cannot label composed resource "dep-00": metadata.labels is not an object`)}
+	want := []*fnv1.Result{requesttest.Warning("InvalidResource", `cannot label composed resource "dep-00": metadata.labels is not an object`)}
 	if diff := cmp.Diff(want, warnings, protocmp.Transform()); diff != "" {
 		t.Errorf("warnings: -want +got:\n%s", diff)
 	}
@@ -116,13 +111,13 @@ func TestEveryDependentIsLabelledPastOneThatCantBe(t *testing.T) {
 // TestTheObjectGroupsAskedForAreThoseComposedOrRemembered proves that, when
 // a reference finalizer names an Object observed state lacks, a
 // cluster-scoped composite asks for its own Object group and for the one
-// DependentGroupLabel names on what its Objects depend on, and never for a
+// protocol.DependentGroupLabel names on what its Objects depend on, and never for a
 // group the label names that is no Object group.
 func TestTheObjectGroupsAskedForAreThoseComposedOrRemembered(t *testing.T) {
 	selector := func(apiVersion string) *fnv1.ResourceSelector {
 		return &fnv1.ResourceSelector{
 			ApiVersion: apiVersion, Kind: "Object",
-			Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{DependentLabel: "uid-app"}}},
+			Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{protocol.DependentLabel: "uid-app"}}},
 		}
 	}
 	cases := map[string]struct {
@@ -152,20 +147,17 @@ func TestTheObjectGroupsAskedForAreThoseComposedOrRemembered(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			labels := ""
 			if tc.label != "" {
-				labels = `, "labels": {"` + DependentGroupLabel + `": "` + tc.label + `"}`
+				labels = `, "labels": {"` + protocol.DependentGroupLabel + `": "` + tc.label + `"}`
 			}
 			req := &fnv1.RunFunctionRequest{
 				Observed: &fnv1.State{Composite: clusterXRWithUID, Resources: map[string]*fnv1.Resource{
-					"db": {Resource: resource.MustStructJSON(`{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "db", "namespace": "team", "uid": "uid-db", "finalizers": ["` + refPrefix + `uid-gone"]` + labels + `}}`)},
+					"db": {Resource: resource.MustStructJSON(`{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "db", "namespace": "team", "uid": "uid-db", "finalizers": ["` + requesttest.RefPrefix + `uid-gone"]` + labels + `}}`)},
 				}},
 				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
 					"db": {Resource: resource.MustStructJSON(`{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "db", "namespace": "team"}}`)},
 				}},
 			}
-			rsp, err := (&Function{log: logging.NewNopLogger()}).RunFunction(context.Background(), req)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rsp := requesttest.Run(Run, v1beta1.StepComposition, req)
 			if diff := cmp.Diff(&fnv1.Requirements{Resources: tc.want}, rsp.GetRequirements(), protocmp.Transform()); diff != "" {
 				t.Errorf("%s\nrequirements: -want +got:\n%s", tc.reason, diff)
 			}

@@ -1,9 +1,12 @@
-package main
+package composition
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
+	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
+	"github.com/crossplane-contrib/function-dependencies/internal/request"
+	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
 	"strings"
 	"testing"
 
@@ -11,7 +14,6 @@ import (
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 )
@@ -58,15 +60,15 @@ func TestDependencies(t *testing.T) {
 	}{
 		"ExplicitWritesReferences": {
 			reason: "Dependencies declared by pattern give each Object a dependsOn to the shared Object, and it declares their finalizers; with references Ignore, the Objects' own references make no edge.",
-			req: issue371Request(2, nil, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "references": "Ignore", "dependencies": [{"resource": "dep-.*", "dependsOn": ["shared"]}]}`, func(r *fnv1.RunFunctionRequest) {
+			req: requesttest.Issue371Request(2, nil, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "references": "Ignore", "dependencies": [{"resource": "dep-.*", "dependsOn": ["shared"]}]}`, func(r *fnv1.RunFunctionRequest) {
 				for _, n := range []string{"dep-00", "dep-01"} {
-					r.Desired.Resources[n] = obj{apiVersion: clusterObject, name: "app-" + n}.resource()
+					r.Desired.Resources[n] = requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-" + n}.Resource()
 				}
 			}),
 			want: want{desired: map[string]*fnv1.Resource{
-				"dep-00": obj{apiVersion: clusterObject, name: "app-dep-00", references: `[{"dependsOn": {"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "name": "app-shared"}}]`}.resource(),
-				"dep-01": obj{apiVersion: clusterObject, name: "app-dep-01", references: `[{"dependsOn": {"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "name": "app-shared"}}]`}.resource(),
-				"shared": obj{apiVersion: clusterObject, name: "app-shared", finalizers: append([]string{"example.org/earlier-step"}, uidFinalizers(2)...)}.resource(),
+				"dep-00": requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-dep-00", References: `[{"dependsOn": {"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "name": "app-shared"}}]`}.Resource(),
+				"dep-01": requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-dep-01", References: `[{"dependsOn": {"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "name": "app-shared"}}]`}.Resource(),
+				"shared": requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-shared", Finalizers: append([]string{"example.org/earlier-step"}, requesttest.UIDFinalizers(2)...)}.Resource(),
 			}},
 		},
 		"OwnUsagesAreNotInTheGraph": {
@@ -94,35 +96,35 @@ func TestDependencies(t *testing.T) {
 		},
 		"IgnoredReferenceNotWrittenTwice": {
 			reason: "With references Ignore, a dependency the Object already references is not appended to its spec.references again.",
-			req:    issue371Request(1, nil, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "references": "Ignore", "dependencies": [{"resource": "dep-00", "dependsOn": ["shared"]}]}`, nil),
+			req:    requesttest.Issue371Request(1, nil, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "references": "Ignore", "dependencies": [{"resource": "dep-00", "dependsOn": ["shared"]}]}`, nil),
 			want: want{desired: map[string]*fnv1.Resource{
-				"dep-00": obj{apiVersion: clusterObject, name: "app-dep-00", references: dependsOn("app-shared")}.resource(),
+				"dep-00": requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-dep-00", References: requesttest.DependsOn("app-shared")}.Resource(),
 			}},
 		},
 		"SummaryCountsFinalizersNotEdges": {
 			reason: "Two Objects that claim one UID share one finalizer: the summary counts one, as one is written.",
-			req: issue371Request(2, nil, "", func(r *fnv1.RunFunctionRequest) {
-				r.Observed.Resources["dep-01"] = obj{apiVersion: clusterObject, name: "app-dep-01", uid: "uid-dep-00", references: dependsOn("app-shared")}.resource()
+			req: requesttest.Issue371Request(2, nil, "", func(r *fnv1.RunFunctionRequest) {
+				r.Observed.Resources["dep-01"] = requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-dep-01", UID: "uid-dep-00", References: requesttest.DependsOn("app-shared")}.Resource()
 			}),
 			want: want{
-				desired: map[string]*fnv1.Resource{"shared": obj{apiVersion: clusterObject, name: "app-shared", finalizers: append([]string{"example.org/earlier-step"}, uidFinalizers(1)...)}.resource()},
+				desired: map[string]*fnv1.Resource{"shared": requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-shared", Finalizers: append([]string{"example.org/earlier-step"}, requesttest.UIDFinalizers(1)...)}.Resource()},
 				summary: "3 composed resources, 2 references between them and 0 to external objects; 1 reference finalizers declared, 0 pending until their Object exists",
 			},
 		},
 		"AskedForObjectsWhenAFinalizerNamesNone": {
 			reason: "Crossplane drops a dependent it is deleting from observed state: when a finalizer names an Object observed state lacks, the function asks for the composite's Objects rather than call the finalizer stale at once.",
-			req: issue371Request(1, []int{0, 1}, "", func(r *fnv1.RunFunctionRequest) {
+			req: requesttest.Issue371Request(1, []int{0, 1}, "", func(r *fnv1.RunFunctionRequest) {
 				r.Observed.Composite = clusterXRWithUID
 				delete(r.Desired.Resources, "dep-01")
 			}),
 			want: want{
 				requirements: compositeObjects,
-				results:      []*fnv1.Result{warning("StaleFinalizer", "reference finalizers name no Object that references the resource in this composition, so they are not declared: Crossplane drops those only it applied, and any the provider added stay until their Object, if it still exists, releases them or someone removes them (provider-kubernetes #28): shared "+refPrefix+"uid-dep-01")},
+				results:      []*fnv1.Result{requesttest.Warning("StaleFinalizer", "reference finalizers name no Object that references the resource in this composition, so they are not declared: Crossplane drops those only it applied, and any the provider added stay until their Object, if it still exists, releases them or someone removes them (provider-kubernetes #28): shared "+requesttest.RefPrefix+"uid-dep-01")},
 			},
 		},
 		"DependentBeingDeletedIsNotStale": {
 			reason: "Given the composite's Objects, a dependent Crossplane is deleting is one: its finalizer is kept while the target carries it, and no StaleFinalizer is raised.",
-			req: issue371Request(1, []int{0, 1}, "", func(r *fnv1.RunFunctionRequest) {
+			req: requesttest.Issue371Request(1, []int{0, 1}, "", func(r *fnv1.RunFunctionRequest) {
 				r.Observed.Composite = clusterXRWithUID
 				delete(r.Desired.Resources, "dep-01")
 				r.RequiredResources = map[string]*fnv1.Resources{
@@ -134,18 +136,18 @@ func TestDependencies(t *testing.T) {
 			}),
 			want: want{
 				requirements: compositeObjects,
-				desired:      map[string]*fnv1.Resource{"shared": obj{apiVersion: clusterObject, name: "app-shared", finalizers: append([]string{"example.org/earlier-step"}, uidFinalizers(2)...)}.resource()},
+				desired:      map[string]*fnv1.Resource{"shared": requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-shared", Finalizers: append([]string{"example.org/earlier-step"}, requesttest.UIDFinalizers(2)...)}.Resource()},
 				absent:       []string{"dep-01"},
 			},
 		},
 		"DependentsLabelledWithTheirCompositesUID": {
 			reason: "Each dependent Object gets its composite's UID as a label, which Crossplane doesn't strip when it deletes the Object for leaving the composition: the function finds it by it while it goes.",
-			req: issue371Request(1, []int{0}, "", func(r *fnv1.RunFunctionRequest) {
+			req: requesttest.Issue371Request(1, []int{0}, "", func(r *fnv1.RunFunctionRequest) {
 				r.Observed.Composite = clusterXRWithUID
 			}),
 			want: want{desired: map[string]*fnv1.Resource{
 				"dep-00": {Resource: resource.MustStructJSON(`{"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "metadata": {"name": "app-dep-00", "labels": {"dependencies.fn.crossplane.io/composite-uid": "uid-app"}}, "spec": {"forProvider": {"manifest": {"apiVersion": "v1", "kind": "ConfigMap"}}, "references": [{"dependsOn": {"name": "app-shared"}}]}}`)},
-				"shared": obj{apiVersion: clusterObject, name: "app-shared", finalizers: append([]string{"example.org/earlier-step"}, uidFinalizers(1)...)}.resource(),
+				"shared": requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-shared", Finalizers: append([]string{"example.org/earlier-step"}, requesttest.UIDFinalizers(1)...)}.Resource(),
 			}},
 		},
 		"AskedForObjectsWhenAnOwnUsageIsUsedByNone": {
@@ -162,10 +164,10 @@ func TestDependencies(t *testing.T) {
 		},
 		"WrittenReferenceKeptWhileItsRemovedDependencyIsDeleted": {
 			reason: "The provider releases a finalizer only on what the Object references when it is deleted: the dependsOn the function wrote stays while the dependency the composition removed still exists, and the function asks for it by name to see it.",
-			req: issue371Request(1, nil, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "dependencies": [{"resource": "dep-00", "dependsOn": ["db"]}]}`, func(r *fnv1.RunFunctionRequest) {
+			req: requesttest.Issue371Request(1, nil, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "dependencies": [{"resource": "dep-00", "dependsOn": ["db"]}]}`, func(r *fnv1.RunFunctionRequest) {
 				r.Observed.Composite = clusterXRWithUID
-				r.Desired.Resources["dep-00"] = obj{apiVersion: clusterObject, name: "app-dep-00"}.resource()
-				r.Observed.Resources["dep-00"] = obj{apiVersion: clusterObject, name: "app-dep-00", uid: "uid-dep-00", references: `[{"dependsOn": {"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "name": "app-db"}}]`}.resource()
+				r.Desired.Resources["dep-00"] = requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-dep-00"}.Resource()
+				r.Observed.Resources["dep-00"] = requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-dep-00", UID: "uid-dep-00", References: `[{"dependsOn": {"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "name": "app-db"}}]`}.Resource()
 				r.RequiredResources = map[string]*fnv1.Resources{
 					"dependencies.fn.crossplane.io/kubernetes.crossplane.io/v1alpha2/Object//app-db": {Items: []*fnv1.Resource{
 						{Resource: resource.MustStructJSON(`{"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "metadata": {"name": "app-db", "uid": "uid-db", "deletionTimestamp": "2026-12-01T08:00:00Z", "finalizers": ["kubernetes.crossplane.io/referred-by-object-uid-dep-00"], "ownerReferences": [{"apiVersion": "example.org/v1alpha1", "kind": "XApp", "name": "app", "uid": "uid-app", "controller": true}], "annotations": {"crossplane.io/composition-resource-name": "db"}}}`)},
@@ -182,42 +184,42 @@ func TestDependencies(t *testing.T) {
 					"dep-00": {Resource: resource.MustStructJSON(`{"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "metadata": {"name": "app-dep-00", "labels": {"dependencies.fn.crossplane.io/composite-uid": "uid-app"}}, "spec": {"forProvider": {"manifest": {"apiVersion": "v1", "kind": "ConfigMap"}}, "references": [{"dependsOn": {"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "name": "app-db"}}]}}`)},
 				},
 				absent:  []string{"db"},
-				results: []*fnv1.Result{warning("ReferencedResourceRemoved", "the composition no longer includes resources that live Objects still reference, so they may be deleted first: db (referenced by dep-00)")},
+				results: []*fnv1.Result{requesttest.Warning("ReferencedResourceRemoved", "the composition no longer includes resources that live Objects still reference, so they may be deleted first: db (referenced by dep-00)")},
 			},
 		},
 		"UnmatchedPattern": {
 			reason: "A dependency that matches nothing is a warning, not an error.",
-			req:    issue371Request(1, []int{0}, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "dependencies": [{"resource": "dep-00", "dependsOn": ["datab.*"]}]}`, nil),
+			req:    requesttest.Issue371Request(1, []int{0}, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "dependencies": [{"resource": "dep-00", "dependsOn": ["datab.*"]}]}`, nil),
 			want: want{results: []*fnv1.Result{
-				warning("UnmatchedDependency", `dependencies in the input match no composed resource: dependencies[0].dependsOn[0] "datab.*"`),
+				requesttest.Warning("UnmatchedDependency", `dependencies in the input match no composed resource: dependencies[0].dependsOn[0] "datab.*"`),
 			}},
 		},
 		"WaitForReady": {
 			reason: "A dependent that doesn't exist yet is held back from desired state while its dependency isn't ready; an existing one stays.",
-			req: issue371Request(2, []int{0}, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "creation": "WaitForReady"}`, func(r *fnv1.RunFunctionRequest) {
+			req: requesttest.Issue371Request(2, []int{0}, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "creation": "WaitForReady"}`, func(r *fnv1.RunFunctionRequest) {
 				delete(r.Observed.Resources, "dep-01")
 			}),
 			want: want{
 				absent: []string{"dep-01"},
 				desired: map[string]*fnv1.Resource{
-					"dep-00": obj{apiVersion: clusterObject, name: "app-dep-00", references: dependsOn("app-shared")}.resource(),
+					"dep-00": requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-dep-00", References: requesttest.DependsOn("app-shared")}.Resource(),
 				},
 				results: []*fnv1.Result{
-					normal("HeldBack", "resources are held back from creation until their dependencies allow: dep-01 (waits for shared to be ready)"),
+					requesttest.Normal("HeldBack", "resources are held back from creation until their dependencies allow: dep-01 (waits for shared to be ready)"),
 				},
 			},
 		},
 		"HeldBackTarget": {
 			reason: "A held-back resource that others reference is left out whole: nothing is written to it.",
-			req: issue371Request(1, nil, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "creation": "WaitForReady", "dependencies": [{"resource": "shared", "dependsOn": ["base"]}]}`, func(r *fnv1.RunFunctionRequest) {
+			req: requesttest.Issue371Request(1, nil, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "creation": "WaitForReady", "dependencies": [{"resource": "shared", "dependsOn": ["base"]}]}`, func(r *fnv1.RunFunctionRequest) {
 				delete(r.Observed.Resources, "shared")
-				r.Desired.Resources["base"] = obj{apiVersion: clusterObject, name: "app-base"}.resource()
-				r.Observed.Resources["base"] = obj{apiVersion: clusterObject, name: "app-base", uid: "uid-base"}.resource()
+				r.Desired.Resources["base"] = requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-base"}.Resource()
+				r.Observed.Resources["base"] = requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-base", UID: "uid-base"}.Resource()
 			}),
 			want: want{
 				absent: []string{"shared"},
 				results: []*fnv1.Result{
-					normal("HeldBack", "resources are held back from creation until their dependencies allow: shared (waits for base to be ready)"),
+					requesttest.Normal("HeldBack", "resources are held back from creation until their dependencies allow: shared (waits for base to be ready)"),
 				},
 			},
 		},
@@ -232,18 +234,14 @@ func TestDependencies(t *testing.T) {
 			want: want{
 				absent: []string{"usage-3-web-config"},
 				results: []*fnv1.Result{
-					warning("UsageImpossible", "no Usage can protect these edges, so none is emitted: web → config (apiextensions.crossplane.io/v1beta1 Usages protect cluster-scoped resources only)"),
+					requesttest.Warning("UsageImpossible", "no Usage can protect these edges, so none is emitted: web → config (apiextensions.crossplane.io/v1beta1 Usages protect cluster-scoped resources only)"),
 				},
 			},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			f := &Function{log: logging.NewNopLogger()}
-			rsp, err := f.RunFunction(context.Background(), tc.req)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rsp := requesttest.Run(Run, v1beta1.StepComposition, tc.req)
 			for n, want := range tc.want.desired {
 				if diff := cmp.Diff(want, rsp.GetDesired().GetResources()[n], protocmp.Transform()); diff != "" {
 					t.Errorf("%s\ndesired %q: -want, +got:\n%s", tc.reason, n, diff)
@@ -314,7 +312,7 @@ func withObserved(r *fnv1.RunFunctionRequest, name, resourceJSON string) *fnv1.R
 }
 
 // compositeObjects is what the function asks for when a finalizer on
-// issue371Request's resources names an Object observed state lacks: the
+// requesttest.Issue371Request's resources names an Object observed state lacks: the
 // composite's cluster-scoped Objects.
 var compositeObjects = &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{
 	"dependencies.fn.crossplane.io/objects-kubernetes.crossplane.io": {
@@ -323,27 +321,20 @@ var compositeObjects = &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSe
 	},
 }}
 
-// clusterXRWithUID is clusterXR as the API server returns it, with a UID.
+// clusterXRWithUID is requesttest.ClusterXR as the API server returns it, with a UID.
 var clusterXRWithUID = &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion": "example.org/v1alpha1", "kind": "XApp", "metadata": {"name": "app", "uid": "uid-app"}}`)}
 
 // TestTheGraphIsInTheContextOnlyWhenAsked proves that graph: Context writes
 // the graph, each edge with its protection and state, and that without it
 // the response carries none.
 func TestTheGraphIsInTheContextOnlyWhenAsked(t *testing.T) {
-	f := &Function{log: logging.NewNopLogger()}
-	withoutInput, err := f.RunFunction(context.Background(), issue371Request(2, []int{0}, "", nil))
-	if err != nil {
-		t.Fatal(err)
+	withoutInput := requesttest.Run(Run, v1beta1.StepComposition, requesttest.Issue371Request(2, []int{0}, "", nil))
+	if v, ok := withoutInput.GetContext().GetFields()[protocol.GraphContextKey]; ok {
+		t.Errorf("without graph: Context, the context has %s: %v", protocol.GraphContextKey, v)
 	}
-	if v, ok := withoutInput.GetContext().GetFields()[GraphContextKey]; ok {
-		t.Errorf("without graph: Context, the context has %s: %v", GraphContextKey, v)
-	}
-	rsp, err := f.RunFunction(context.Background(), issue371Request(2, []int{0}, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "graph": "Context"}`, func(r *fnv1.RunFunctionRequest) {
-		r.Desired.Resources["dep-01"] = obj{apiVersion: clusterObject, name: "app-dep-01", references: `[{"dependsOn": {"name": "app-shared"}}, {"dependsOn": {"apiVersion": "v1", "kind": "Secret", "name": "token", "namespace": "vault"}}]`}.resource()
+	rsp := requesttest.Run(Run, v1beta1.StepComposition, requesttest.Issue371Request(2, []int{0}, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "graph": "Context"}`, func(r *fnv1.RunFunctionRequest) {
+		r.Desired.Resources["dep-01"] = requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-dep-01", References: `[{"dependsOn": {"name": "app-shared"}}, {"dependsOn": {"apiVersion": "v1", "kind": "Secret", "name": "token", "namespace": "vault"}}]`}.Resource()
 	}))
-	if err != nil {
-		t.Fatal(err)
-	}
 	want, err := structpb.NewValue(map[string]any{
 		"nodes": []any{
 			map[string]any{"name": "Secret/vault/token", "kind": "Secret", "scope": "Namespaced", "state": "external"},
@@ -360,8 +351,8 @@ func TestTheGraphIsInTheContextOnlyWhenAsked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(want, rsp.GetContext().GetFields()[GraphContextKey], protocmp.Transform()); diff != "" {
-		t.Errorf("context %s: -want, +got:\n%s", GraphContextKey, diff)
+	if diff := cmp.Diff(want, rsp.GetContext().GetFields()[protocol.GraphContextKey], protocmp.Transform()); diff != "" {
+		t.Errorf("context %s: -want, +got:\n%s", protocol.GraphContextKey, diff)
 	}
 }
 
@@ -373,16 +364,17 @@ func TestDecidingLeavesTheCompositionAsItWasRead(t *testing.T) {
 	// into it. The dependencies of the input are the graph's, not the
 	// resources'.
 	req := namespacedRequest(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "dependencies": [{"resource": "web", "dependsOn": ["config"]}]}`)
-	in, err := readInput(req)
+	in, err := request.Input(req, v1beta1.StepComposition)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := composedResources(req, true, true)
-	p := decide(in, refOf(req.GetObserved().GetComposite().GetResource()), c)
-	if len(p.graph.Edges) != 1 {
-		t.Fatalf("decide(...) made %d edges, want the input's one", len(p.graph.Edges))
+	c := request.ReadComposition(req)
+	rd := readComposed(c, true, true)
+	p := decide(in, ownerOf(c.Composite), rd)
+	if len(p.Graph.Edges) != 1 {
+		t.Fatalf("decide(...) made %d edges, want the input's one", len(p.Graph.Edges))
 	}
-	for _, r := range c.resources {
+	for _, r := range rd.resources {
 		if r.DependsOn != nil {
 			t.Errorf("decide(...) wrote the input's dependencies into the composition it read: %s depends on %v", r.Name, r.DependsOn)
 		}

@@ -1,0 +1,130 @@
+package composition
+
+import (
+	"cmp"
+
+	"github.com/crossplane-contrib/function-dependencies/internal/graph"
+	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+	"github.com/crossplane-contrib/function-dependencies/internal/report"
+	"github.com/crossplane-contrib/function-dependencies/internal/request"
+	"github.com/crossplane-contrib/function-dependencies/internal/usage"
+)
+
+// What the step reads of its request's composed resources.
+type read struct {
+	// resources are the composed resources, observed or desired, in name
+	// order.
+	resources []graph.Resource
+	// invalid are the problems of the references that could not be read.
+	invalid []report.InvalidReference
+	// usages are the Usages this function emitted, as observed, by
+	// composition resource name: they are not composed resources of the
+	// graph.
+	usages map[string]map[string]any
+	// lookout is what the function asks Crossplane for, read from the
+	// request's own observed and desired state.
+	lookout lookout
+}
+
+// readComposed reads every composed resource of the request, observed or
+// desired, in name order.
+//
+// With inferReferences false, problems in Objects' spec.references are not
+// reported: the references are read only so that a dependency the input
+// declares is not written twice. With explicit true, the input declares
+// dependencies, so the function writes references, and reads those the
+// observed Objects carry.
+func readComposed(c request.Composition, inferReferences, explicit bool) read {
+	xrNamespace := c.Composite.Namespace()
+	rd := read{resources: make([]graph.Resource, 0, len(c.Resources)), usages: map[string]map[string]any{}, lookout: newLookout(len(c.Resources))}
+	for _, cr := range c.Resources {
+		r := graph.Resource{Name: cr.Name}
+		// The composition's current intent decides what a resource is and
+		// references; observed state stands in for a resource being removed.
+		// Crossplane keeps an existing resource's observed name and namespace,
+		// and gives a namespaced composite's resources its namespace.
+		source := cr.Desired
+		if cr.IsDesired {
+			r.Desired = &graph.Desired{Finalizers: cr.Desired.Finalizers(), Ready: cr.Ready}
+		}
+		o := cr.Observed
+		if cr.IsObserved {
+			if !cr.IsDesired && o.Label(usage.Label) == "true" {
+				rd.usages[cr.Name] = o.Map()
+				rd.lookout.usage(o)
+				continue
+			}
+			r.Observed = &graph.Observed{
+				UID:        o.UID(),
+				Finalizers: o.Finalizers(),
+				Deleting:   o.Deleting(),
+				Ready:      o.Ready(),
+				Going:      !cr.InRequest,
+				InUse:      o.Label(usage.InUseLabel) == "true",
+			}
+			if !source.Exists() {
+				source = o
+			}
+		}
+		r.APIVersion = source.APIVersion()
+		group, valid := source.Group()
+		r.Identity = graph.Identity{
+			Group:     group,
+			Kind:      source.Kind(),
+			Namespace: cmp.Or(o.Namespace(), source.Namespace(), xrNamespace),
+			Name:      cmp.Or(o.Name(), source.Name()),
+		}
+		if !valid {
+			r.Identity.Name = "" // No reference can name a resource of an invalid apiVersion.
+		}
+		r.IsObject = objectref.IsObject(r.Identity.Group, r.Identity.Kind)
+		if r.IsObject {
+			targets, errs := source.References(r.Identity.Group)
+			r.References = targets
+			for _, err := range errs {
+				if inferReferences {
+					rd.invalid = append(rd.invalid, report.InvalidReference{Resource: r.Name, Problem: err.Error()})
+				}
+			}
+			if explicit && r.Observed != nil && r.Desired != nil {
+				// Defaulted as the provider defaults them: by the observed
+				// Object's own group.
+				og, _ := o.Group()
+				r.Observed.References, _ = o.References(og)
+			}
+		}
+		// What the function asks for comes from the request alone, so that
+		// it asks the same in the call that answers it.
+		if cr.InRequest || r.Desired != nil {
+			rd.lookout.resource(&r, cr.InRequest)
+			if cr.InRequest {
+				rd.lookout.labels(o)
+			}
+			if cr.InRequest && r.Observed != nil && r.Desired != nil {
+				rd.lookout.written(r.Observed.References, r.References)
+			}
+		}
+		rd.resources = append(rd.resources, r)
+	}
+	deletingUnderARemovedName(rd.resources)
+	return rd
+}
+
+// deletingUnderARemovedName marks as being deleted every resource the composition
+// desires whose object it also observes under a name it removes (one object
+// under two names): Crossplane deletes what the composition removes before
+// it applies the rest, and the API server refuses a new finalizer on an
+// object being deleted.
+func deletingUnderARemovedName(resources []graph.Resource) {
+	removed := map[string]bool{}
+	for _, r := range resources {
+		if r.Desired == nil && r.Observed != nil && r.Observed.UID != "" {
+			removed[r.Observed.UID] = true
+		}
+	}
+	for _, r := range resources {
+		if r.Desired != nil && r.Observed != nil && removed[r.Observed.UID] {
+			r.Observed.Deleting = true
+		}
+	}
+}

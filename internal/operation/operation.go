@@ -1,0 +1,104 @@
+// Package operation is the function run as a Crossplane Operation, outside
+// any composite: the request has no observed state, and the function reads
+// the cluster through required resources instead. A WatchOperation injects
+// the Object whose change made the Operation; otherwise the function sweeps
+// every Object of both API groups. Either way it then asks for the objects
+// they reference (see targetSelector), and once it has them all declares,
+// as partial objects, the reference finalizers that live targets lack, and
+// the teardown nudges (internal/teardown) of what is being deleted.
+//
+// Crossplane applies each partial object with server-side apply under a
+// field owner of its own for every Operation, and deletes nothing: so the
+// function declares only what is missing, which keeps each target's
+// managedFields from growing with every Operation, and can remove nothing.
+package operation
+
+import (
+	"slices"
+
+	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/response"
+
+	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
+	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
+	"github.com/crossplane-contrib/function-dependencies/internal/graph"
+	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
+	"github.com/crossplane-contrib/function-dependencies/internal/repair"
+	"github.com/crossplane-contrib/function-dependencies/internal/request"
+	"github.com/crossplane-contrib/function-dependencies/internal/teardown"
+)
+
+// Run answers an Operation's request into rsp.
+func Run(in *v1beta1.Input, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, log logging.Logger) {
+	s := readSweep(req.GetRequiredResources(), in.ObjectSelector)
+	rsp.Requirements = &fnv1.Requirements{Resources: s.requirements}
+	if !s.complete {
+		// Crossplane calls again with what was asked for; only the last
+		// answer counts.
+		return
+	}
+	g := graph.New(s.resources, graph.Options{BreakCycles: true})
+	// The Composition step protects the edges of an Object it labelled
+	// with Usages instead: their finalizers are not the sweep's to restore.
+	fin := finalizer.Declare(g, func(i int) finalizer.Yield {
+		if s.read[g.Edges[i].Dependent].Label(protocol.ProtectionLabel) == protocol.ProtectedByUsages {
+			return finalizer.Yielded
+		}
+		return finalizer.Keep
+	})
+	if s.watched || in.ObjectSelector != nil {
+		// A finalizer on a target may name an Object this Operation didn't
+		// read: staleness needs every Object.
+		fin.Stale = nil
+	}
+	out := repair.Of(g, fin)
+	enforce := in.Mode == v1beta1.ModeEnforce
+	nudged := nudges(s)
+	var woken []string // Report mode applies no nudge either.
+	if enforce {
+		rsp.Desired = &fnv1.State{Resources: desired(g, s, out, nudged)}
+		for _, n := range nudged {
+			if !slices.Contains(woken, n.Object) {
+				woken = append(woken, n.Object)
+			}
+		}
+		slices.Sort(woken)
+	}
+	if err := response.SetOutput(rsp, outputOf(out, enforce, len(g.Cycles), woken)); err != nil {
+		response.Fatal(rsp, err)
+		return
+	}
+	for _, w := range warningsOf(s, out, g.Cycles) {
+		rsp.Results = append(rsp.Results, &fnv1.Result{Severity: fnv1.Severity_SEVERITY_WARNING, Reason: &w.reason, Message: w.message})
+	}
+	log.Debug("Swept Objects", "watched", s.watched, "dependents", out.Dependents, "references", out.References,
+		"protected", out.Protected, "repaired", len(out.Repaired), "skipped", len(out.Skipped), "stale", len(out.Stale))
+}
+
+// desired are the partial objects the Operation applies: the finalizers each
+// target lacks, and the nudges. A nudged object is being deleted: none is
+// repaired too. Its nudges are all exact or none (teardown.Now).
+func desired(g *graph.Graph, s sweep, out repair.Outcome, nudged []teardown.Nudge) map[string]*fnv1.Resource {
+	desired := map[string]*fnv1.Resource{}
+	for _, r := range out.Repaired {
+		desired[r.Target] = &fnv1.Resource{Resource: request.Partial(g.Resource(r.Target), r.Finalizers)}
+	}
+	labels, annotations := map[string]map[string]string{}, map[string]map[string]string{}
+	exact := map[string]bool{}
+	for _, n := range nudged {
+		exact[n.Object] = n.Exact
+		into := annotations
+		if n.Label {
+			into = labels
+		}
+		if into[n.Object] == nil {
+			into[n.Object] = map[string]string{}
+		}
+		into[n.Object][n.Key] = n.Value
+	}
+	for _, n := range nudged {
+		desired[n.Object] = &fnv1.Resource{Resource: request.Nudging(s.read[n.Object], labels[n.Object], annotations[n.Object], exact[n.Object])}
+	}
+	return desired
+}
