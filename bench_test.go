@@ -65,7 +65,7 @@ func realistic(n int) benchShape { return benchShape{n: n, minRefs: 1, maxRefs: 
 // step's output: no UID, no defaults, and an earlier step's finalizer on one
 // Object in seven.
 //
-// fn_same_request_same_answer_test.go's generatedRequest has every complication of the
+// test/loop's generatedRequest (fn_same_request_same_answer_test.go) has every complication of the
 // rules; this one has the sizes and proportions of a real composition.
 func benchRequest(s benchShape) *fnv1.RunFunctionRequest {
 	rng := rand.New(rand.NewPCG(uint64(s.n), 6))

@@ -15,9 +15,13 @@ import (
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
+
+	"github.com/crossplane-contrib/function-dependencies/test/oracle"
 )
 
 const (
+	// objectFinalizer is provider-kubernetes' own finalizer on an Object it manages.
+	objectFinalizer  = oracle.ObjectFinalizer
 	clusterObject    = "kubernetes.crossplane.io/v1alpha2"
 	namespacedObject = "kubernetes.m.crossplane.io/v1alpha1"
 	refPrefix        = "kubernetes.crossplane.io/referred-by-object-"
@@ -50,8 +54,8 @@ func (o obj) resource() *fnv1.Resource {
 	finalizers := o.finalizers
 	// An observed Object whose references resolve carries the provider's own
 	// finalizer: provider-kubernetes manages it.
-	if o.uid != "" && (o.kind == "" || o.kind == "Object") && !slices.Contains(finalizers, objectFinalizerName) {
-		finalizers = append([]string{objectFinalizerName}, finalizers...)
+	if o.uid != "" && (o.kind == "" || o.kind == "Object") && !slices.Contains(finalizers, objectFinalizer) {
+		finalizers = append([]string{objectFinalizer}, finalizers...)
 	}
 	if finalizers != nil {
 		metadata["finalizers"] = finalizers
@@ -75,6 +79,12 @@ func (o obj) resource() *fnv1.Resource {
 		m["spec"] = spec
 	}
 	return &fnv1.Resource{Resource: mustStruct(m)}
+}
+
+// runCopy calls the function on a copy of the request: the SDK's response
+// shares the request's desired state, which the function changes in place.
+func runCopy(f *Function, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	return f.RunFunction(context.Background(), proto.Clone(req).(*fnv1.RunFunctionRequest))
 }
 
 func mustStruct(m map[string]any) *structpb.Struct {

@@ -1,4 +1,4 @@
-package main
+package loop
 
 import (
 	"context"
@@ -560,11 +560,8 @@ func (m *xpModel) reconcile(f *Function, n int, earlier func() map[string]*fnv1.
 			res.blocked = "requirements that didn't stabilize"
 			return res
 		}
-		req := proto.Clone(base).(*fnv1.RunFunctionRequest)
-		rsp, err := f.RunFunction(context.Background(), req)
+		rsp, err := f.RunFunction(context.Background(), base)
 		res.calls++
-		// The function's response shares the request's desired state, which
-		// it changes: the request it was sent is base.
 		res.req, res.rsp, res.err = base, rsp, err
 		if err != nil {
 			return res

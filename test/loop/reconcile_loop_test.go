@@ -1,4 +1,4 @@
-package main
+package loop
 
 import (
 	"bytes"
@@ -18,7 +18,6 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/crossplane-contrib/function-dependencies/test/oracle"
@@ -39,7 +38,7 @@ import (
 // the teardown) is reconcile_loop_rules_test.go's. Neither uses the function's
 // own packages.
 //
-//	go test -run TestReconcileLoop -fd.loop.n=10000 -fd.loop.seed=7 .
+//	go test -run TestReconcileLoop -fd.loop.n=10000 -fd.loop.seed=7 ./test/loop
 //
 // A failure names its composition; -fd.loop.first=i -fd.loop.n=1 runs it
 // alone, and -fd.loop.trace prints its reconciles. -fd.loop.without=known
@@ -125,7 +124,7 @@ const loopMaxReconciles = 40
 // above. It reports each broken property once, with its first composition and
 // that composition's trace, and how many compositions broke it.
 func TestReconcileLoop(t *testing.T) {
-	f := &Function{log: logging.NewNopLogger()}
+	f := function(t)
 	off := loopOff(*loopWithout)
 	start := time.Now()
 	var stats loopStats

@@ -1,4 +1,4 @@
-package main
+package loop
 
 import (
 	"bytes"
@@ -17,23 +17,27 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/yaml"
 
-	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 	"github.com/crossplane-contrib/function-dependencies/test/harness"
+	"github.com/crossplane-contrib/function-dependencies/test/oracle"
 )
 
 // The fuzz targets run their seeds with every go test; hack/test.sh fuzzes
 // each for a few seconds, and longer runs are one command each:
 //
-//	go test -run '^$' -fuzz '^FuzzRunFunction$' -fuzztime 10m -fuzzminimizetime 0 .
-//	go test -run '^$' -fuzz '^FuzzRandomGraph$' -fuzztime 10m -fuzzminimizetime 0 .
+//	go test -run '^$' -fuzz '^FuzzRunFunction$' -fuzztime 10m -fuzzminimizetime 0 ./test/loop
+//	go test -run '^$' -fuzz '^FuzzRandomGraph$' -fuzztime 10m -fuzzminimizetime 0 ./test/loop
 //
 // -fuzzminimizetime 0: the function sorts what it ranges over in map order,
 // so the coverage of one input varies a little from run to run, nearly every
 // input looks new, and minimizing each would take all the time.
+//
+// The function runs in its own process, which the fuzzer doesn't instrument:
+// coverage guides it through this side only, the decoding of the request and
+// the checks, and FuzzRandomGraph's generator.
 
 // FuzzRunFunction runs the function on requests decoded from arbitrary
 // protobuf bytes, seeded with the examples and the unit tests' requests, and
@@ -54,7 +58,7 @@ func FuzzRunFunction(f *testing.F) {
 		}
 		f.Add(b)
 	}
-	fn := &Function{log: logging.NewNopLogger()}
+	fn := function(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		req := &fnv1.RunFunctionRequest{}
 		if err := proto.Unmarshal(data, req); err != nil {
@@ -79,7 +83,7 @@ func FuzzRandomGraph(f *testing.F) {
 		}
 		f.Add(seed)
 	}
-	fn := &Function{log: logging.NewNopLogger()}
+	fn := function(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		defer hangs(10 * time.Second).Stop()
 		req := genRequest(&byteChooser{data: data})
@@ -98,13 +102,13 @@ func hangs(d time.Duration) *time.Timer {
 // checkAnyRequest returns what the answer to an arbitrary request breaks of
 // the rules that hold for every request.
 func checkAnyRequest(fn *Function, req *fnv1.RunFunctionRequest) []string {
-	rsp, err := runCopy(fn, req)
+	rsp, err := fn.run(req)
 	if err != nil {
 		return []string{fmt.Sprintf("RunFunction returned an error: %v", err)}
 	}
 	var problems []string
 	problem := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-	if again, err := runCopy(fn, req); err != nil || !proto.Equal(rsp, again) {
+	if again, err := fn.run(req); err != nil || !proto.Equal(rsp, again) {
 		problem("the same request gave another answer (error %v)", err)
 	}
 
@@ -151,25 +155,25 @@ func checkAnyRequest(fn *Function, req *fnv1.RunFunctionRequest) []string {
 		}
 		// Each dependent Object is labelled with the composite's UID.
 		if xrUID := harness.String(req.GetObserved().GetComposite().GetResource().AsMap(), "metadata", "uid"); xrUID != "" &&
-			harness.String(after.GetResource().AsMap(), "metadata", "labels", DependentLabel) == xrUID {
-			after = withoutLabel(after, DependentLabel)
-			if harness.String(before.GetResource().AsMap(), "metadata", "labels", DependentLabel) == xrUID {
-				before = withoutLabel(before, DependentLabel)
+			harness.String(after.GetResource().AsMap(), "metadata", "labels", oracle.DependentLabel) == xrUID {
+			after = withoutLabel(after, oracle.DependentLabel)
+			if harness.String(before.GetResource().AsMap(), "metadata", "labels", oracle.DependentLabel) == xrUID {
+				before = withoutLabel(before, oracle.DependentLabel)
 			}
 		}
 		// And what Objects of another group than the composite's depend on
 		// with theirs.
-		if g := harness.String(after.GetResource().AsMap(), "metadata", "labels", DependentGroupLabel); g == objectref.NamespacedGroup || g == objectref.ClusterGroup {
-			after = withoutLabel(after, DependentGroupLabel)
-			if harness.String(before.GetResource().AsMap(), "metadata", "labels", DependentGroupLabel) == g {
-				before = withoutLabel(before, DependentGroupLabel)
+		if g := harness.String(after.GetResource().AsMap(), "metadata", "labels", oracle.DependentGroupLabel); g == objectref.NamespacedGroup || g == objectref.ClusterGroup {
+			after = withoutLabel(after, oracle.DependentGroupLabel)
+			if harness.String(before.GetResource().AsMap(), "metadata", "labels", oracle.DependentGroupLabel) == g {
+				before = withoutLabel(before, oracle.DependentGroupLabel)
 			}
 		}
 		// And, with protection: Usages, what the Usages protect.
-		if harness.String(after.GetResource().AsMap(), "metadata", "labels", ProtectionLabel) == "Usages" && in["protection"] == "Usages" {
-			after = withoutLabel(after, ProtectionLabel)
-			if harness.String(before.GetResource().AsMap(), "metadata", "labels", ProtectionLabel) == "Usages" {
-				before = withoutLabel(before, ProtectionLabel)
+		if harness.String(after.GetResource().AsMap(), "metadata", "labels", oracle.ProtectionLabel) == "Usages" && in["protection"] == "Usages" {
+			after = withoutLabel(after, oracle.ProtectionLabel)
+			if harness.String(before.GetResource().AsMap(), "metadata", "labels", oracle.ProtectionLabel) == "Usages" {
+				before = withoutLabel(before, oracle.ProtectionLabel)
 			}
 		}
 		if byDesign {
@@ -181,7 +185,7 @@ func checkAnyRequest(fn *Function, req *fnv1.RunFunctionRequest) []string {
 			before, after = withoutReferences(before), withoutReferences(after)
 		}
 		if !proto.Equal(withoutFinalizers(before), withoutFinalizers(after)) {
-			problem("desired %q changed beyond metadata.finalizers, spec.references and its labels %s, %s and %s", name, DependentLabel, DependentGroupLabel, ProtectionLabel)
+			problem("desired %q changed beyond metadata.finalizers, spec.references and its labels %s, %s and %s", name, oracle.DependentLabel, oracle.DependentGroupLabel, oracle.ProtectionLabel)
 		}
 		// Metadata or finalizers that are neither absent nor of their type
 		// are left as they are: replacing them would lose what they hold.
@@ -229,7 +233,7 @@ func checkAnyRequest(fn *Function, req *fnv1.RunFunctionRequest) []string {
 	}
 	own := proto.Clone(req).(*fnv1.RunFunctionRequest)
 	own.Desired = proto.Clone(rsp.GetDesired()).(*fnv1.State)
-	if second, err := runCopy(fn, own); err != nil || !proto.Equal(rsp.GetDesired(), second.GetDesired()) {
+	if second, err := fn.run(own); err != nil || !proto.Equal(rsp.GetDesired(), second.GetDesired()) {
 		problem("RunFunction on its own output changed desired state (error %v)", err)
 	}
 	return problems
@@ -240,6 +244,10 @@ func checkAnyRequest(fn *Function, req *fnv1.RunFunctionRequest) []string {
 func withoutReferences(r *fnv1.Resource) *fnv1.Resource {
 	return without(r, "spec", "references")
 }
+
+// exampleDir is the repository's example folder: go test runs a package's
+// tests in the package's folder.
+var exampleDir = filepath.Join("..", "..", "example")
 
 // seedRequests are the examples' requests, the unit tests' and a few random
 // ones.
@@ -256,7 +264,7 @@ func seedRequests(tb testing.TB) []*fnv1.RunFunctionRequest {
 	for i := range 10 {
 		reqs = append(reqs, genRequest(rngChooser{rand.New(rand.NewPCG(99, uint64(i)))}))
 	}
-	examples, err := filepath.Glob(filepath.Join("example", "*", "observed.yaml"))
+	examples, err := filepath.Glob(filepath.Join(exampleDir, "*", "observed.yaml"))
 	if err != nil || len(examples) == 0 {
 		tb.Fatalf("no example/*/observed.yaml to seed from: %v", err)
 	}
@@ -347,13 +355,13 @@ func yamlDocuments(tb testing.TB, path string) []map[string]any {
 // TestSeedRequests makes sure the examples make requests that exercise the
 // function: a seed corpus of empty requests would fuzz nothing.
 func TestSeedRequests(t *testing.T) {
-	fn := &Function{log: logging.NewNopLogger()}
-	for _, dir := range []string{"example/cluster", "example/namespaced"} {
+	fn := function(t)
+	for _, dir := range []string{filepath.Join(exampleDir, "cluster"), filepath.Join(exampleDir, "namespaced")} {
 		req := exampleRequest(t, dir)
 		if len(req.GetObserved().GetResources()) < 3 || req.GetObserved().GetComposite() == nil {
 			t.Fatalf("%s: the request has %d observed resources and composite %v", dir, len(req.GetObserved().GetResources()), req.GetObserved().GetComposite() != nil)
 		}
-		rsp, err := runCopy(fn, req)
+		rsp, err := fn.run(req)
 		if err != nil {
 			t.Fatal(err)
 		}

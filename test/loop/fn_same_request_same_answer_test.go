@@ -1,7 +1,6 @@
-package main
+package loop
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 
-	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 )
 
@@ -84,10 +82,10 @@ const objectFinalizer = "finalizer.managedresource.crossplane.io"
 // responses show that no map order leaks into the output. It then runs the
 // function on its own output and expects no change.
 func TestTheSameRequestGetsTheSameAnswerAndItsOwnOutputChangesNothing(t *testing.T) {
-	f := &Function{log: logging.NewNopLogger()}
+	f := function(t)
 	req := generatedRequest(371, 400)
 	run := func(r *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
-		rsp, err := f.RunFunction(context.Background(), proto.Clone(r).(*fnv1.RunFunctionRequest))
+		rsp, err := f.run(r)
 		if err != nil {
 			t.Fatalf("RunFunction(...): %v", err)
 		}

@@ -1,8 +1,7 @@
-package main
+package loop
 
 import (
 	stdcmp "cmp"
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -21,7 +20,6 @@ import (
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/crossplane-contrib/function-dependencies/test/harness"
@@ -34,7 +32,7 @@ import (
 // suite runs a fixed number of requests from a fixed seed; longer runs take
 // flags:
 //
-//	go test -run TestEveryAnswerFollowsTheRules -fd.property.n=100000 -fd.property.seed=7 .
+//	go test -run TestEveryAnswerFollowsTheRules -fd.property.n=100000 -fd.property.seed=7 ./test/loop
 //
 // A failure names its request; -fd.property.first=i -fd.property.n=1 runs it
 // alone.
@@ -54,7 +52,7 @@ var (
 // exact path. It also checks the whole expected desired state, the condition,
 // the results and what the function asks Crossplane for against the rules.
 func TestEveryAnswerFollowsTheRules(t *testing.T) {
-	f := &Function{log: logging.NewNopLogger()}
+	f := function(t)
 	start := time.Now()
 	var stats propertyStats
 	failed := 0
@@ -117,16 +115,10 @@ func requestJSON(req *fnv1.RunFunctionRequest) string {
 	return protojson.Format(req)
 }
 
-// run calls the function on a copy of the request: the SDK's response shares
-// the request's desired state, which the function changes in place.
-func runCopy(f *Function, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
-	return f.RunFunction(context.Background(), proto.Clone(req).(*fnv1.RunFunctionRequest))
-}
-
 // checkRequest runs the function on the request and returns every rule the
 // answer breaks.
 func checkRequest(f *Function, req *fnv1.RunFunctionRequest, stats *propertyStats) []string {
-	rsp, err := runCopy(f, req)
+	rsp, err := f.run(req)
 	if err != nil {
 		return []string{fmt.Sprintf("RunFunction returned an error: %v", err)}
 	}
@@ -148,7 +140,7 @@ func checkRequest(f *Function, req *fnv1.RunFunctionRequest, stats *propertyStat
 		if err := proto.Unmarshal(wire, again); err != nil {
 			return []string{err.Error()}
 		}
-		rsp2, err := runCopy(f, again)
+		rsp2, err := f.run(again)
 		if err != nil || !proto.Equal(rsp, rsp2) {
 			problem("the same request gave another answer (error %v): -first +again:\n%s", err, cmp.Diff(rsp, rsp2, protocmp.Transform()))
 		}
@@ -165,7 +157,7 @@ func checkRequest(f *Function, req *fnv1.RunFunctionRequest, stats *propertyStat
 	if own.Desired == nil && req.Desired != nil {
 		own.Desired = &fnv1.State{}
 	}
-	rsp3, err := runCopy(f, own)
+	rsp3, err := f.run(own)
 	switch {
 	case err != nil:
 		problem("RunFunction on its own output: %v", err)
@@ -231,12 +223,12 @@ func checkPassThrough(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespons
 	// The function adds its graph to the context, and changes nothing else
 	// there.
 	for k, v := range req.GetContext().GetFields() {
-		if k != GraphContextKey && !proto.Equal(v, rsp.GetContext().GetFields()[k]) {
+		if k != graphContextKey && !proto.Equal(v, rsp.GetContext().GetFields()[k]) {
 			problem("context key %q changed", k)
 		}
 	}
 	for k := range rsp.GetContext().GetFields() {
-		if _, ok := req.GetContext().GetFields()[k]; !ok && k != GraphContextKey {
+		if _, ok := req.GetContext().GetFields()[k]; !ok && k != graphContextKey {
 			problem("context key %q added", k)
 		}
 	}
@@ -549,16 +541,16 @@ func checkExpected(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, 
 // for every composed resource, and exactly the edges between composed
 // resources that the rules find.
 func checkGraph(e *oracle.Plan, rsp *fnv1.RunFunctionResponse) []string {
-	v, written := rsp.GetContext().GetFields()[GraphContextKey]
+	v, written := rsp.GetContext().GetFields()[graphContextKey]
 	if written != e.WritesGraph() {
-		return []string{fmt.Sprintf("the context has a graph under %q: %t, want %t (graph: %s)", GraphContextKey, written, e.WritesGraph(), e.Input.Graph)}
+		return []string{fmt.Sprintf("the context has a graph under %q: %t, want %t (graph: %s)", graphContextKey, written, e.WritesGraph(), e.Input.Graph)}
 	}
 	if !written {
 		return nil
 	}
 	g, ok := v.AsInterface().(map[string]any)
 	if !ok {
-		return []string{fmt.Sprintf("the context has no graph under %q", GraphContextKey)}
+		return []string{fmt.Sprintf("the context has no graph under %q", graphContextKey)}
 	}
 	var problems []string
 	names := map[string]bool{}

@@ -1,4 +1,4 @@
-package main
+package loop
 
 import (
 	"flag"
@@ -11,7 +11,6 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/crossplane-contrib/function-dependencies/internal/teardown"
@@ -29,7 +28,7 @@ import (
 // field manager of its own, nothing deleted; and sometimes a target is
 // deleted between the Operation's read and its apply.
 //
-//	go test -run TestOperationsKeepEveryLiveReferenceProtected -fd.ops.n=5000 .
+//	go test -run TestOperationsKeepEveryLiveReferenceProtected -fd.ops.n=5000 ./test/loop
 var (
 	opsN    = flag.Int("fd.ops.n", 300, "how many random clusters TestOperationsKeepEveryLiveReferenceProtected runs")
 	opsSeed = flag.Uint64("fd.ops.seed", 5, "the seed of its clusters; cluster i uses the seeds (seed, i)")
@@ -52,7 +51,7 @@ const (
 )
 
 func TestOperationsKeepEveryLiveReferenceProtected(t *testing.T) {
-	f := &Function{log: logging.NewNopLogger()}
+	f := function(t)
 	broken := map[string][]string{}
 	reached := map[string]int{}
 	for i := 0; i < *opsN; i++ {
@@ -352,9 +351,9 @@ func (c *opsCluster) attempt(f *Function, wave int, watched *xpKey) bool {
 	if watched != nil {
 		// Core fetches the watched object when the Operation runs: it may
 		// be gone by then.
-		bootstrap[WatchedResource] = &fnv1.Resources{}
+		bootstrap[watchedResource] = &fnv1.Resources{}
 		if o := m.objects[*watched]; o != nil {
-			bootstrap[WatchedResource].Items = []*fnv1.Resource{{Resource: xpStruct(m.observedJSON(o, wave))}}
+			bootstrap[watchedResource].Items = []*fnv1.Resource{{Resource: xpStruct(m.observedJSON(o, wave))}}
 		}
 	}
 	req.RequiredResources = maps.Clone(bootstrap)
@@ -363,7 +362,7 @@ func (c *opsCluster) attempt(f *Function, wave int, watched *xpKey) bool {
 	stable := false
 	for i := 0; i <= 5; i++ {
 		var err error
-		if rsp, err = f.RunFunction(nil, proto.Clone(req).(*fnv1.RunFunctionRequest)); err != nil { //nolint:staticcheck // The function doesn't use its context.
+		if rsp, err = f.run(req); err != nil {
 			c.violate(opsStabilises, err.Error())
 			return true
 		}

@@ -1,12 +1,10 @@
-package main
+package loop
 
 import (
 	"fmt"
 	"maps"
 	"slices"
 	"testing"
-
-	"github.com/crossplane/function-sdk-go/logging"
 )
 
 // TestReconcileLoopScenarios runs compositions written by hand through the
@@ -165,7 +163,7 @@ func TestReconcileLoopScenarios(t *testing.T) {
 			userDeletes: []loopUserDelete{{after: 2, name: "db"}},
 		},
 	}
-	f := &Function{log: logging.NewNopLogger()}
+	f := function(t)
 	// In name order, so that each case's composite, and the provider's race
 	// in it, is the same on every run.
 	for index, name := range slices.Sorted(maps.Keys(cases)) {
