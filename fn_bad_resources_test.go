@@ -19,31 +19,10 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/test/harness"
 )
 
-// badInputRequest is the #371 request with two dependents of the shared
-// Object, dep-00 and dep-01 (only dep-00's finalizer carried), and a third
-// dependent, "bad", that the cases break. Unbroken, shared declares all
-// three finalizers.
-func badInputRequest(input string, change func(*fnv1.RunFunctionRequest)) *fnv1.RunFunctionRequest {
-	return requesttest.Issue371Request(2, []int{0}, input, func(r *fnv1.RunFunctionRequest) {
-		r.Desired.Resources["bad"] = requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-bad", References: requesttest.DependsOn("app-shared")}.Resource()
-		r.Observed.Resources["bad"] = requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-bad", UID: "uid-bad", References: requesttest.DependsOn("app-shared")}.Resource()
-		if change != nil {
-			change(r)
-		}
-	})
-}
-
 // withBadReferences gives the bad Object these spec.references, as JSON.
 func withBadReferences(references string) func(*fnv1.RunFunctionRequest) {
 	return func(r *fnv1.RunFunctionRequest) {
 		r.Desired.Resources["bad"] = requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-bad", References: references}.Resource()
-	}
-}
-
-// withSharedMetadata sets a field of the shared Object's desired metadata.
-func withSharedMetadata(field string, v *structpb.Value) func(*fnv1.RunFunctionRequest) {
-	return func(r *fnv1.RunFunctionRequest) {
-		r.Desired.Resources["shared"].Resource.Fields["metadata"].GetStructValue().Fields[field] = v
 	}
 }
 
@@ -108,7 +87,7 @@ func TestBadResourcesAreNamedByFieldAndLoseNothingElse(t *testing.T) {
 	cases := map[string]badInput{
 		"FinalizersNull": {
 			reason: "metadata.finalizers: null means no finalizers: the function declares them, as for an absent list.",
-			change: withSharedMetadata("finalizers", structpb.NewNullValue()),
+			change: requesttest.WithSharedMetadata("finalizers", structpb.NewNullValue()),
 			want:   requesttest.Summary("4 composed resources, 3 references between them and 0 to external objects; 3 reference finalizers declared, 0 pending until their Object exists"),
 			shared: []string{requesttest.RefPrefix + "uid-bad", requesttest.RefPrefix + "uid-dep-00", requesttest.RefPrefix + "uid-dep-01"},
 		},
@@ -267,7 +246,7 @@ func TestBadResourcesAreNamedByFieldAndLoseNothingElse(t *testing.T) {
 		// Metadata and bodies of desired resources.
 		"FinalizersNotAList": {
 			reason: "A desired resource whose metadata.finalizers is a string is left as it is, named with the field.",
-			change: withSharedMetadata("finalizers", structpb.NewStringValue("oops")),
+			change: requesttest.WithSharedMetadata("finalizers", structpb.NewStringValue("oops")),
 			want:   requesttest.Warning("InvalidResource", `cannot declare reference finalizers on composed resource "shared": metadata.finalizers is not a list`),
 		},
 		"MetadataNotAnObject": {
@@ -289,7 +268,7 @@ func TestBadResourcesAreNamedByFieldAndLoseNothingElse(t *testing.T) {
 	// once for two Objects with one UID, and a message in the same order on
 	// every call.
 	t.Run("DuplicateUID", func(t *testing.T) {
-		req := badInputRequest("", func(r *fnv1.RunFunctionRequest) {
+		req := requesttest.BadInputRequest("", func(r *fnv1.RunFunctionRequest) {
 			r.Observed.Resources["dep-01"].Resource.Fields["metadata"].GetStructValue().Fields["uid"] = structpb.NewStringValue("uid-dep-00")
 		})
 		rsp, err := runCopy(f, req)
@@ -303,7 +282,7 @@ func TestBadResourcesAreNamedByFieldAndLoseNothingElse(t *testing.T) {
 	})
 
 	t.Run("InvalidReferencesInNameOrder", func(t *testing.T) {
-		req := badInputRequest("", func(r *fnv1.RunFunctionRequest) {
+		req := requesttest.BadInputRequest("", func(r *fnv1.RunFunctionRequest) {
 			for _, name := range []string{"a", "b", "c", "d"} {
 				r.Desired.Resources[name] = requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: name, References: `[{}]`}.Resource()
 			}
@@ -326,7 +305,7 @@ func TestBadResourcesAreNamedByFieldAndLoseNothingElse(t *testing.T) {
 
 func checkBadInput(t *testing.T, f *Function, tc badInput) {
 	t.Helper()
-	req := badInputRequest(tc.input, tc.change)
+	req := requesttest.BadInputRequest(tc.input, tc.change)
 	rsp, err := runCopy(f, req)
 	if err != nil {
 		t.Fatalf("%s\nRunFunction(...): %v", tc.reason, err)

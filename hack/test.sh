@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as `make test` and CI run it, tier by tier:
 #   1. static checks: gofmt, go vet, the generated CRD is current, the linter;
-#   2. unit tests (tables beside the code, and the function end to end in process),
+#   2. unit tests (tables beside the code, and the function end to end through its
+#      binary over gRPC, test/loop),
 #      under the race detector too, and a short fuzzing run of every target;
 #   3. end-to-end tests with the real tools: `crossplane render` with both CLI
 #      generations, the offline xpkg, schema validation;
@@ -67,14 +68,15 @@ go test -count=1 ./...
 step "the teardown plot's tests (hack/teardownplot, its own module for gonum/plot)"
 (cd hack/teardownplot && go vet ./... && go test -count=1 ./...)
 
-step "unit tests under the race detector: the function served over gRPC, a thousand calls at once"
-go test -race -count=1 . -fd.property.n=200 -fd.loop.n=200
+step "unit tests under the race detector, and the function's binary built with it, a thousand calls at once"
+go test -race -count=1 .
+go test -race -count=1 ./test/loop -fd.property.n=200 -fd.loop.n=200
 
 # Each target in turn: go test -fuzz takes one at a time. Set FUZZTIME for
 # longer runs; -fuzzminimizetime 0 because the function's sorts make the
-# coverage of one input vary a little from run to run (see fn_never_damages_test.go).
+# coverage of one input vary a little from run to run (see test/loop/fn_never_damages_test.go).
 step "fuzzing, ${FUZZTIME:-5s} per target"
-for target in ./input/v1beta1:FuzzDecode ./internal/objectref:FuzzParse .:FuzzRunFunction .:FuzzRandomGraph; do
+for target in ./input/v1beta1:FuzzDecode ./internal/objectref:FuzzParse ./test/loop:FuzzRunFunction ./test/loop:FuzzRandomGraph; do
   go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${FUZZTIME:-5s}" -fuzzminimizetime 0 "${target%%:*}"
 done
 

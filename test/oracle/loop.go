@@ -1,6 +1,6 @@
 package oracle
 
-// What the reconcile-loop tier (the root package's reconcile_loop_test.go)
+// What the reconcile-loop tier (test/loop's reconcile_loop_test.go)
 // needs of the oracle beyond one call's Plan: the input it follows over many
 // calls, and each Usage as the answer's desired state must hold it.
 

@@ -50,7 +50,7 @@ func Realistic(n int) Shape { return Shape{N: n, MinRefs: 1, MaxRefs: 3, Externa
 // step's output: no UID, no defaults, and an earlier step's finalizer on one
 // Object in seven.
 //
-// fn_same_request_same_answer_test.go's generatedRequest has every complication of the
+// test/loop's generatedRequest (fn_same_request_same_answer_test.go) has every complication of the
 // rules; this one has the sizes and proportions of a real composition.
 func Generate(s Shape) *fnv1.RunFunctionRequest {
 	rng := rand.New(rand.NewPCG(uint64(s.N), 6))

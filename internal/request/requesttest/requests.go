@@ -8,6 +8,7 @@ import (
 	"github.com/crossplane/function-sdk-go/logging"
 	"github.com/crossplane/function-sdk-go/response"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 	"slices"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -182,4 +183,25 @@ func Run(run Step, step v1beta1.Step, req *fnv1.RunFunctionRequest) *fnv1.RunFun
 	}
 	run(in, req, rsp, logging.NewNopLogger())
 	return rsp
+}
+
+// BadInputRequest is the #371 request with two dependents of the shared
+// Object, dep-00 and dep-01 (only dep-00's finalizer carried), and a third
+// dependent, "bad", that the cases break. Unbroken, shared declares all
+// three finalizers.
+func BadInputRequest(input string, change func(*fnv1.RunFunctionRequest)) *fnv1.RunFunctionRequest {
+	return Issue371Request(2, []int{0}, input, func(r *fnv1.RunFunctionRequest) {
+		r.Desired.Resources["bad"] = Obj{APIVersion: ClusterObject, Name: "app-bad", References: DependsOn("app-shared")}.Resource()
+		r.Observed.Resources["bad"] = Obj{APIVersion: ClusterObject, Name: "app-bad", UID: "uid-bad", References: DependsOn("app-shared")}.Resource()
+		if change != nil {
+			change(r)
+		}
+	})
+}
+
+// WithSharedMetadata sets a field of the shared Object's desired metadata.
+func WithSharedMetadata(field string, v *structpb.Value) func(*fnv1.RunFunctionRequest) {
+	return func(r *fnv1.RunFunctionRequest) {
+		r.Desired.Resources["shared"].Resource.Fields["metadata"].GetStructValue().Fields[field] = v
+	}
 }

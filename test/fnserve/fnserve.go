@@ -1,0 +1,200 @@
+// Package fnserve serves the function as Crossplane runs it: its binary, built
+// from the working tree, listening for gRPC on a loopback port. Tests that
+// drive the whole function reach it through this, the entry point Crossplane
+// uses, so that they prove what Crossplane gets: the flags, the server's
+// options, the wire encoding of every request and answer.
+//
+// Unlike test/harness, it has no build tag: go test ./... runs the tests that
+// use it.
+package fnserve
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+)
+
+// MaxMessage is the largest message the function receives: the default of
+// its --max-recv-message-size, 4 MB. Calls send at most that and accept
+// answers as large, so that a request the function would refuse fails here
+// as it would in Crossplane.
+const MaxMessage = 4 << 20
+
+// dataRace is what the race detector writes when it finds a race.
+const dataRace = "WARNING: DATA RACE"
+
+// A Server is the function's binary, serving on a loopback port.
+type Server struct {
+	// Client calls the function over gRPC, with message limits of MaxMessage.
+	Client fnv1.FunctionRunnerServiceClient
+
+	dir    string
+	cmd    *exec.Cmd
+	out    output
+	exited chan struct{}
+	err    error
+	conn   *grpc.ClientConn
+}
+
+// output collects what the binary writes to standard output and error.
+type output struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (o *output) Write(b []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.Write(b)
+}
+
+func (o *output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.String()
+}
+
+// Start builds the function's binary into a temporary folder, with the race
+// detector when the test binary has it, starts it on a free loopback port
+// and returns it once it accepts connections. Stop ends it.
+func Start() (*Server, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "fnserve-")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{dir: dir, exited: make(chan struct{})}
+	if err := s.start(root); err != nil {
+		_ = s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Server) start(root string) error {
+	binary := filepath.Join(s.dir, "function-dependencies")
+	args := []string{"build", "-o", binary}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, ".")...)
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("cannot build the function: %w\n%s", err, out)
+	}
+
+	address, err := freeAddress()
+	if err != nil {
+		return err
+	}
+	// No metrics server: its default port, :8080, is one that test packages
+	// running at the same time would fight over.
+	s.cmd = exec.Command(binary, "--insecure", "--address="+address, "--metrics-address=")
+	s.cmd.Stdout, s.cmd.Stderr = &s.out, &s.out
+	if err := s.cmd.Start(); err != nil {
+		s.cmd = nil
+		return fmt.Errorf("cannot start the function: %w", err)
+	}
+	go func() { s.err = s.cmd.Wait(); close(s.exited) }()
+	if err := s.waitListening(address); err != nil {
+		return err
+	}
+
+	s.conn, err = grpc.NewClient(address,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(MaxMessage), grpc.MaxCallRecvMsgSize(MaxMessage)))
+	if err != nil {
+		return fmt.Errorf("cannot dial the function at %s: %w", address, err)
+	}
+	s.Client = fnv1.NewFunctionRunnerServiceClient(s.conn)
+	return nil
+}
+
+// waitListening returns once the binary accepts TCP connections at the
+// address, or an error when it exits first or takes over 30 seconds.
+func (s *Server) waitListening(address string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-s.exited:
+			return fmt.Errorf("the function exited before listening on %s: %w\n%s", address, s.err, s.out.String())
+		default:
+		}
+		if c, err := (&net.Dialer{Timeout: time.Second}).DialContext(context.Background(), "tcp", address); err == nil {
+			_ = c.Close()
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("the function did not listen on %s within 30s\n%s", address, s.out.String())
+}
+
+// Output is what the binary wrote so far.
+func (s *Server) Output() string { return s.out.String() }
+
+// Stop kills the binary and removes it. It returns an error when the binary
+// exited before it was stopped, which no call should make it do, or when the
+// race detector found a race in it: either is a failure of the tests that
+// called it.
+func (s *Server) Stop() error {
+	var errs []error
+	if s.conn != nil {
+		_ = s.conn.Close()
+	}
+	if s.cmd != nil {
+		select {
+		case <-s.exited:
+			errs = append(errs, fmt.Errorf("the function exited while the tests ran: %w\n%s", s.err, s.out.String()))
+		default:
+			_ = s.cmd.Process.Kill()
+			<-s.exited
+		}
+		if out := s.out.String(); strings.Contains(out, dataRace) {
+			errs = append(errs, fmt.Errorf("the race detector found a race in the function:\n%s", out))
+		}
+	}
+	if err := os.RemoveAll(s.dir); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// moduleRoot is the folder of the function's go.mod: the package the binary
+// is built from. go test runs a test binary in its package's folder, below it.
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("cannot find the module: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", errors.New("cannot find the module: go env GOMOD names no go.mod")
+	}
+	return filepath.Dir(gomod), nil
+}
+
+// freeAddress is a loopback address with a port nobody listens on.
+func freeAddress() (string, error) {
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("cannot find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}

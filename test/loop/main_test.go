@@ -1,0 +1,72 @@
+// Package loop drives the whole function as Crossplane does, through its
+// built binary over gRPC: a model of Crossplane reconciling random
+// compositions and operations with it, the property tests that check every
+// answer against the README's rules (test/oracle), the fuzz targets, and a
+// thousand calls at once.
+package loop
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/crossplane-contrib/function-dependencies/test/fnserve"
+)
+
+// Function is the function under test as Crossplane reaches it: its binary,
+// served once per test process and called over gRPC.
+type Function struct {
+	client fnv1.FunctionRunnerServiceClient
+}
+
+// RunFunction calls the function over gRPC. The wire copies the request: the
+// answer shares nothing with it, unlike the SDK's in-process answer, so the
+// caller may change either.
+func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	return f.client.RunFunction(ctx, req)
+}
+
+// run calls the function on the request. Nothing here cancels a call: the
+// function answers every request, and one that hangs is a failure the test's
+// timeout reports with every goroutine's stack.
+func (f *Function) run(req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	return f.RunFunction(context.Background(), req)
+}
+
+// served is the binary every test of the process calls: built and started at
+// the first call of served.function, so that a run that selects none of
+// these tests builds nothing.
+var served struct {
+	once   sync.Once
+	server *fnserve.Server
+	err    error
+}
+
+// function returns the served function, or fails the test when it can't be
+// built or started.
+func function(tb testing.TB) *Function {
+	tb.Helper()
+	served.once.Do(func() { served.server, served.err = fnserve.Start() })
+	if served.err != nil {
+		tb.Fatal(served.err)
+	}
+	return &Function{client: served.server.Client}
+}
+
+// TestMain stops the function after the tests, and fails the run when the
+// function exited early or, under -race, raced: a race in the server process
+// fails no test by itself.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if served.server != nil {
+		if err := served.server.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
