@@ -208,7 +208,7 @@ func Decide(g *graph.Graph, o Options) Plan {
 		if why != "" && !report {
 			return false
 		}
-		if state != graph.Declared && state != graph.Protected && state != graph.TargetDeleting {
+		if !state.Live() && state != graph.TargetDeleting { // An end doesn't exist, or the edge is broken.
 			return true
 		}
 		if why != "" {
