@@ -16,6 +16,7 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/explicit"
 	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
+	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 	"github.com/crossplane-contrib/function-dependencies/internal/order"
 	"github.com/crossplane-contrib/function-dependencies/internal/report"
 	"github.com/crossplane-contrib/function-dependencies/internal/usage"
@@ -79,7 +80,7 @@ type plan struct {
 // of their dependencies, the finalizers that protect its edges, the Usages
 // that protect those no finalizer can, which resources are not created yet,
 // and what to report. No step changes what an earlier one decided.
-func decide(in *v1beta1.Input, xr usage.Ref, c composition) plan {
+func decide(in *v1beta1.Input, xr compositeRef, c composition) plan {
 	resources, unmatched := dependOn(c.resources, in.Dependencies)
 	g := graph.New(resources, graph.Options{
 		// The references are read all the same, so that a dependency the
@@ -87,7 +88,7 @@ func decide(in *v1beta1.Input, xr usage.Ref, c composition) plan {
 		IgnoreReferences: in.References == v1beta1.ReferencesIgnore,
 		BreakCycles:      in.OnCycle == v1beta1.CycleWarning,
 	})
-	fin, use := protect(g, in, xr, c.usages)
+	fin, use := protect(g, in, xr.Ref, c.usages)
 	refs := explicit.Referencing(g)
 	held := order.HeldBack(g, refs.Unnamed, in.Creation == v1beta1.CreationWaitForReady)
 	rep := report.Of(report.Facts{
@@ -103,7 +104,7 @@ func decide(in *v1beta1.Input, xr usage.Ref, c composition) plan {
 // gives way once its Usage is in force; where finalizers replace Usages,
 // an edge's Usage stays until its finalizer is carried. Either way, switching
 // a live composite from one to the other leaves no edge unprotected.
-func protect(g *graph.Graph, in *v1beta1.Input, xr usage.Ref, observed map[string]map[string]any) (finalizer.Plan, usage.Plan) {
+func protect(g *graph.Graph, in *v1beta1.Input, xr objectref.Ref, observed map[string]map[string]any) (finalizer.Plan, usage.Plan) {
 	o := usage.Options{Policy: usagePolicies[in.Usages], API: string(in.UsageAPI), Owner: xr, Observed: observed}
 	switch in.ObjectEdges() {
 	case v1beta1.ProtectionUsages:

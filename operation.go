@@ -167,7 +167,7 @@ func readSweep(required map[string]*fnv1.Resources, selector *v1beta1.ObjectSele
 		objects = listObjects(&s, required, requiredPrefix+"objects/", labels)
 	}
 
-	byIdentity := map[graph.Identity]bool{}
+	byIdentity := map[objectref.Ref]bool{}
 	var sources []*structpb.Struct // Each resource's.
 	add := func(o *structpb.Struct) {
 		if id := identityOf(o); !byIdentity[id] {
@@ -209,7 +209,7 @@ func readSweep(required map[string]*fnv1.Resources, selector *v1beta1.ObjectSele
 	// How many targets not read yet each kind has in each namespace.
 	unread := map[string]map[string]bool{}
 	for _, t := range targets {
-		if !byIdentity[graph.IdentityOf(t)] {
+		if !byIdentity[t.ID()] {
 			k := kindIn(t)
 			if unread[k] == nil {
 				unread[k] = map[string]bool{}
@@ -218,7 +218,7 @@ func readSweep(required map[string]*fnv1.Resources, selector *v1beta1.ObjectSele
 		}
 	}
 	for _, t := range targets {
-		if byIdentity[graph.IdentityOf(t)] {
+		if byIdentity[t.ID()] {
 			continue // An Object already read, or a target already fetched.
 		}
 		name, sel := targetSelector(t, s.watched, len(unread[kindIn(t)]))
@@ -293,10 +293,10 @@ func listObjects(s *sweep, required map[string]*fnv1.Resources, prefix string, l
 func manifestOf(o *structpb.Struct) (objectref.Target, bool) {
 	m := value(o, "spec", "forProvider", "manifest").GetStructValue()
 	gv, err := schema.ParseGroupVersion(text(m, "apiVersion"))
-	t := objectref.Target{
+	t := objectref.Target{Ref: objectref.Ref{
 		APIVersion: text(m, "apiVersion"), Group: gv.Group, Kind: text(m, "kind"),
 		Namespace: text(m, "metadata", "namespace"), Name: text(m, "metadata", "name"),
-	}
+	}}
 	if t.Namespace == "" && identityOf(o).Group == objectref.NamespacedGroup {
 		// A namespaced Object's resource is in its namespace.
 		t.Namespace = text(o, "metadata", "namespace")
@@ -447,7 +447,7 @@ func targetSelector(t objectref.Target, watched bool, n int) (string, *fnv1.Reso
 	}
 	secret := t.Group == "" && t.Kind == "Secret"
 	if watched || object || secret || n <= maxByName {
-		return requiredPrefix + "target/" + describe(graph.IdentityOf(t)), &fnv1.ResourceSelector{
+		return requiredPrefix + "target/" + describe(t.ID()), &fnv1.ResourceSelector{
 			ApiVersion: t.APIVersion, Kind: t.Kind, Namespace: ptrOrNil(t.Namespace),
 			Match: &fnv1.ResourceSelector_MatchName{MatchName: t.Name},
 		}
@@ -460,7 +460,7 @@ func targetSelector(t objectref.Target, watched bool, n int) (string, *fnv1.Reso
 
 // live is an object as the cluster has it. It desires the finalizers it
 // carries, so that only those it lacks are declared.
-func live(id graph.Identity, o *structpb.Struct) graph.Resource {
+func live(id objectref.Ref, o *structpb.Struct) graph.Resource {
 	m := value(o, "metadata").GetStructValue()
 	finalizers := texts(value(m, "finalizers"))
 	return graph.Resource{
@@ -602,15 +602,15 @@ func first(items []string) string {
 }
 
 // identityOf is the identity of an object of the cluster.
-func identityOf(o *structpb.Struct) graph.Identity {
+func identityOf(o *structpb.Struct) objectref.Ref {
 	gv, _ := schema.ParseGroupVersion(text(o, "apiVersion"))
-	return graph.Identity{Group: gv.Group, Kind: text(o, "kind"), Namespace: text(o, "metadata", "namespace"), Name: text(o, "metadata", "name")}
+	return objectref.Ref{Group: gv.Group, Kind: text(o, "kind"), Namespace: text(o, "metadata", "namespace"), Name: text(o, "metadata", "name")}
 }
 
 // describe names an object the way kubectl does, which is unique: kind.group,
 // then namespace/name.
-func describe(id graph.Identity) string {
-	return objectref.Target{Group: id.Group, Kind: id.Kind, Namespace: id.Namespace, Name: id.Name}.Describe()
+func describe(id objectref.Ref) string {
+	return id.String()
 }
 
 func stringList(items []string) *structpb.Value {

@@ -78,12 +78,12 @@ type lookout struct {
 	// seen are the identities of the observed resources, and wanted those
 	// of the resources that the function's own Usages are used by and of
 	// the dependencies of the references it wrote.
-	seen   map[graph.Identity]bool
+	seen   map[objectref.Ref]bool
 	wanted []objectref.Target
 }
 
 func newLookout(observed int) lookout {
-	return lookout{uids: make(map[string]bool, observed), objectVersions: map[string]string{}, dependentGroups: map[string]bool{}, seen: make(map[graph.Identity]bool, observed)}
+	return lookout{uids: make(map[string]bool, observed), objectVersions: map[string]string{}, dependentGroups: map[string]bool{}, seen: make(map[objectref.Ref]bool, observed)}
 }
 
 // labels looks at the labels of a composed resource observed in the
@@ -122,10 +122,10 @@ func (l *lookout) usage(u *structpb.Struct) {
 	if err != nil {
 		return
 	}
-	l.wanted = append(l.wanted, objectref.Target{
+	l.wanted = append(l.wanted, objectref.Target{Ref: objectref.Ref{
 		APIVersion: apiVersion, Group: gv.Group, Kind: text(by, "kind"),
 		Namespace: text(u, "metadata", "namespace"), Name: text(by, "resourceRef", "name"),
-	})
+	}})
 }
 
 // written looks at the references an observed Object carries that its
@@ -136,7 +136,7 @@ func (l *lookout) usage(u *structpb.Struct) {
 // removed the dependency.
 func (l *lookout) written(observed, desired []objectref.Target) {
 	for _, t := range observed {
-		if !slices.ContainsFunc(desired, func(d objectref.Target) bool { return graph.IdentityOf(d) == graph.IdentityOf(t) }) {
+		if !slices.ContainsFunc(desired, func(d objectref.Target) bool { return d.ID() == t.ID() }) {
 			l.wanted = append(l.wanted, t)
 		}
 	}
@@ -197,7 +197,7 @@ func (l *lookout) requirements(xr *structpb.Struct) *fnv1.Requirements {
 		}
 	}
 	for _, t := range l.wanted {
-		if l.seen[graph.IdentityOf(t)] || t.Name == "" {
+		if l.seen[t.ID()] || t.Name == "" {
 			continue
 		}
 		sel := &fnv1.ResourceSelector{ApiVersion: t.APIVersion, Kind: t.Kind, Match: &fnv1.ResourceSelector_MatchName{MatchName: t.Name}}

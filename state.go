@@ -10,7 +10,6 @@ import (
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
-	"github.com/crossplane-contrib/function-dependencies/internal/explicit"
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 	"github.com/crossplane-contrib/function-dependencies/internal/report"
@@ -100,7 +99,7 @@ func composedResources(req *fnv1.RunFunctionRequest, inferReferences, explicit b
 		}
 		r.APIVersion = text(s, "apiVersion")
 		gv, err := schema.ParseGroupVersion(r.APIVersion)
-		r.Identity = graph.Identity{
+		r.Identity = objectref.Ref{
 			Group:     gv.Group,
 			Kind:      text(s, "kind"),
 			Namespace: cmp.Or(text(om, "namespace"), text(sm, "namespace"), xrNamespace),
@@ -275,7 +274,7 @@ func errNotA(field, what string) error {
 
 // writeReferences appends dependsOn references to an Object's desired
 // spec.references.
-func writeReferences(r *fnv1.Resource, refs []explicit.Reference) error {
+func writeReferences(r *fnv1.Resource, refs []objectref.Ref) error {
 	values := make([]*structpb.Value, len(refs))
 	for i, ref := range refs {
 		dependsOn := map[string]any{"apiVersion": ref.APIVersion, "kind": ref.Kind, "name": ref.Name}
@@ -308,13 +307,19 @@ func addUsage(desired *fnv1.State, name string, u map[string]any) error {
 	return nil
 }
 
-// refOf names a resource for a Usage.
-func refOf(s *structpb.Struct) usage.Ref {
-	return usage.Ref{
+// A compositeRef names the composite: as the owner of its Usages, and by
+// UID.
+type compositeRef struct {
+	objectref.Ref
+	UID string
+}
+
+// refOf names the composite.
+func refOf(s *structpb.Struct) compositeRef {
+	return compositeRef{Ref: objectref.Ref{
 		APIVersion: text(s, "apiVersion"),
 		Kind:       text(s, "kind"),
 		Namespace:  text(s, "metadata", "namespace"),
 		Name:       text(s, "metadata", "name"),
-		UID:        text(s, "metadata", "uid"),
-	}
+	}, UID: text(s, "metadata", "uid")}
 }

@@ -78,7 +78,7 @@ func Of(g *graph.Graph, fin finalizer.Plan) Outcome {
 		}
 	}
 	for _, e := range g.External {
-		o.Skipped = append(o.Skipped, Skip{Dependent: e.Dependent, Target: e.Target.Describe(), Reason: TargetNotFound})
+		o.Skipped = append(o.Skipped, Skip{Dependent: e.Dependent, Target: e.Target.String(), Reason: TargetNotFound})
 	}
 	slices.SortFunc(o.Skipped, func(a, b Skip) int {
 		return cmp.Or(strings.Compare(a.Dependent, b.Dependent), strings.Compare(a.Target, b.Target))

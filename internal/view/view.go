@@ -59,7 +59,7 @@ func Of(g *graph.Graph, edges []report.Edge, external []report.External, held ma
 	}
 	seen := map[string]bool{}
 	for _, e := range external {
-		name := strings.Join(slices.DeleteFunc([]string{e.Target.Kind, e.Target.Namespace, e.Target.Name}, func(s string) bool { return s == "" }), "/")
+		name := e.Target.Path()
 		if !seen[name] {
 			seen[name] = true
 			v.Nodes = append(v.Nodes, Node{Name: name, Kind: e.Target.Kind, Scope: scope(e.Target.Namespace), State: "external"})
