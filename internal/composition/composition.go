@@ -17,6 +17,7 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/explicit"
 	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
+	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 	"github.com/crossplane-contrib/function-dependencies/internal/order"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/report"
@@ -40,7 +41,7 @@ func Run(in *v1beta1.Input, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionR
 // A Plan is everything the step decided about one request.
 type Plan struct {
 	input      *v1beta1.Input
-	xr         usage.Ref
+	xr         composite
 	Graph      *graph.Graph
 	Finalizers finalizer.Plan
 	Usages     usage.Plan
@@ -62,7 +63,7 @@ func Decide(in *v1beta1.Input, req *fnv1.RunFunctionRequest) Plan {
 // of their dependencies, the finalizers that protect its edges, the Usages
 // that protect those no finalizer can, which resources are not created yet,
 // and what to report. No step changes what an earlier one decided.
-func decide(in *v1beta1.Input, xr usage.Ref, rd read) Plan {
+func decide(in *v1beta1.Input, xr composite, rd read) Plan {
 	resources, unmatched := dependOn(rd.resources, in.Dependencies)
 	g := graph.New(resources, graph.Options{
 		// The references are read all the same, so that a dependency the
@@ -70,7 +71,7 @@ func decide(in *v1beta1.Input, xr usage.Ref, rd read) Plan {
 		IgnoreReferences: in.References == v1beta1.ReferencesIgnore,
 		BreakCycles:      in.OnCycle == v1beta1.CycleWarning,
 	})
-	fin, use := protect(g, in, xr, rd.usages)
+	fin, use := protect(g, in, xr.Ref, rd.usages)
 	refs := explicit.Referencing(g)
 	held := order.HeldBack(g, refs.Unnamed, in.Creation == v1beta1.CreationWaitForReady)
 	rep := report.Of(report.Facts{
@@ -86,7 +87,7 @@ func decide(in *v1beta1.Input, xr usage.Ref, rd read) Plan {
 // gives way once its Usage is in force; where finalizers replace Usages,
 // an edge's Usage stays until its finalizer is carried. Either way, switching
 // a live composite from one to the other leaves no edge unprotected.
-func protect(g *graph.Graph, in *v1beta1.Input, xr usage.Ref, observed map[string]map[string]any) (finalizer.Plan, usage.Plan) {
+func protect(g *graph.Graph, in *v1beta1.Input, xr objectref.Ref, observed map[string]map[string]any) (finalizer.Plan, usage.Plan) {
 	o := usage.Options{Policy: usagePolicies[in.Usages], API: string(in.UsageAPI), Owner: xr, Observed: observed}
 	switch in.ObjectEdges() {
 	case v1beta1.ProtectionUsages:
@@ -142,9 +143,16 @@ func dependOn(resources []graph.Resource, dependencies []v1beta1.Dependency) ([]
 	return resources, unmatched
 }
 
-// ownerOf names the composite as the owner of the Usages.
-func ownerOf(xr request.Object) usage.Ref {
-	return usage.Ref{APIVersion: xr.APIVersion(), Kind: xr.Kind(), Namespace: xr.Namespace(), Name: xr.Name(), UID: xr.UID()}
+// A composite names the composite: as the owner of its Usages, and by UID
+// in the labels of its dependents.
+type composite struct {
+	objectref.Ref
+	UID string
+}
+
+// ownerOf names the composite.
+func ownerOf(xr request.Object) composite {
+	return composite{Ref: objectref.Ref{APIVersion: xr.APIVersion(), Kind: xr.Kind(), Namespace: xr.Namespace(), Name: xr.Name()}, UID: xr.UID()}
 }
 
 // writeTo writes the plan into the response: desired state, the condition,

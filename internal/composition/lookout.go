@@ -39,12 +39,12 @@ type lookout struct {
 	// seen are the identities of the observed resources, and wanted those
 	// of the resources that the function's own Usages are used by and of
 	// the dependencies of the references it wrote.
-	seen   map[graph.Identity]bool
-	wanted []objectref.Target
+	seen   map[objectref.Ref]bool
+	wanted []objectref.Ref
 }
 
 func newLookout(observed int) lookout {
-	return lookout{uids: make(map[string]bool, observed), objectVersions: map[string]string{}, dependentGroups: map[string]bool{}, seen: make(map[graph.Identity]bool, observed)}
+	return lookout{uids: make(map[string]bool, observed), objectVersions: map[string]string{}, dependentGroups: map[string]bool{}, seen: make(map[objectref.Ref]bool, observed)}
 }
 
 // labels looks at the labels of a composed resource observed in the
@@ -90,8 +90,8 @@ func (l *lookout) usage(u request.Object) {
 // removed the dependency.
 func (l *lookout) written(observed, desired []objectref.Target) {
 	for _, t := range observed {
-		if !slices.ContainsFunc(desired, func(d objectref.Target) bool { return graph.IdentityOf(d) == graph.IdentityOf(t) }) {
-			l.wanted = append(l.wanted, t)
+		if !slices.ContainsFunc(desired, func(d objectref.Target) bool { return d.ID() == t.ID() }) {
+			l.wanted = append(l.wanted, t.Ref)
 		}
 	}
 }
@@ -132,7 +132,7 @@ func (l *lookout) requirements(xr request.Object) *fnv1.Requirements {
 		}
 	}
 	for _, t := range l.wanted {
-		if l.seen[graph.IdentityOf(t)] || t.Name == "" {
+		if l.seen[t.ID()] || t.Name == "" {
 			continue
 		}
 		sel := &fnv1.ResourceSelector{ApiVersion: t.APIVersion, Kind: t.Kind, Match: &fnv1.ResourceSelector_MatchName{MatchName: t.Name}}

@@ -68,7 +68,7 @@ func readComposed(c request.Composition, inferReferences, explicit bool) read {
 		}
 		r.APIVersion = source.APIVersion()
 		group, valid := source.Group()
-		r.Identity = graph.Identity{
+		r.Identity = objectref.Ref{
 			Group:     group,
 			Kind:      source.Kind(),
 			Namespace: cmp.Or(o.Namespace(), source.Namespace(), xrNamespace),

@@ -90,11 +90,11 @@ func (c *Command) Run() error {
 		var live []string
 		lacking := map[report.Protection][]string{}
 		for _, e := range edges {
-			if e.Target != target || (e.State != graph.Protected && e.State != graph.Declared) {
+			if e.Target != target || !e.State.Live() {
 				continue
 			}
 			live = append(live, e.Dependent)
-			if e.State == graph.Declared {
+			if e.State.Lacking() {
 				lacking[e.Protection] = append(lacking[e.Protection], e.Dependent)
 			}
 		}

@@ -6,7 +6,6 @@ package explicit
 import (
 	"slices"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
@@ -86,22 +85,14 @@ func matching(entry string, names []string) []string {
 	return out
 }
 
-// A Reference is a dependsOn the function writes into an Object's desired
-// spec.references, so that provider-kubernetes protects a dependency the
-// input declares with its finalizer.
-type Reference struct {
-	APIVersion string
-	Kind       string
-	Namespace  string
-	Name       string
-}
-
 // References are the references the Objects need for their input
 // dependencies.
 type References struct {
 	// Write holds, for each desired Object, the references to add to its
-	// spec.references, in the order of its edges.
-	Write map[string][]Reference
+	// spec.references as dependsOn, in the order of its edges, so that
+	// provider-kubernetes protects a dependency the input declares with its
+	// finalizer.
+	Write map[string][]objectref.Ref
 	// New names the Objects among them whose observed state lacks one of
 	// their references: those that change.
 	New map[string]bool
@@ -114,26 +105,21 @@ type References struct {
 // input dependency that neither a reference it has already nor another
 // version of the same object protects.
 func Referencing(g *graph.Graph) References {
-	refs := References{Write: map[string][]Reference{}, New: map[string]bool{}, Unnamed: map[string][]string{}}
+	refs := References{Write: map[string][]objectref.Ref{}, New: map[string]bool{}, Unnamed: map[string][]string{}}
 	for _, e := range g.Edges {
 		d, t := &g.Resources[e.From], &g.Resources[e.To]
 		if e.Origin != graph.FromInput || !d.IsObject || d.Desired == nil {
 			continue
 		}
-		same := func(ref objectref.Target) bool { return graph.IdentityOf(ref) == t.Identity }
-		if slices.ContainsFunc(d.References, same) || slices.ContainsFunc(refs.Write[d.Name], func(r Reference) bool {
-			gv, _ := schema.ParseGroupVersion(r.APIVersion)
-			return graph.Identity{Group: gv.Group, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name} == t.Identity
-		}) {
+		same := func(ref objectref.Target) bool { return ref.ID() == t.Identity.ID() }
+		if slices.ContainsFunc(d.References, same) || slices.ContainsFunc(refs.Write[d.Name], func(r objectref.Ref) bool { return r.ID() == t.Identity.ID() }) {
 			continue
 		}
 		if t.Identity.Name == "" {
 			refs.Unnamed[d.Name] = append(refs.Unnamed[d.Name], t.Name)
 			continue
 		}
-		refs.Write[d.Name] = append(refs.Write[d.Name], Reference{
-			APIVersion: t.APIVersion, Kind: t.Identity.Kind, Namespace: t.Identity.Namespace, Name: t.Identity.Name,
-		})
+		refs.Write[d.Name] = append(refs.Write[d.Name], t.Ref())
 		if d.Observed == nil || !slices.ContainsFunc(d.Observed.References, same) {
 			refs.New[d.Name] = true
 		}

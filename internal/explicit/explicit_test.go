@@ -8,6 +8,7 @@ import (
 
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
 	"github.com/crossplane-contrib/function-dependencies/internal/graph/graphtest"
+	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 )
 
 func TestResolve(t *testing.T) {
@@ -74,7 +75,7 @@ func object(name string, dependsOn ...string) graph.Resource {
 }
 
 func TestReferencingWritesAReferencePerInputDependencyOfADesiredObject(t *testing.T) {
-	shared := Reference{APIVersion: "kubernetes.crossplane.io/v1alpha2", Kind: "Object", Name: "shared"}
+	shared := objectref.Ref{APIVersion: "kubernetes.crossplane.io/v1alpha2", Group: objectref.ClusterGroup, Kind: "Object", Name: "shared"}
 	type args struct {
 		resources []graph.Resource
 		o         graph.Options
@@ -87,29 +88,29 @@ func TestReferencingWritesAReferencePerInputDependencyOfADesiredObject(t *testin
 		"ExplicitObject": {
 			reason: "An Object that depends on a resource by the input's word gets a dependsOn for it, new while the observed Object lacks it.",
 			args:   args{resources: []graph.Resource{object("shared"), object("d1", "shared")}},
-			want:   References{Write: map[string][]Reference{"d1": {shared}}, New: map[string]bool{"d1": true}},
+			want:   References{Write: map[string][]objectref.Ref{"d1": {shared}}, New: map[string]bool{"d1": true}},
 		},
 		"InTheOrderOfTheEdges": {
 			reason: "An Object's references follow its edges, in name order, with the apiVersion, kind, namespace and name of each target.",
 			args: args{resources: []graph.Resource{
 				object("shared"),
-				{Name: "cm", APIVersion: "v1", Identity: graph.Identity{Kind: "ConfigMap", Namespace: "team", Name: "settings"}, Observed: &graph.Observed{UID: "uid-cm"}, Desired: &graph.Desired{}},
+				{Name: "cm", APIVersion: "v1", Identity: objectref.Ref{Kind: "ConfigMap", Namespace: "team", Name: "settings"}, Observed: &graph.Observed{UID: "uid-cm"}, Desired: &graph.Desired{}},
 				object("d1", "shared", "cm"),
 			}},
 			want: References{
-				Write: map[string][]Reference{"d1": {{APIVersion: "v1", Kind: "ConfigMap", Namespace: "team", Name: "settings"}, shared}},
+				Write: map[string][]objectref.Ref{"d1": {{APIVersion: "v1", Kind: "ConfigMap", Namespace: "team", Name: "settings"}, shared}},
 				New:   map[string]bool{"d1": true},
 			},
 		},
 		"ObservedAlready": {
 			reason: "A reference the observed Object carries already is written again, since desired state is built afresh, but changes nothing.",
 			args:   args{resources: []graph.Resource{object("shared"), graphtest.With(object("d1", "shared"), graphtest.CarryingReferences("shared"))}},
-			want:   References{Write: map[string][]Reference{"d1": {shared}}},
+			want:   References{Write: map[string][]objectref.Ref{"d1": {shared}}},
 		},
 		"NotCreatedYet": {
 			reason: "An Object that doesn't exist yet lacks every reference.",
 			args:   args{resources: []graph.Resource{object("shared"), graphtest.With(object("d1", "shared"), graphtest.NotObserved)}},
-			want:   References{Write: map[string][]Reference{"d1": {shared}}, New: map[string]bool{"d1": true}},
+			want:   References{Write: map[string][]objectref.Ref{"d1": {shared}}, New: map[string]bool{"d1": true}},
 		},
 		"OneNewReferenceMakesTheObjectNew": {
 			reason: "An Object that carries some of its references but not all changes.",
@@ -118,7 +119,7 @@ func TestReferencingWritesAReferencePerInputDependencyOfADesiredObject(t *testin
 				graphtest.With(object("d1", "shared", "other"), graphtest.CarryingReferences("shared")),
 			}},
 			want: References{
-				Write: map[string][]Reference{"d1": {{APIVersion: "kubernetes.crossplane.io/v1alpha2", Kind: "Object", Name: "other"}, shared}},
+				Write: map[string][]objectref.Ref{"d1": {{APIVersion: "kubernetes.crossplane.io/v1alpha2", Group: objectref.ClusterGroup, Kind: "Object", Name: "other"}, shared}},
 				New:   map[string]bool{"d1": true},
 			},
 		},
@@ -143,7 +144,7 @@ func TestReferencingWritesAReferencePerInputDependencyOfADesiredObject(t *testin
 				}),
 				object("d1", "shared-a", "shared-b"),
 			}},
-			want: References{Write: map[string][]Reference{"d1": {shared}}, New: map[string]bool{"d1": true}},
+			want: References{Write: map[string][]objectref.Ref{"d1": {shared}}, New: map[string]bool{"d1": true}},
 		},
 		"ExplicitDependencyNotNamed": {
 			reason: "A dependency without a name yet can't be referenced: it is unnamed for each Object, whether it exists or not (holding back is the order's to decide).",
@@ -158,7 +159,7 @@ func TestReferencingWritesAReferencePerInputDependencyOfADesiredObject(t *testin
 			reason: "A resource that is not an Object has no spec.references to write.",
 			args: args{resources: []graph.Resource{
 				object("shared"),
-				{Name: "app", APIVersion: "v1", Identity: graph.Identity{Kind: "ConfigMap", Namespace: "team", Name: "app"}, Desired: &graph.Desired{}, DependsOn: []string{"shared"}},
+				{Name: "app", APIVersion: "v1", Identity: objectref.Ref{Kind: "ConfigMap", Namespace: "team", Name: "app"}, Desired: &graph.Desired{}, DependsOn: []string{"shared"}},
 			}},
 		},
 		"NotDesired": {

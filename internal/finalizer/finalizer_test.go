@@ -156,7 +156,7 @@ func TestATargetDeclaresTheFinalizerOfEveryObjectThatReferencesIt(t *testing.T) 
 			resources: []graph.Resource{
 				graphtest.ConfigMap("cm"),
 				graphtest.With(graphtest.Object("d1"), func(r *graph.Resource) {
-					r.References = []objectref.Target{{Kind: "ConfigMap", Namespace: "team", Name: "cm"}}
+					r.References = []objectref.Target{{Ref: objectref.Ref{Kind: "ConfigMap", Namespace: "team", Name: "cm"}}}
 				}),
 			},
 			want: outcome{

@@ -15,8 +15,10 @@ type Resource struct {
 	// Name is the composition resource name.
 	Name string
 
-	// Identity is how a reference finds the resource.
-	Identity Identity
+	// Identity is how a reference finds the resource: API group and kind
+	// (any version), namespace and name. Its APIVersion is unset; the
+	// resource's is APIVersion.
+	Identity objectref.Ref
 
 	// APIVersion is the resource's apiVersion, for the references written to
 	// its dependents.
@@ -39,20 +41,6 @@ type Resource struct {
 	// DependsOn are the composed resources the input says it depends on, by
 	// composition resource name.
 	DependsOn []string
-}
-
-// Identity is how provider-kubernetes finds a referenced object: API group
-// and kind (any version), namespace and name.
-type Identity struct {
-	Group     string
-	Kind      string
-	Namespace string
-	Name      string
-}
-
-// IdentityOf is the identity of the object a reference targets.
-func IdentityOf(t objectref.Target) Identity {
-	return Identity{Group: t.Group, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name}
 }
 
 // Observed is what the function needs of an observed resource.
@@ -80,6 +68,13 @@ type Desired struct {
 	Finalizers []string
 	// Ready is true when an earlier step said the resource is ready.
 	Ready bool
+}
+
+// Ref names the resource: its identity, with its apiVersion.
+func (r *Resource) Ref() objectref.Ref {
+	ref := r.Identity
+	ref.APIVersion = r.APIVersion
+	return ref
 }
 
 // UID is the resource's UID, "" while it doesn't exist.
@@ -171,7 +166,7 @@ func New(resources []Resource, o Options) *Graph {
 	// first holds the first resource of each identity that has a name, and
 	// next[i] the next one after resource i with its identity, or -1: two
 	// resources may share one.
-	first := make(map[Identity]int, len(resources))
+	first := make(map[objectref.Ref]int, len(resources))
 	next := make([]int, len(resources))
 	for i := len(resources) - 1; i >= 0; i-- {
 		r := &resources[i]
@@ -180,10 +175,11 @@ func New(resources []Resource, o Options) *Graph {
 		if r.Identity.Name == "" {
 			continue
 		}
-		if j, ok := first[r.Identity]; ok {
+		id := r.Identity.ID()
+		if j, ok := first[id]; ok {
 			next[i] = j
 		}
-		first[r.Identity] = i
+		first[id] = i
 	}
 	// lastAdded[t] is 1 + the last dependent with an edge to t: a dependent
 	// has one edge to each target, and may depend on every other resource.
@@ -199,12 +195,12 @@ func New(resources []Resource, o Options) *Graph {
 		firstExternal := len(g.External)
 		if !o.IgnoreReferences {
 			for _, ref := range r.References {
-				id := IdentityOf(ref)
+				id := ref.ID()
 				t, matched := first[id]
 				for ; matched && t >= 0; t = next[t] {
 					add(t, FromReference)
 				}
-				if !matched && !slices.ContainsFunc(g.External[firstExternal:], func(e External) bool { return IdentityOf(e.Target) == id }) {
+				if !matched && !slices.ContainsFunc(g.External[firstExternal:], func(e External) bool { return e.Target.ID() == id }) {
 					g.External = append(g.External, External{Dependent: r.Name, Target: ref})
 				}
 			}

@@ -19,7 +19,7 @@ func object(name string, references ...string) Resource {
 		Name:       name,
 		APIVersion: "kubernetes.crossplane.io/v1alpha2",
 		IsObject:   true,
-		Identity:   Identity{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: name},
+		Identity:   objectref.Ref{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: name},
 		Observed:   &Observed{UID: "uid-" + name, Finalizers: []string{objectref.ObjectFinalizer}},
 		Desired:    &Desired{},
 	}
@@ -32,13 +32,13 @@ func object(name string, references ...string) Resource {
 // objectRef is the reference at index i to the cluster-scoped Object of the
 // name.
 func objectRef(name string, i int) objectref.Target {
-	return objectref.Target{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: name, Index: i, Via: "dependsOn"}
+	return objectref.Target{Ref: objectref.Ref{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: name}, Index: i, Via: "dependsOn"}
 }
 
 // plain is a live composed resource that is not an Object, in namespace team.
 func plain(name string) Resource {
 	return Resource{
-		Name: name, APIVersion: "v1", Identity: Identity{Kind: "ConfigMap", Namespace: "team", Name: name},
+		Name: name, APIVersion: "v1", Identity: objectref.Ref{Kind: "ConfigMap", Namespace: "team", Name: name},
 		Observed: &Observed{UID: "uid-" + name}, Desired: &Desired{},
 	}
 }
@@ -119,20 +119,18 @@ func TestAReferenceMakesAnEdgeToEachComposedResourceItNames(t *testing.T) {
 		"MatchesByGroupKindNamespaceAndNameInAnyVersion": {
 			reason: "References match by group, kind, namespace and name, whatever their version: a namespaced reference without namespace matches nothing.",
 			resources: []Resource{
-				{Name: "shared", APIVersion: "kubernetes.m.crossplane.io/v1alpha1", Identity: Identity{Group: objectref.NamespacedGroup, Kind: objectref.Kind, Namespace: "team", Name: "shared-x"}, Observed: &Observed{UID: "uid-shared"}, Desired: &Desired{}},
+				{Name: "shared", APIVersion: "kubernetes.m.crossplane.io/v1alpha1", Identity: objectref.Ref{Group: objectref.NamespacedGroup, Kind: objectref.Kind, Namespace: "team", Name: "shared-x"}, Observed: &Observed{UID: "uid-shared"}, Desired: &Desired{}},
 				{
-					Name: "d1", IsObject: true, Identity: Identity{Group: objectref.NamespacedGroup, Kind: objectref.Kind, Namespace: "team", Name: "d1-x"}, Observed: &Observed{UID: "uid-d1"}, Desired: &Desired{},
+					Name: "d1", IsObject: true, Identity: objectref.Ref{Group: objectref.NamespacedGroup, Kind: objectref.Kind, Namespace: "team", Name: "d1-x"}, Observed: &Observed{UID: "uid-d1"}, Desired: &Desired{},
 					References: []objectref.Target{
-						{APIVersion: "kubernetes.m.crossplane.io/v1alpha2", Group: objectref.NamespacedGroup, Kind: objectref.Kind, Namespace: "team", Name: "shared-x", Index: 0, Via: "dependsOn"},
-						{APIVersion: "kubernetes.m.crossplane.io/v1alpha2", Group: objectref.NamespacedGroup, Kind: objectref.Kind, Name: "shared-x", Index: 1, Via: "dependsOn"},
+						{Ref: objectref.Ref{APIVersion: "kubernetes.m.crossplane.io/v1alpha2", Group: objectref.NamespacedGroup, Kind: objectref.Kind, Namespace: "team", Name: "shared-x"}, Index: 0, Via: "dependsOn"},
+						{Ref: objectref.Ref{APIVersion: "kubernetes.m.crossplane.io/v1alpha2", Group: objectref.NamespacedGroup, Kind: objectref.Kind, Name: "shared-x"}, Index: 1, Via: "dependsOn"},
 					},
 				},
 			},
 			want: shape{
-				Edges: []Edge{{Dependent: "d1", Target: "shared"}},
-				External: []External{{Dependent: "d1", Target: objectref.Target{
-					APIVersion: "kubernetes.m.crossplane.io/v1alpha2", Group: objectref.NamespacedGroup, Kind: objectref.Kind, Name: "shared-x", Index: 1, Via: "dependsOn",
-				}}},
+				Edges:    []Edge{{Dependent: "d1", Target: "shared"}},
+				External: []External{{Dependent: "d1", Target: objectref.Target{Ref: objectref.Ref{APIVersion: "kubernetes.m.crossplane.io/v1alpha2", Group: objectref.NamespacedGroup, Kind: objectref.Kind, Name: "shared-x"}, Index: 1, Via: "dependsOn"}}},
 			},
 		},
 		"AnotherGroupOrKindMatchesNothing": {
@@ -141,14 +139,14 @@ func TestAReferenceMakesAnEdgeToEachComposedResourceItNames(t *testing.T) {
 				object("shared"),
 				with(object("d1"), func(r *Resource) {
 					r.References = []objectref.Target{
-						{Group: objectref.NamespacedGroup, Kind: objectref.Kind, Name: "shared", Index: 0, Via: "dependsOn"},
-						{Group: objectref.ClusterGroup, Kind: "Other", Name: "shared", Index: 1, Via: "dependsOn"},
+						{Ref: objectref.Ref{Group: objectref.NamespacedGroup, Kind: objectref.Kind, Name: "shared"}, Index: 0, Via: "dependsOn"},
+						{Ref: objectref.Ref{Group: objectref.ClusterGroup, Kind: "Other", Name: "shared"}, Index: 1, Via: "dependsOn"},
 					}
 				}),
 			},
 			want: shape{External: []External{
-				{Dependent: "d1", Target: objectref.Target{Group: objectref.NamespacedGroup, Kind: objectref.Kind, Name: "shared", Index: 0, Via: "dependsOn"}},
-				{Dependent: "d1", Target: objectref.Target{Group: objectref.ClusterGroup, Kind: "Other", Name: "shared", Index: 1, Via: "dependsOn"}},
+				{Dependent: "d1", Target: objectref.Target{Ref: objectref.Ref{Group: objectref.NamespacedGroup, Kind: objectref.Kind, Name: "shared"}, Index: 0, Via: "dependsOn"}},
+				{Dependent: "d1", Target: objectref.Target{Ref: objectref.Ref{Group: objectref.ClusterGroup, Kind: "Other", Name: "shared"}, Index: 1, Via: "dependsOn"}},
 			}},
 		},
 		"AnyKind": {
@@ -156,7 +154,7 @@ func TestAReferenceMakesAnEdgeToEachComposedResourceItNames(t *testing.T) {
 			resources: []Resource{
 				plain("cm"),
 				with(object("d1"), func(r *Resource) {
-					r.References = []objectref.Target{{Kind: "ConfigMap", Namespace: "team", Name: "cm"}}
+					r.References = []objectref.Target{{Ref: objectref.Ref{Kind: "ConfigMap", Namespace: "team", Name: "cm"}}}
 				}),
 			},
 			want: shape{Edges: []Edge{{Dependent: "d1", Target: "cm"}}},
@@ -203,13 +201,11 @@ func TestAReferenceThatNamesNoComposedResourceIsExternalOncePerDependent(t *test
 			reason: "References to one object in two versions, or through two fields, are one external edge.",
 			resources: []Resource{with(object("d1"), func(r *Resource) {
 				r.References = []objectref.Target{
-					{APIVersion: "kubernetes.crossplane.io/v1alpha1", Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: "elsewhere", Index: 0, Via: "dependsOn"},
-					{APIVersion: "kubernetes.crossplane.io/v1alpha2", Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: "elsewhere", Index: 1, Via: "patchesFrom"},
+					{Ref: objectref.Ref{APIVersion: "kubernetes.crossplane.io/v1alpha1", Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: "elsewhere"}, Index: 0, Via: "dependsOn"},
+					{Ref: objectref.Ref{APIVersion: "kubernetes.crossplane.io/v1alpha2", Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: "elsewhere"}, Index: 1, Via: "patchesFrom"},
 				}
 			})},
-			want: shape{External: []External{{Dependent: "d1", Target: objectref.Target{
-				APIVersion: "kubernetes.crossplane.io/v1alpha1", Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: "elsewhere", Index: 0, Via: "dependsOn",
-			}}}},
+			want: shape{External: []External{{Dependent: "d1", Target: objectref.Target{Ref: objectref.Ref{APIVersion: "kubernetes.crossplane.io/v1alpha1", Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: "elsewhere"}, Index: 0, Via: "dependsOn"}}}},
 		},
 		"EachDependentItsOwn": {
 			reason: "Two dependents of one external object each have an external edge, sorted by dependent; a dependent's are in the order of its references.",
@@ -298,7 +294,7 @@ func TestAnInputDependencyMakesAnEdgeUnlessAReferenceDoes(t *testing.T) {
 			resources: []Resource{
 				plain("a"), plain("b"), plain("c"),
 				with(object("d1", "b"), func(r *Resource) {
-					r.References = []objectref.Target{{Kind: "ConfigMap", Namespace: "team", Name: "b"}}
+					r.References = []objectref.Target{{Ref: objectref.Ref{Kind: "ConfigMap", Namespace: "team", Name: "b"}}}
 				}, dependingOn("c", "a")),
 			},
 			want: shape{Edges: []Edge{
@@ -474,5 +470,16 @@ func TestTheGraphOwnsItsResourcesSoTheCallersStayAsTheyWere(t *testing.T) {
 	g.Resources[0].DependsOn = []string{"b"}
 	if resources[0].DependsOn != nil {
 		t.Errorf("New(sorted) shares its argument's memory: a write to the graph's resource changed the caller's to %v", resources[0].DependsOn)
+	}
+}
+
+func TestARefIsTheIdentityWithTheAPIVersion(t *testing.T) {
+	r := object("shared")
+	want := objectref.Ref{APIVersion: "kubernetes.crossplane.io/v1alpha2", Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: "shared"}
+	if got := r.Ref(); got != want {
+		t.Errorf("Ref() = %+v, want %+v", got, want)
+	}
+	if got := r.Ref().ID(); got != r.Identity {
+		t.Errorf("Ref().ID() = %+v, want the identity %+v", got, r.Identity)
 	}
 }

@@ -91,7 +91,7 @@ func FuzzParse(f *testing.F) {
 		}
 		want := make([]Target, len(valid))
 		for i, v := range valid {
-			want[i] = Target{Group: v.Group, Kind: v.Kind, Namespace: v.Namespace, Name: v.Name, Index: v.Index, Via: v.Via}
+			want[i] = Target{Ref: Ref{Group: v.Group, Kind: v.Kind, Namespace: v.Namespace, Name: v.Name}, Index: v.Index, Via: v.Via}
 		}
 		if len(targets) != len(want) {
 			t.Fatalf("Parse(%s) = %+v, want %+v", data, targets, want)

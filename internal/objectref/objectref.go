@@ -4,6 +4,7 @@
 package objectref
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -48,15 +49,49 @@ func UIDOf(finalizer string) (string, bool) {
 	return strings.CutPrefix(finalizer, FinalizerPrefix)
 }
 
-// A Target is an object that an Object references, identified as the provider
-// finds it: by API group and kind (any version), namespace and name.
-type Target struct {
-	// APIVersion is as written, or defaulted; matching ignores its version.
+// A Ref names one object: by apiVersion, and by API group and kind,
+// namespace and name, which are its identity.
+type Ref struct {
+	// APIVersion is as written, or defaulted; the identity ignores its
+	// version, and Group is its group.
 	APIVersion string
 	Group      string
 	Kind       string
 	Namespace  string
 	Name       string
+}
+
+// ID is the object's identity, for maps and comparison: the Ref without its
+// apiVersion, since provider-kubernetes finds a referenced object by API
+// group and kind in any version.
+func (r Ref) ID() Ref {
+	r.APIVersion = ""
+	return r
+}
+
+// String names the object the way kubectl does: kind.group, then
+// namespace/name.
+func (r Ref) String() string {
+	kind := r.Kind
+	if r.Group != "" {
+		kind += "." + r.Group
+	}
+	if r.Namespace != "" {
+		return kind + " " + r.Namespace + "/" + r.Name
+	}
+	return kind + " " + r.Name
+}
+
+// Path names the object kind/namespace/name, leaving out what is empty, as
+// the graph view names an object outside the composition.
+func (r Ref) Path() string {
+	return strings.Join(slices.DeleteFunc([]string{r.Kind, r.Namespace, r.Name}, func(s string) bool { return s == "" }), "/")
+}
+
+// A Target is an object that an Object references, identified as the provider
+// finds it: by API group and kind (any version), namespace and name.
+type Target struct {
+	Ref
 
 	// Index is the reference's place in spec.references, and Via the field
 	// that names the target in it: dependsOn or patchesFrom.
@@ -68,19 +103,6 @@ type Target struct {
 // spec.references[0].dependsOn, say.
 func (t Target) Field() string {
 	return "spec.references[" + strconv.Itoa(t.Index) + "]." + t.Via
-}
-
-// Describe names the target the way kubectl does: kind.group, then
-// namespace/name.
-func (t Target) Describe() string {
-	kind := t.Kind
-	if t.Group != "" {
-		kind += "." + t.Group
-	}
-	if t.Namespace != "" {
-		return kind + " " + t.Namespace + "/" + t.Name
-	}
-	return kind + " " + t.Name
 }
 
 // Parse reads an Object's spec.references, as a request's struct holds it
@@ -164,12 +186,14 @@ func parseTarget(group string, i int, via string, target *structpb.Value) (Targe
 		return ""
 	}
 	t := Target{
-		APIVersion: text("apiVersion"),
-		Kind:       text("kind"),
-		Namespace:  text("namespace"),
-		Name:       text("name"),
-		Index:      i,
-		Via:        via,
+		Ref: Ref{
+			APIVersion: text("apiVersion"),
+			Kind:       text("kind"),
+			Namespace:  text("namespace"),
+			Name:       text("name"),
+		},
+		Index: i,
+		Via:   via,
 	}
 	if t.APIVersion == "" {
 		t.APIVersion = group + "/v1alpha1"

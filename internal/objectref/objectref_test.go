@@ -25,31 +25,31 @@ func TestParse(t *testing.T) {
 			reason:     "A dependsOn without apiVersion and kind names a cluster-scoped Object, as the CRD defaults it.",
 			group:      ClusterGroup,
 			references: `[{"dependsOn": {"name": "shared"}}]`,
-			want:       []Target{{APIVersion: "kubernetes.crossplane.io/v1alpha1", Group: ClusterGroup, Kind: Kind, Name: "shared", Index: 0, Via: "dependsOn"}},
+			want:       []Target{{Ref: Ref{APIVersion: "kubernetes.crossplane.io/v1alpha1", Group: ClusterGroup, Kind: Kind, Name: "shared"}, Index: 0, Via: "dependsOn"}},
 		},
 		"NamespacedDefaultsWithoutNamespace": {
 			reason:     "A namespaced Object's dependsOn defaults to a namespaced Object, and its namespace is not defaulted.",
 			group:      NamespacedGroup,
 			references: `[{"dependsOn": {"name": "shared"}}]`,
-			want:       []Target{{APIVersion: "kubernetes.m.crossplane.io/v1alpha1", Group: NamespacedGroup, Kind: Kind, Name: "shared", Index: 0, Via: "dependsOn"}},
+			want:       []Target{{Ref: Ref{APIVersion: "kubernetes.m.crossplane.io/v1alpha1", Group: NamespacedGroup, Kind: Kind, Name: "shared"}, Index: 0, Via: "dependsOn"}},
 		},
 		"ExplicitKind": {
 			reason:     "An explicit apiVersion and kind name any kind; the version is dropped.",
 			group:      NamespacedGroup,
 			references: `[{"dependsOn": {"apiVersion": "v1", "kind": "ConfigMap", "name": "cm", "namespace": "team"}}]`,
-			want:       []Target{{APIVersion: "v1", Kind: "ConfigMap", Namespace: "team", Name: "cm", Index: 0, Via: "dependsOn"}},
+			want:       []Target{{Ref: Ref{APIVersion: "v1", Kind: "ConfigMap", Namespace: "team", Name: "cm"}, Index: 0, Via: "dependsOn"}},
 		},
 		"PatchesFrom": {
 			reason:     "A patchesFrom reference is a dependency too.",
 			group:      ClusterGroup,
 			references: `[{"patchesFrom": {"apiVersion": "kubernetes.crossplane.io/v1alpha2", "name": "shared", "fieldPath": "status.atProvider.manifest.metadata.uid"}, "toFieldPath": "data.uid"}]`,
-			want:       []Target{{APIVersion: "kubernetes.crossplane.io/v1alpha2", Group: ClusterGroup, Kind: Kind, Name: "shared", Index: 0, Via: "patchesFrom"}},
+			want:       []Target{{Ref: Ref{APIVersion: "kubernetes.crossplane.io/v1alpha2", Group: ClusterGroup, Kind: Kind, Name: "shared"}, Index: 0, Via: "patchesFrom"}},
 		},
 		"BothPatchesFromWins": {
 			reason:     "With both set the provider uses patchesFrom; so does the function, and it says so.",
 			group:      ClusterGroup,
 			references: `[{"dependsOn": {"name": "a"}, "patchesFrom": {"name": "b", "fieldPath": "x"}}]`,
-			want:       []Target{{APIVersion: "kubernetes.crossplane.io/v1alpha1", Group: ClusterGroup, Kind: Kind, Name: "b", Index: 0, Via: "patchesFrom"}},
+			want:       []Target{{Ref: Ref{APIVersion: "kubernetes.crossplane.io/v1alpha1", Group: ClusterGroup, Kind: Kind, Name: "b"}, Index: 0, Via: "patchesFrom"}},
 			wantErrs:   []string{`spec.references[0]: Invalid value: "dependsOn and patchesFrom": sets both; provider-kubernetes uses patchesFrom and ignores dependsOn`},
 		},
 		"NotAList": {
@@ -62,7 +62,7 @@ func TestParse(t *testing.T) {
 			reason:     "Each bad reference is reported and skipped; the good ones are still read.",
 			group:      ClusterGroup,
 			references: `["shared", {}, {"dependsOn": "shared"}, {"dependsOn": {}}, {"dependsOn": {"name": 7}}, {"dependsOn": {"name": "ok", "kind": ["Object"]}}, {"dependsOn": {"apiVersion": "a/b/c", "name": "x"}}, {"dependsOn": {"name": "good"}}]`,
-			want:       []Target{{APIVersion: "kubernetes.crossplane.io/v1alpha1", Group: ClusterGroup, Kind: Kind, Name: "good", Index: 7, Via: "dependsOn"}},
+			want:       []Target{{Ref: Ref{APIVersion: "kubernetes.crossplane.io/v1alpha1", Group: ClusterGroup, Kind: Kind, Name: "good"}, Index: 7, Via: "dependsOn"}},
 			wantErrs: []string{
 				`spec.references[0]: Invalid value: "string": must be an object with dependsOn or patchesFrom`,
 				`spec.references[1]: Required value: must set dependsOn or patchesFrom`,
@@ -122,5 +122,43 @@ func TestIsObject(t *testing.T) {
 		if got := IsObject(c.group, c.kind); got != c.want {
 			t.Errorf("IsObject(%q, %q) = %t, want %t", c.group, c.kind, got, c.want)
 		}
+	}
+}
+
+func TestRef(t *testing.T) {
+	cases := map[string]struct {
+		ref          Ref
+		string, path string
+	}{
+		"Namespaced": {
+			ref:    Ref{APIVersion: "v1", Kind: "Secret", Namespace: "vault", Name: "token"},
+			string: "Secret vault/token", path: "Secret/vault/token",
+		},
+		"ClusterScopedOfAGroup": {
+			ref:    Ref{APIVersion: ClusterGroup + "/v1alpha2", Group: ClusterGroup, Kind: Kind, Name: "shared"},
+			string: "Object.kubernetes.crossplane.io shared", path: "Object/shared",
+		},
+		"NamespacedOfAGroup": {
+			ref:    Ref{Group: NamespacedGroup, Kind: Kind, Namespace: "team", Name: "web"},
+			string: "Object.kubernetes.m.crossplane.io team/web", path: "Object/team/web",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := tc.ref.String(); got != tc.string {
+				t.Errorf("String() = %q, want %q: kind.group, then namespace/name", got, tc.string)
+			}
+			if got := tc.ref.Path(); got != tc.path {
+				t.Errorf("Path() = %q, want %q: kind/namespace/name, without what is empty", got, tc.path)
+			}
+			other := tc.ref
+			other.APIVersion = "example.org/v9"
+			if tc.ref.ID() != other.ID() || tc.ref.ID().APIVersion != "" {
+				t.Errorf("ID() of %+v = %+v, and of another version %+v: want one identity, without apiVersion", tc.ref, tc.ref.ID(), other.ID())
+			}
+			if id := tc.ref.ID(); id.String() != tc.string {
+				t.Errorf("ID() prints %q, want %q: the identity prints as the object", id.String(), tc.string)
+			}
+		})
 	}
 }

@@ -63,7 +63,7 @@ func readSweep(required map[string]*fnv1.Resources, selector *v1beta1.ObjectSele
 		objects = listObjects(&s, required, protocol.SweptObjects, labels)
 	}
 
-	byIdentity := map[graph.Identity]bool{}
+	byIdentity := map[objectref.Ref]bool{}
 	var sources []request.Object // Each resource's.
 	add := func(o request.Object) {
 		if id := o.Identity(); !byIdentity[id] {
@@ -105,7 +105,7 @@ func readSweep(required map[string]*fnv1.Resources, selector *v1beta1.ObjectSele
 	// How many targets not read yet each kind has in each namespace.
 	unread := map[string]map[string]bool{}
 	for _, t := range targets {
-		if !byIdentity[graph.IdentityOf(t)] {
+		if !byIdentity[t.ID()] {
 			k := kindIn(t)
 			if unread[k] == nil {
 				unread[k] = map[string]bool{}
@@ -114,7 +114,7 @@ func readSweep(required map[string]*fnv1.Resources, selector *v1beta1.ObjectSele
 		}
 	}
 	for _, t := range targets {
-		if byIdentity[graph.IdentityOf(t)] {
+		if byIdentity[t.ID()] {
 			continue // An Object already read, or a target already fetched.
 		}
 		name, sel := targetSelector(t, s.watched, len(unread[kindIn(t)]))
@@ -187,7 +187,7 @@ func listObjects(s *sweep, required map[string]*fnv1.Resources, requirement func
 // function's Operation reads: an Object whose ProviderConfig points at
 // another cluster has its resource there, which reads as gone here; the
 // nudge that then wakes it early costs one reconcile.
-func manifestOf(o request.Object) (objectref.Target, bool) {
+func manifestOf(o request.Object) (objectref.Ref, bool) {
 	t, ok := o.Manifest()
 	if group, _ := o.Group(); t.Namespace == "" && group == objectref.NamespacedGroup {
 		// A namespaced Object's resource is in its namespace.
@@ -258,7 +258,7 @@ func targetSelector(t objectref.Target, watched bool, n int) (string, *fnv1.Reso
 	}
 	secret := t.Group == "" && t.Kind == "Secret"
 	if watched || object || secret || n <= maxByName {
-		return protocol.Target(describe(graph.IdentityOf(t))), &fnv1.ResourceSelector{
+		return protocol.Target(describe(t.ID())), &fnv1.ResourceSelector{
 			ApiVersion: t.APIVersion, Kind: t.Kind, Namespace: ptrOrNil(t.Namespace),
 			Match: &fnv1.ResourceSelector_MatchName{MatchName: t.Name},
 		}
@@ -271,7 +271,7 @@ func targetSelector(t objectref.Target, watched bool, n int) (string, *fnv1.Reso
 
 // live is an object as the cluster has it. It desires the finalizers it
 // carries, so that only those it lacks are declared.
-func live(id graph.Identity, o request.Object) graph.Resource {
+func live(id objectref.Ref, o request.Object) graph.Resource {
 	finalizers := o.Finalizers()
 	return graph.Resource{
 		Name:       describe(id),
@@ -289,9 +289,7 @@ func live(id graph.Identity, o request.Object) graph.Resource {
 
 // describe names an object the way kubectl does, which is unique: kind.group,
 // then namespace/name.
-func describe(id graph.Identity) string {
-	return objectref.Target{Group: id.Group, Kind: id.Kind, Namespace: id.Namespace, Name: id.Name}.Describe()
-}
+func describe(id objectref.Ref) string { return id.String() }
 
 // ptrOrNil is nil for a cluster-scoped object's empty namespace.
 func ptrOrNil(s string) *string {

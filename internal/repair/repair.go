@@ -19,21 +19,10 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
 )
 
-// The reasons a reference is left as it is.
-const (
-	// TargetNotFound: no object of the reference's kind has its name.
-	TargetNotFound = "TargetNotFound"
-	// TargetDeleting: the API server accepts no new finalizer on it.
-	TargetDeleting = "TargetDeleting"
-	// DependentDeleting: the provider is releasing the Object's finalizers.
-	DependentDeleting = "DependentDeleting"
-	// DependentNotManaged: provider-kubernetes doesn't manage the Object
-	// yet, so it would not release a finalizer declared for it.
-	DependentNotManaged = "DependentNotManaged"
-	// Cycle: the reference lies on a cycle, whose finalizers would keep
-	// every object on it for ever.
-	Cycle = "Cycle"
-)
+// TargetNotFound is the reason a reference is left as it is when no object
+// of its kind has its name. The reasons for references to objects found are
+// their states' (graph.State's Why).
+const TargetNotFound = "TargetNotFound"
 
 // A Repair is the reference finalizers one target lacks.
 type Repair struct {
@@ -80,25 +69,16 @@ func Of(g *graph.Graph, fin finalizer.Plan) Outcome {
 		if !fin.Protected[i] {
 			continue // No finalizer can protect it: the dependent is no Object.
 		}
-		reason := ""
-		switch fin.States[i] {
-		case graph.Protected:
+		s := fin.States[i]
+		if s.Holds() {
 			o.Protected++
-		case graph.TargetDeleting:
-			reason = TargetDeleting
-		case graph.Releasing:
-			reason = DependentDeleting
-		case graph.Pending:
-			reason = DependentNotManaged
-		case graph.Cyclic:
-			reason = Cycle
 		}
-		if reason != "" {
+		if reason := s.Why(); reason != "" {
 			o.Skipped = append(o.Skipped, Skip{Dependent: e.Dependent, Target: e.Target, Reason: reason})
 		}
 	}
 	for _, e := range g.External {
-		o.Skipped = append(o.Skipped, Skip{Dependent: e.Dependent, Target: e.Target.Describe(), Reason: TargetNotFound})
+		o.Skipped = append(o.Skipped, Skip{Dependent: e.Dependent, Target: e.Target.String(), Reason: TargetNotFound})
 	}
 	slices.SortFunc(o.Skipped, func(a, b Skip) int {
 		return cmp.Or(strings.Compare(a.Dependent, b.Dependent), strings.Compare(a.Target, b.Target))

@@ -49,15 +49,15 @@ func TestOf(t *testing.T) {
 		},
 		"ADeletingDependentIsSkipped": {
 			resources: []graph.Resource{live(shared), live(graphtest.With(graphtest.Object("a", "shared"), deleting))},
-			want:      Outcome{Dependents: 1, References: 1, Skipped: []Skip{{Dependent: "a", Target: "shared", Reason: DependentDeleting}}},
+			want:      Outcome{Dependents: 1, References: 1, Skipped: []Skip{{Dependent: "a", Target: "shared", Reason: "DependentDeleting"}}},
 		},
 		"ADeletingTargetIsSkipped": {
 			resources: []graph.Resource{live(graphtest.With(shared, deleting)), live(graphtest.Object("a", "shared"))},
-			want:      Outcome{Dependents: 1, References: 1, Skipped: []Skip{{Dependent: "a", Target: "shared", Reason: TargetDeleting}}},
+			want:      Outcome{Dependents: 1, References: 1, Skipped: []Skip{{Dependent: "a", Target: "shared", Reason: "TargetDeleting"}}},
 		},
 		"AnObjectTheProviderDoesNotManageYetIsSkipped": {
 			resources: []graph.Resource{live(shared), live(graphtest.With(graphtest.Object("a", "shared"), unmanaged))},
-			want:      Outcome{Dependents: 1, References: 1, Skipped: []Skip{{Dependent: "a", Target: "shared", Reason: DependentNotManaged}}},
+			want:      Outcome{Dependents: 1, References: 1, Skipped: []Skip{{Dependent: "a", Target: "shared", Reason: "DependentNotManaged"}}},
 		},
 		"AMissingTargetIsSkippedNotFatal": {
 			resources: []graph.Resource{live(graphtest.Object("a", "gone", "shared")), live(shared)},
@@ -69,7 +69,7 @@ func TestOf(t *testing.T) {
 			resources: []graph.Resource{live(graphtest.Object("a", "b")), live(graphtest.Object("b", "a"))},
 			options:   graph.Options{BreakCycles: true},
 			want: Outcome{Dependents: 2, References: 2, Skipped: []Skip{
-				{Dependent: "a", Target: "b", Reason: Cycle}, {Dependent: "b", Target: "a", Reason: Cycle},
+				{Dependent: "a", Target: "b", Reason: "Cycle"}, {Dependent: "b", Target: "a", Reason: "Cycle"},
 			}},
 		},
 		"AFinalizerOfNoReferencingObjectIsStale": {

@@ -259,8 +259,8 @@ func changes(f Facts, v verdicts) bool {
 			return true
 		}
 	}
-	declared := func(v verdict) bool { return v.state == graph.Declared }
-	return slices.ContainsFunc(v.edges, declared) || slices.ContainsFunc(v.external, declared)
+	lacking := func(v verdict) bool { return v.state.Lacking() }
+	return slices.ContainsFunc(v.edges, lacking) || slices.ContainsFunc(v.external, lacking)
 }
 
 // summaryOf counts what the function found and declared. A reference to an
@@ -282,7 +282,7 @@ func summaryOf(f Facts, states edgeStates, v verdicts) string {
 	if len(external) > 0 {
 		n := 0
 		for _, v := range external {
-			if v.protection == Unprotected || (!writes && v.state == graph.Declared) {
+			if v.protection == Unprotected || (!writes && v.state.Lacking()) {
 				n++
 			}
 		}
@@ -305,19 +305,10 @@ func condition(f Facts, edges edgeStates) Condition {
 	if cycles := f.Graph.Cycles; len(cycles) > 0 {
 		return Condition{Reason: ReasonCycle, Message: "references form a cycle: " + cyclePaths(cycles)}
 	}
-	unprotected := []graph.State{graph.TargetRemoved, graph.TargetDeleting, graph.Exposed}
-	if !f.Enforce {
-		unprotected = append(unprotected, graph.Declared)
-	}
-	if listed, n := edges.list(unprotected...); n > 0 {
+	if listed, n := edges.list(graph.StatesOf(graph.StandingMissing, f.Enforce)...); n > 0 {
 		return Condition{Reason: ReasonUnprotectedEdges, Message: "referenced resources lack their dependents' finalizers: " + listed}
 	}
-	var pending []graph.State
-	if f.Enforce {
-		pending = append(pending, graph.Declared)
-	}
-	pending = append(pending, graph.Pending)
-	if listed, n := edges.list(pending...); n > 0 {
+	if listed, n := edges.list(graph.StatesOf(graph.StandingPending, f.Enforce)...); n > 0 {
 		return Condition{Reason: ReasonFinalizersPending, Message: "finalizers are declared but not yet applied, or wait for their Object to exist: " + listed}
 	}
 	return Condition{Status: true, Reason: ReasonProtected, Message: "every live reference between composed resources is protected"}

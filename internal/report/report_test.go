@@ -138,7 +138,7 @@ func TestMessagesNameAFewAndCountTheRest(t *testing.T) {
 // f is graphtest.Finalizer, short for the tables.
 var f = graphtest.Finalizer
 
-var xr = usage.Ref{APIVersion: "example.org/v1", Kind: "App", Name: "shop"}
+var xr = objectref.Ref{APIVersion: "example.org/v1", Kind: "App", Name: "shop"}
 
 // decision is how the rules decide the resources.
 type decision struct {
@@ -427,7 +427,7 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 			facts: decision{
 				resources: []graph.Resource{
 					graphtest.ConfigMap("db"), graphtest.ConfigMap("app", "db"),
-					{Name: "bucket", APIVersion: "s3.aws.upbound.io/v1beta1", Identity: graph.Identity{Group: "s3.aws.upbound.io", Kind: "Bucket", Name: "assets"}, Observed: &graph.Observed{UID: "uid-bucket"}, Desired: &graph.Desired{}},
+					{Name: "bucket", APIVersion: "s3.aws.upbound.io/v1beta1", Identity: objectref.Ref{Group: "s3.aws.upbound.io", Kind: "Bucket", Name: "assets"}, Observed: &graph.Observed{UID: "uid-bucket"}, Desired: &graph.Desired{}},
 					graphtest.ConfigMap("web", "bucket"),
 				},
 				usages: usage.All,
@@ -504,7 +504,7 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 // no Usage can express is counted unprotected, and warned about only when
 // Usages were asked for; one whose Usage is emitted isn't unprotected.
 func TestExternalReferencesAreCountedByProtectionNotWarnedAbout(t *testing.T) {
-	token := objectref.Target{APIVersion: "v1", Kind: "Secret", Namespace: "vault", Name: "token", Index: 0, Via: "dependsOn"}
+	token := objectref.Target{Ref: objectref.Ref{APIVersion: "v1", Kind: "Secret", Namespace: "vault", Name: "token"}, Index: 0, Via: "dependsOn"}
 	// A cluster-scoped Object can't use a namespaced Secret; a namespaced
 	// Object can.
 	a := graphtest.Object("a")
@@ -539,7 +539,7 @@ func TestExternalReferencesAreCountedByProtectionNotWarnedAbout(t *testing.T) {
 // over a Usage's, and that an edge neither protects is exposed, or cyclic
 // when broken.
 func TestEdgesOfSaysWhatProtectsEachEdge(t *testing.T) {
-	target := objectref.Target{Kind: "Secret", Namespace: "vault", Name: "token"}
+	target := objectref.Target{Ref: objectref.Ref{Kind: "Secret", Namespace: "vault", Name: "token"}}
 	g := &graph.Graph{
 		Edges: []graph.Edge{
 			{Dependent: "a", Target: "s"},

@@ -10,7 +10,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
-	"github.com/crossplane-contrib/function-dependencies/internal/explicit"
+	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 )
 
 // Desired is a response's desired composed resources, which the function
@@ -38,7 +38,7 @@ func (d Desired) DeclareFinalizers(name string, finalizers []string) error {
 
 // WriteReferences appends dependsOn references to an Object's desired
 // spec.references.
-func (d Desired) WriteReferences(name string, refs []explicit.Reference) error {
+func (d Desired) WriteReferences(name string, refs []objectref.Ref) error {
 	values := make([]*structpb.Value, len(refs))
 	for i, ref := range refs {
 		dependsOn := map[string]any{"apiVersion": ref.APIVersion, "kind": ref.Kind, "name": ref.Name}

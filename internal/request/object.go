@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/crossplane-contrib/function-dependencies/internal/graph"
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 )
 
@@ -58,9 +57,9 @@ func (o Object) ResourceVersion() string { return text(o.metadata, "resourceVers
 
 // Identity is the object's group, kind, namespace and name. The group of an
 // invalid apiVersion is "".
-func (o Object) Identity() graph.Identity {
+func (o Object) Identity() objectref.Ref {
 	group, _ := o.Group()
-	return graph.Identity{Group: group, Kind: o.Kind(), Namespace: o.Namespace(), Name: o.Name()}
+	return objectref.Ref{Group: group, Kind: o.Kind(), Namespace: o.Namespace(), Name: o.Name()}
 }
 
 // IsObject tells whether the object is a provider-kubernetes Object.
@@ -120,19 +119,19 @@ func (o Object) References(group string) ([]objectref.Target, field.ErrorList) {
 
 // Manifest is what an Object's spec.forProvider.manifest names, and false
 // when it names nothing valid.
-func (o Object) Manifest() (objectref.Target, bool) {
+func (o Object) Manifest() (objectref.Ref, bool) {
 	m := ObjectOf(value(o.s, "spec", "forProvider", "manifest").GetStructValue())
 	group, valid := m.Group()
-	t := objectref.Target{APIVersion: m.APIVersion(), Group: group, Kind: m.Kind(), Namespace: m.Namespace(), Name: m.Name()}
+	t := objectref.Ref{APIVersion: m.APIVersion(), Group: group, Kind: m.Kind(), Namespace: m.Namespace(), Name: m.Name()}
 	return t, valid && t.Kind != "" && t.Name != ""
 }
 
 // UsedBy is what a Usage's spec.by names, in the Usage's namespace, and
 // false when its apiVersion is invalid.
-func (o Object) UsedBy() (objectref.Target, bool) {
+func (o Object) UsedBy() (objectref.Ref, bool) {
 	by := ObjectOf(value(o.s, "spec", "by").GetStructValue())
 	group, valid := by.Group()
-	return objectref.Target{
+	return objectref.Ref{
 		APIVersion: by.APIVersion(), Group: group, Kind: by.Kind(),
 		Namespace: o.Namespace(), Name: text(by.s, "resourceRef", "name"),
 	}, valid

@@ -15,6 +15,7 @@ import (
 
 	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
+	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 )
 
 // The APIs a Usage can be written in.
@@ -57,17 +58,6 @@ func ExternalKey(dependent, group, kind, namespace, name string) string {
 // name is valid wherever Kubernetes puts it.
 const maxName = 63
 
-// A Ref names one end of an edge.
-type Ref struct {
-	APIVersion string
-	Kind       string
-	Namespace  string
-	Name       string
-	// UID is the composite's, when it names the owner; a Usage's ends don't
-	// need one.
-	UID string
-}
-
 // An Edge is a dependency to protect.
 type Edge struct {
 	// Key is the composition resource name of the edge's Usage.
@@ -75,7 +65,7 @@ type Edge struct {
 	// Dependent and Dependency describe the ends for the Usage's reason.
 	Dependent, Dependency string
 	// By uses Of: Of can't be deleted while By exists.
-	By, Of Ref
+	By, Of objectref.Ref
 }
 
 // A Problem is an edge no Usage of the API can protect, and why.
@@ -128,7 +118,7 @@ type Options struct {
 	API string
 	// Owner names the composite resource, so that the Usages of two
 	// composites never share a name.
-	Owner Ref
+	Owner objectref.Ref
 	// Observed are the Usages this function emitted that exist, as
 	// observed, by composition resource name. An edge whose Usage one of
 	// them already is keeps that Usage's name when the edge's own key
@@ -208,7 +198,7 @@ func Decide(g *graph.Graph, o Options) Plan {
 		if why != "" && !report {
 			return false
 		}
-		if state != graph.Declared && state != graph.Protected && state != graph.TargetDeleting {
+		if !state.Live() && state != graph.TargetDeleting { // An end doesn't exist, or the edge is broken.
 			return true
 		}
 		if why != "" {
@@ -239,7 +229,7 @@ func Decide(g *graph.Graph, o Options) Plan {
 			}
 			handOver = true
 		}
-		e := Edge{Key: Key(d.Name, t.Name), Dependent: d.Name, Dependency: t.Name, By: refOf(d), Of: refOf(t)}
+		e := Edge{Key: Key(d.Name, t.Name), Dependent: d.Name, Dependency: t.Name, By: d.Ref(), Of: t.Ref()}
 		e.Key = o.keyOf(e, p.Usages)
 		if handOver && !o.observed(e.Key) {
 			continue
@@ -255,8 +245,8 @@ func Decide(g *graph.Graph, o Options) Plan {
 	for i, ge := range g.External {
 		d, t := g.Resource(ge.Dependent), ge.Target
 		e := Edge{
-			Key: ExternalKey(d.Name, t.Group, t.Kind, t.Namespace, t.Name), Dependent: d.Name, Dependency: t.Describe(),
-			By: refOf(d), Of: Ref{APIVersion: t.APIVersion, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name},
+			Key: ExternalKey(d.Name, t.Group, t.Kind, t.Namespace, t.Name), Dependent: d.Name, Dependency: t.String(),
+			By: d.Ref(), Of: t.Ref,
 		}
 		e.Key = o.keyOf(e, p.Usages)
 		state := stateOf(d, nil, o.observed(e.Key), false)
@@ -288,11 +278,7 @@ func stateOf(d, t *graph.Resource, observed, broken bool) graph.State {
 	}
 }
 
-func refOf(r *graph.Resource) Ref {
-	return Ref{APIVersion: r.APIVersion, Kind: r.Identity.Kind, Namespace: r.Identity.Namespace, Name: r.Identity.Name}
-}
-
-func write(api string, owner Ref, e Edge) (map[string]any, string) {
+func write(api string, owner objectref.Ref, e Edge) (map[string]any, string) {
 	byScoped, ofScoped := e.By.Namespace != "", e.Of.Namespace != ""
 	kind := "Usage"
 	metadata := map[string]any{"name": name(owner, e.Key), "labels": map[string]any{Label: "true"}}
@@ -326,7 +312,7 @@ func write(api string, owner Ref, e Edge) (map[string]any, string) {
 	}, ""
 }
 
-func ref(r Ref, withNamespace bool) map[string]any {
+func ref(r objectref.Ref, withNamespace bool) map[string]any {
 	resourceRef := map[string]any{"name": r.Name}
 	if withNamespace {
 		resourceRef["namespace"] = r.Namespace
@@ -336,7 +322,7 @@ func ref(r Ref, withNamespace bool) map[string]any {
 
 // name is the Usage's name: readable from its key, and unique by a hash of
 // the owner and the key, within maxName characters.
-func name(owner Ref, key string) string {
+func name(owner objectref.Ref, key string) string {
 	sum := sha256.Sum256([]byte(strings.Join([]string{owner.APIVersion, owner.Kind, owner.Namespace, owner.Name, key}, "/")))
 	suffix := "-" + hex.EncodeToString(sum[:])[:8]
 	var b strings.Builder

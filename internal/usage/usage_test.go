@@ -13,20 +13,20 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 )
 
-var xr = Ref{APIVersion: "example.org/v1", Kind: "App", Namespace: "team", Name: "shop"}
+var xr = objectref.Ref{APIVersion: "example.org/v1", Kind: "App", Namespace: "team", Name: "shop"}
 
 func TestUsageKindAndScopeFollowTheEnds(t *testing.T) {
-	cm := Ref{APIVersion: "v1", Kind: "ConfigMap", Namespace: "team", Name: "settings"}
-	other := Ref{APIVersion: "v1", Kind: "Secret", Namespace: "vault", Name: "token"}
-	deploy := Ref{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "team", Name: "web"}
-	bucket := Ref{APIVersion: "s3.aws.upbound.io/v1beta1", Kind: "Bucket", Name: "assets"}
-	role := Ref{APIVersion: "iam.aws.upbound.io/v1beta1", Kind: "Role", Name: "writer"}
-	edge := func(by, of Ref) Edge {
+	cm := objectref.Ref{APIVersion: "v1", Kind: "ConfigMap", Namespace: "team", Name: "settings"}
+	other := objectref.Ref{APIVersion: "v1", Kind: "Secret", Namespace: "vault", Name: "token"}
+	deploy := objectref.Ref{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "team", Name: "web"}
+	bucket := objectref.Ref{APIVersion: "s3.aws.upbound.io/v1beta1", Kind: "Bucket", Name: "assets"}
+	role := objectref.Ref{APIVersion: "iam.aws.upbound.io/v1beta1", Kind: "Role", Name: "writer"}
+	edge := func(by, of objectref.Ref) Edge {
 		return Edge{Key: "usage-a-b", Dependent: "a", Dependency: "b", By: by, Of: of}
 	}
 	// The label tells the function its own Usages when it observes them.
 	labels := map[string]any{Label: "true"}
-	spec := func(of map[string]any, by Ref) map[string]any {
+	spec := func(of map[string]any, by objectref.Ref) map[string]any {
 		return map[string]any{"of": of, "by": ref(by, false), "reason": "a depends on b (function-dependencies)", "replayDeletion": true}
 	}
 	cases := map[string]struct {
@@ -96,7 +96,7 @@ func TestNamesAreShortUniquePerCompositeAndReadable(t *testing.T) {
 	if n != name(xr, long) {
 		t.Error("name(...) differs for the same key")
 	}
-	if n == name(Ref{APIVersion: xr.APIVersion, Kind: xr.Kind, Namespace: xr.Namespace, Name: "other"}, long) {
+	if n == name(objectref.Ref{APIVersion: xr.APIVersion, Kind: xr.Kind, Namespace: xr.Namespace, Name: "other"}, long) {
 		t.Error("two composites' Usages of the same edge share a name")
 	}
 	if got := name(xr, "usage-Web_1-db"); !strings.HasPrefix(got, "usage-web-1-db-") || len(got) != len("usage-web-1-db-")+8 {
@@ -144,19 +144,19 @@ func TestKeysFollowTheirRule(t *testing.T) {
 // bucket is a live cluster-scoped resource that is not an Object.
 func bucket(name string) graph.Resource {
 	return graph.Resource{
-		Name: name, APIVersion: "s3.aws.upbound.io/v1beta1", Identity: graph.Identity{Group: "s3.aws.upbound.io", Kind: "Bucket", Name: name},
+		Name: name, APIVersion: "s3.aws.upbound.io/v1beta1", Identity: objectref.Ref{Group: "s3.aws.upbound.io", Kind: "Bucket", Name: name},
 		Observed: &graph.Observed{UID: "uid-" + name}, Desired: &graph.Desired{},
 	}
 }
 
 // secret is a reference to a Secret, which no composed resource is here.
 func secret(namespace, name string) objectref.Target {
-	return objectref.Target{APIVersion: "v1", Kind: "Secret", Namespace: namespace, Name: name}
+	return objectref.Target{Ref: objectref.Ref{APIVersion: "v1", Kind: "Secret", Namespace: namespace, Name: name}}
 }
 
 // end is how a Usage names the resource.
-func end(r graph.Resource) Ref {
-	return Ref{APIVersion: r.APIVersion, Kind: r.Identity.Kind, Namespace: r.Identity.Namespace, Name: r.Identity.Name}
+func end(r graph.Resource) objectref.Ref {
+	return objectref.Ref{APIVersion: r.APIVersion, Group: r.Identity.Group, Kind: r.Identity.Kind, Namespace: r.Identity.Namespace, Name: r.Identity.Name}
 }
 
 // between is the edge from one composed resource to another.
@@ -168,8 +168,8 @@ func between(d, t graph.Resource) Edge {
 // composition.
 func outside(d graph.Resource, t objectref.Target) Edge {
 	return Edge{
-		Key: ExternalKey(d.Name, t.Group, t.Kind, t.Namespace, t.Name), Dependent: d.Name, Dependency: t.Describe(),
-		By: end(d), Of: Ref{APIVersion: t.APIVersion, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name},
+		Key: ExternalKey(d.Name, t.Group, t.Kind, t.Namespace, t.Name), Dependent: d.Name, Dependency: t.String(),
+		By: end(d), Of: objectref.Ref{APIVersion: t.APIVersion, Group: t.Group, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name},
 	}
 }
 
@@ -273,7 +273,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 		"InsteadUsesTheEdgesAFinalizerProtectsOnly": {
 			reason: "With Usages instead of finalizers, and no policy for the rest, the edges of an Object get a Usage and nothing else does; one no Usage can express is left to its finalizer, which protects it: nothing to report.",
 			args: args{
-				resources: []graph.Resource{shared, d1, db, app, graphtest.With(graphtest.Object("web"), graphtest.Referencing(objectref.Target{APIVersion: "v1", Kind: "ConfigMap", Namespace: "team", Name: "db"}))},
+				resources: []graph.Resource{shared, d1, db, app, graphtest.With(graphtest.Object("web"), graphtest.Referencing(objectref.Target{Ref: objectref.Ref{APIVersion: "v1", Kind: "ConfigMap", Namespace: "team", Name: "db"}}))},
 				objects:   Instead,
 			},
 			want: want{

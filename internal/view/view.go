@@ -55,16 +55,16 @@ func Of(g *graph.Graph, edges []report.Edge, external []report.External, held ma
 		v.Nodes = append(v.Nodes, Node{Name: r.Name, Kind: r.Identity.Kind, Scope: scope(r.Identity.Namespace), State: nodeState(r, held)})
 	}
 	for _, e := range edges {
-		v.Edges = append(v.Edges, Edge{From: e.Dependent, To: e.Target, Origin: origin(e.Origin), Protection: protectionName(e.Protection), State: edgeState(e.State, enforce)})
+		v.Edges = append(v.Edges, Edge{From: e.Dependent, To: e.Target, Origin: origin(e.Origin), Protection: protectionName(e.Protection), State: e.State.Standing(enforce).String()})
 	}
 	seen := map[string]bool{}
 	for _, e := range external {
-		name := strings.Join(slices.DeleteFunc([]string{e.Target.Kind, e.Target.Namespace, e.Target.Name}, func(s string) bool { return s == "" }), "/")
+		name := e.Target.Path()
 		if !seen[name] {
 			seen[name] = true
 			v.Nodes = append(v.Nodes, Node{Name: name, Kind: e.Target.Kind, Scope: scope(e.Target.Namespace), State: "external"})
 		}
-		v.Edges = append(v.Edges, Edge{From: e.Dependent, To: name, Origin: "reference", Protection: protectionName(e.Protection), State: edgeState(e.State, enforce)})
+		v.Edges = append(v.Edges, Edge{From: e.Dependent, To: name, Origin: "reference", Protection: protectionName(e.Protection), State: e.State.Standing(enforce).String()})
 	}
 	// Stable, so that an external node named like a composed resource comes
 	// after it.
@@ -112,24 +112,6 @@ func protectionName(p report.Protection) string {
 		return "usage"
 	default:
 		return "none"
-	}
-}
-
-func edgeState(s graph.State, enforce bool) string {
-	switch s {
-	case graph.Protected:
-		return "protected"
-	case graph.Declared:
-		if enforce {
-			return "pending"
-		}
-		return "missing"
-	case graph.Pending:
-		return "pending"
-	case graph.Releasing:
-		return "stale"
-	default:
-		return "missing"
 	}
 }
 

@@ -27,7 +27,7 @@ func object(name, namespace string, references ...objectref.Target) graph.Resour
 	}
 	return graph.Resource{
 		Name: name, APIVersion: group + "/v1alpha1", IsObject: true,
-		Identity:   graph.Identity{Group: group, Kind: objectref.Kind, Namespace: namespace, Name: name},
+		Identity:   objectref.Ref{Group: group, Kind: objectref.Kind, Namespace: namespace, Name: name},
 		Observed:   &graph.Observed{UID: "uid-" + name, Finalizers: []string{objectref.ObjectFinalizer}},
 		Desired:    &graph.Desired{},
 		References: references,
@@ -36,7 +36,7 @@ func object(name, namespace string, references ...objectref.Target) graph.Resour
 
 // to is a reference to the cluster-scoped Object of the name.
 func to(name string) objectref.Target {
-	return objectref.Target{APIVersion: "kubernetes.crossplane.io/v1alpha1", Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: name, Via: "dependsOn"}
+	return objectref.Target{Ref: objectref.Ref{APIVersion: "kubernetes.crossplane.io/v1alpha1", Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: name}, Via: "dependsOn"}
 }
 
 func f(name string) string { return objectref.Finalizer("uid-" + name) }
@@ -51,19 +51,19 @@ func example() (*graph.Graph, []report.Edge, []report.External, map[string]strin
 	namespace.Observed.Finalizers = []string{f("config"), f("old")}
 	config := object("config", "", to("namespace"))
 	config.Observed.Ready = true
-	web := object("web", "team", to("namespace"), to("cert"), objectref.Target{APIVersion: "v1", Kind: "Secret", Namespace: "vault", Name: "token", Via: "dependsOn"})
+	web := object("web", "team", to("namespace"), to("cert"), objectref.Target{Ref: objectref.Ref{APIVersion: "v1", Kind: "Secret", Namespace: "vault", Name: "token"}, Via: "dependsOn"})
 	cert := object("cert", "")
 	cert.Observed.Deleting = true
 	old := object("old", "", to("namespace"))
 	old.Observed.Deleting, old.Desired = true, nil
 	resources := []graph.Resource{
 		namespace, config, web, cert, old,
-		{Name: "job", Identity: graph.Identity{Kind: "Job", Namespace: "team", Name: "job"}, Desired: &graph.Desired{}, DependsOn: []string{"web"}},
-		{Name: "cache", Identity: graph.Identity{Kind: "ConfigMap", Namespace: "team", Name: "cache"}, Desired: &graph.Desired{}},
-		{Name: "legacy", Identity: graph.Identity{Kind: "ConfigMap", Namespace: "team", Name: "legacy"}, Observed: &graph.Observed{UID: "uid-legacy"}},
+		{Name: "job", Identity: objectref.Ref{Kind: "Job", Namespace: "team", Name: "job"}, Desired: &graph.Desired{}, DependsOn: []string{"web"}},
+		{Name: "cache", Identity: objectref.Ref{Kind: "ConfigMap", Namespace: "team", Name: "cache"}, Desired: &graph.Desired{}},
+		{Name: "legacy", Identity: objectref.Ref{Kind: "ConfigMap", Namespace: "team", Name: "legacy"}, Observed: &graph.Observed{UID: "uid-legacy"}},
 	}
 	g := graph.New(resources, graph.Options{})
-	use := usage.Decide(g, usage.Options{Policy: usage.External, API: usage.ProtectionAPI, Owner: usage.Ref{APIVersion: "example.org/v1", Kind: "App", Name: "shop"}})
+	use := usage.Decide(g, usage.Options{Policy: usage.External, API: usage.ProtectionAPI, Owner: objectref.Ref{APIVersion: "example.org/v1", Kind: "App", Name: "shop"}})
 	edges, external := report.EdgesOf(g, finalizer.Declare(g, nil), use)
 	return g, edges, external, map[string]string{"job": "waits for web to be ready"}
 }

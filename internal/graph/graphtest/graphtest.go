@@ -19,7 +19,7 @@ const objectAPIVersion = "kubernetes.crossplane.io/v1alpha2"
 func Object(name string, references ...string) graph.Resource {
 	r := graph.Resource{
 		Name: name, APIVersion: objectAPIVersion, IsObject: true,
-		Identity: graph.Identity{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: name},
+		Identity: objectref.Ref{Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: name},
 		Observed: &graph.Observed{UID: "uid-" + name, Finalizers: []string{objectref.ObjectFinalizer}},
 		Desired:  &graph.Desired{},
 	}
@@ -36,14 +36,14 @@ func Object(name string, references ...string) graph.Resource {
 // not an Object, depending on the composed resources by the input's word.
 func ConfigMap(name string, dependsOn ...string) graph.Resource {
 	return graph.Resource{
-		Name: name, APIVersion: "v1", Identity: graph.Identity{Kind: "ConfigMap", Namespace: "team", Name: name},
+		Name: name, APIVersion: "v1", Identity: objectref.Ref{Kind: "ConfigMap", Namespace: "team", Name: name},
 		Observed: &graph.Observed{UID: "uid-" + name}, Desired: &graph.Desired{}, DependsOn: dependsOn,
 	}
 }
 
 // ClusterObject is a reference to the cluster-scoped Object of the name.
 func ClusterObject(name string) objectref.Target {
-	return objectref.Target{APIVersion: objectAPIVersion, Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: name}
+	return objectref.Target{Ref: objectref.Ref{APIVersion: objectAPIVersion, Group: objectref.ClusterGroup, Kind: objectref.Kind, Name: name}}
 }
 
 // Finalizer is the reference finalizer of the Object of the name, which the
