@@ -410,3 +410,49 @@ func TestDecodeNamesEveryFieldOfTheWrongType(t *testing.T) {
 		})
 	}
 }
+
+// TestEachStepRefusesTheFieldsItDoesntRead proves that a field the step
+// ignores is an error naming it, rather than a setting that silently does
+// nothing, and that a field the step reads is accepted.
+func TestEachStepRefusesTheFieldsItDoesntRead(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		step   Step
+		input  string
+		want   string
+	}{
+		"CompositionObjectSelector": {
+			reason: "Only an Operation selects Objects.",
+			step:   StepComposition,
+			input:  `{"objectSelector": {"matchLabels": {"team": "a"}}}`,
+			want:   "objectSelector: Forbidden: only an Operation reads it; a Composition step handles the composite's own resources",
+		},
+		"CompositionEverythingElse": {
+			reason: "A Composition step reads every other field.",
+			step:   StepComposition,
+			input:  `{"mode": "Report", "onCycle": "Warning", "references": "Ignore", "usages": "All", "protection": "Both", "usageAPI": "apiextensions.crossplane.io/v1beta1", "creation": "WaitForReady", "graph": "Context", "dependencies": [{"resource": "a", "dependsOn": ["b"]}]}`,
+		},
+		"OperationCompositionFields": {
+			reason: "An Operation protects no composite's edges: each field that says how is named, in order.",
+			step:   StepOperation,
+			input:  `{"onCycle": "Warning", "usages": "All", "dependencies": [{"resource": "a", "dependsOn": ["b"]}]}`,
+			want:   "[dependencies: Forbidden: only a Composition step reads it; an Operation protects no composite's edges, and breaks every cycle with a warning, onCycle: Forbidden: only a Composition step reads it; an Operation protects no composite's edges, and breaks every cycle with a warning, usages: Forbidden: only a Composition step reads it; an Operation protects no composite's edges, and breaks every cycle with a warning]",
+		},
+		"OperationModeAndSelector": {
+			reason: "An Operation reads mode and objectSelector.",
+			step:   StepOperation,
+			input:  `{"mode": "Report", "objectSelector": {"matchLabels": {"team": "a"}}}`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := ""
+			if _, err := DecodeFor([]byte(tc.input), tc.step); err != nil {
+				got = err.Error()
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nDecodeFor(%s, %s): -want error, +got:\n%s", tc.reason, tc.input, tc.step, diff)
+			}
+		})
+	}
+}
