@@ -5,8 +5,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/crossplane-contrib/function-dependencies/internal/request"
-	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
 	"maps"
 	"os"
 	"slices"
@@ -23,6 +21,8 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/response"
 
+	"github.com/crossplane-contrib/function-dependencies/internal/request"
+	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
 	"github.com/crossplane-contrib/function-dependencies/test/harness"
 )
 

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
 	"maps"
 	"slices"
 	"testing"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
 )
 
 // BenchmarkOperationSweep is a CronOperation's sweep of n Objects, each

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
 	"maps"
 	"slices"
 	"testing"
@@ -15,6 +14,8 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/response"
+
+	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
 )
 
 // The benchmarks measure RunFunction against the floor: a pass-through

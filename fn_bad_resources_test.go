@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
+	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
 	"github.com/crossplane-contrib/function-dependencies/test/harness"
 )
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -14,6 +13,8 @@ import (
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
+
+	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
 )
 
 func TestFunctionDeclaresWhatIsMissingAndReportsOnlyWhatNeedsAttention(t *testing.T) {

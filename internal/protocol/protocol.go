@@ -57,7 +57,7 @@ const DependentLabel = "dependencies.fn.crossplane.io/composite-uid"
 // Objects it asks for: it never changes while one is deleted.
 const DependentGroupLabel = "dependencies.fn.crossplane.io/dependent-group"
 
-// ProtectionLabel, set to ProtectedByUsages, marks each Object whose edges
+// ProtectionLabel marks, set to ProtectedByUsages, each Object whose edges
 // to other composed resources the Composition step protects with Usages
 // instead of reference finalizers (protection: Usages), so that an
 // Operation's sweep doesn't put back the finalizers it left out.
@@ -66,7 +66,7 @@ const ProtectionLabel = "dependencies.fn.crossplane.io/protection"
 // ProtectedByUsages is ProtectionLabel's value.
 const ProtectedByUsages = "Usages"
 
-// ObjectVersion is the apiVersion of each Object API group that every
+// objectVersions holds the apiVersion of each Object API group that every
 // provider-kubernetes release serving the group stores: the function lists
 // and applies Objects at it. Another version is converted by the provider's
 // webhook on every read and apply.

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
-	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
 	"maps"
 	"math/rand/v2"
 	"regexp"
@@ -24,6 +22,8 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
+	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
 	"github.com/crossplane-contrib/function-dependencies/test/harness"
 	"github.com/crossplane-contrib/function-dependencies/test/oracle"
 )

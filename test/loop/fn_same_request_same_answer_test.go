@@ -2,7 +2,6 @@ package loop
 
 import (
 	"fmt"
-	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -12,6 +11,8 @@ import (
 	"google.golang.org/protobuf/testing/protocmp"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
 )
 
 // generatedRequest composes n Objects around a few shared ones, in the shape

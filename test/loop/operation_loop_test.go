@@ -3,7 +3,6 @@ package loop
 import (
 	"flag"
 	"fmt"
-	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -14,6 +13,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/teardown"
 )
 

@@ -4,18 +4,18 @@ package requesttest
 
 import (
 	"fmt"
-	"google.golang.org/protobuf/proto"
 	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
-	"github.com/crossplane/function-sdk-go/resource"
 )
 
 // A Shape describes a generated request.

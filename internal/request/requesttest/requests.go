@@ -2,21 +2,23 @@ package requesttest
 
 import (
 	"fmt"
-	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
-	"github.com/crossplane-contrib/function-dependencies/internal/request"
-	"github.com/crossplane/function-sdk-go/errors"
-	"github.com/crossplane/function-sdk-go/logging"
-	"github.com/crossplane/function-sdk-go/response"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/structpb"
 	"slices"
 
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+	"github.com/crossplane/function-sdk-go/errors"
+	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/response"
+
+	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
+	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+	"github.com/crossplane-contrib/function-dependencies/internal/request"
 )
 
+// The apiVersions of Objects, and the prefix of reference finalizers.
 const (
 	ClusterObject    = "kubernetes.crossplane.io/v1alpha2"
 	NamespacedObject = "kubernetes.m.crossplane.io/v1alpha1"
@@ -36,6 +38,7 @@ type Obj struct {
 	References string // JSON of spec.references; "" leaves it out
 }
 
+// Resource is the Obj as a request holds it.
 func (o Obj) Resource() *fnv1.Resource {
 	metadata := map[string]any{}
 	if o.Name != "" {
@@ -77,8 +80,10 @@ func (o Obj) Resource() *fnv1.Resource {
 	return &fnv1.Resource{Resource: MustStruct(m)}
 }
 
+// DependsOn is spec.references, as JSON, with one dependsOn of the name.
 func DependsOn(name string) string { return fmt.Sprintf(`[{"dependsOn": {"name": %q}}]`, name) }
 
+// ClusterXR is a cluster-scoped composite without a UID.
 var ClusterXR = &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion": "example.org/v1alpha1", "kind": "XApp", "metadata": {"name": "app"}}`)}
 
 // Issue371Request is a cluster-scoped XR with one shared Object and n
@@ -114,6 +119,8 @@ func Issue371Request(n int, carried []int, input string, change func(*fnv1.RunFu
 	return req
 }
 
+// UIDFinalizers are the reference finalizers of Issue371Request's first n
+// dependents.
 func UIDFinalizers(n int) []string {
 	var out []string
 	for i := range n {
@@ -122,6 +129,7 @@ func UIDFinalizers(n int) []string {
 	return out
 }
 
+// CycleRequest is two Objects, a and b, that reference each other.
 func CycleRequest(input string) *fnv1.RunFunctionRequest {
 	req := &fnv1.RunFunctionRequest{
 		Observed: &fnv1.State{Composite: ClusterXR, Resources: map[string]*fnv1.Resource{
@@ -139,6 +147,7 @@ func CycleRequest(input string) *fnv1.RunFunctionRequest {
 	return req
 }
 
+// Condition is the function's DeletionOrdered condition.
 func Condition(status fnv1.Status, reason, message string) *fnv1.Condition {
 	return &fnv1.Condition{Type: "DeletionOrdered", Status: status, Reason: reason, Message: &message, Target: fnv1.Target_TARGET_COMPOSITE.Enum()}
 }
@@ -148,22 +157,30 @@ func ProtectedCondition(message string) *fnv1.Condition {
 	return Condition(fnv1.Status_STATUS_CONDITION_TRUE, "Protected", message)
 }
 
+// FalseCondition is DeletionOrdered False.
 func FalseCondition(reason, message string) *fnv1.Condition {
 	return Condition(fnv1.Status_STATUS_CONDITION_FALSE, reason, message)
 }
 
+// Result is a result about the composite.
 func Result(s fnv1.Severity, reason, message string) *fnv1.Result {
 	return &fnv1.Result{Severity: s, Reason: &reason, Message: message, Target: fnv1.Target_TARGET_COMPOSITE.Enum()}
 }
 
+// Normal is a Normal result.
 func Normal(reason, message string) *fnv1.Result {
 	return Result(fnv1.Severity_SEVERITY_NORMAL, reason, message)
 }
 
+// Summary is the Normal result that sums up the graph.
 func Summary(message string) *fnv1.Result { return Normal("Summary", message) }
+
+// Warning is a Warning result.
 func Warning(reason, message string) *fnv1.Result {
 	return Result(fnv1.Severity_SEVERITY_WARNING, reason, message)
 }
+
+// Fatal is a Fatal result.
 func Fatal(reason, message string) *fnv1.Result {
 	return Result(fnv1.Severity_SEVERITY_FATAL, reason, message)
 }
