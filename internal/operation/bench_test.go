@@ -1,7 +1,6 @@
-package main
+package operation
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -12,7 +11,9 @@ import (
 
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/response"
 
+	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
 	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
 )
 
@@ -28,9 +29,13 @@ import (
 // --max-recv-message-size (4 MiB by default); core accepts responses up to
 // gRPC's default, 4 MiB.
 //
-//	go test -run '^$' -bench '^BenchmarkOperationSweep$' .
+//	go test -run '^$' -bench '^BenchmarkOperationSweep$' ./internal/operation
 func BenchmarkOperationSweep(b *testing.B) {
-	f := &Function{log: logging.NewNopLogger()}
+	in, err := v1beta1.DecodeFor(nil, v1beta1.StepOperation)
+	if err != nil {
+		b.Fatal(err)
+	}
+	log := logging.NewNopLogger()
 	for _, n := range []int{1_000, 5_000, 10_000} {
 		b.Run(fmt.Sprintf("Objects=%d", n), func(b *testing.B) {
 			objects, targets := sweepCluster(n)
@@ -42,7 +47,8 @@ func BenchmarkOperationSweep(b *testing.B) {
 			for b.Loop() {
 				req := &fnv1.RunFunctionRequest{Desired: &fnv1.State{}}
 				for range 3 {
-					rsp, _ := f.RunFunction(context.Background(), req)
+					rsp := response.To(req, response.DefaultTTL)
+					Run(in, req, rsp, log)
 					last, lastRsp = proto.Size(req), proto.Size(rsp)
 					required := map[string]*fnv1.Resources{}
 					for name, sel := range rsp.GetRequirements().GetResources() {
