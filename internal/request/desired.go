@@ -33,7 +33,7 @@ func (d Desired) Remove(name string) { delete(d.s.GetResources(), name) }
 // metadata.finalizers, creating the list and metadata as needed and keeping
 // every entry already there.
 func (d Desired) DeclareFinalizers(name string, finalizers []string) error {
-	return appendTo(d.s.GetResources()[name], "metadata", "finalizers", strings(finalizers).GetListValue().GetValues())
+	return appendTo(d.s.GetResources()[name], "metadata", "finalizers", stringList(finalizers).GetListValue().GetValues())
 }
 
 // WriteReferences appends dependsOn references to an Object's desired
@@ -132,8 +132,8 @@ func errNotA(field, what string) error {
 	return errors.Errorf("%s is not %s", field, what)
 }
 
-// strings is a list value of strings.
-func strings(items []string) *structpb.Value {
+// stringList is a list value of strings.
+func stringList(items []string) *structpb.Value {
 	values := make([]*structpb.Value, len(items))
 	for i, s := range items {
 		values[i] = structpb.NewStringValue(s)

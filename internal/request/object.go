@@ -114,7 +114,7 @@ func (o Object) ControllerUID() string {
 // provider-kubernetes defaults them for an Object of the group, and the
 // problems of those that can't be read.
 func (o Object) References(group string) ([]objectref.Target, field.ErrorList) {
-	return objectref.Parse(group, value(o.s, "spec", "references"))
+	return parseReferences(group, value(o.s, "spec", "references"))
 }
 
 // Manifest is what an Object's spec.forProvider.manifest names, and false

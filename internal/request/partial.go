@@ -15,7 +15,7 @@ func Partial(r *graph.Resource, finalizers []string) *structpb.Struct {
 	metadata := map[string]*structpb.Value{
 		"name":       structpb.NewStringValue(r.Identity.Name),
 		"uid":        structpb.NewStringValue(r.UID()),
-		"finalizers": strings(finalizers),
+		"finalizers": stringList(finalizers),
 	}
 	return object(r.APIVersion, r.Identity.Kind, r.Identity.Namespace, metadata)
 }

@@ -1,4 +1,4 @@
-package objectref
+package request
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 	"github.com/crossplane-contrib/function-dependencies/test/oracle"
 )
 
@@ -23,7 +24,7 @@ import (
 // one an error on its field; an entry that sets both an error too; nothing
 // else is returned, and the answer is the same twice.
 //
-//	go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 10m ./internal/objectref
+//	go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 10m ./internal/request
 func FuzzParse(f *testing.F) {
 	for _, seed := range []string{
 		`null`, `{}`, `"x"`, `[]`, `[null]`, `[{}]`, `[{"dependsOn": null}]`, `["x"]`,
@@ -47,12 +48,12 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			t.Skip()
 		}
-		group := ClusterGroup
+		group := objectref.ClusterGroup
 		if namespaced {
-			group = NamespacedGroup
+			group = objectref.NamespacedGroup
 		}
-		targets, errs := Parse(group, value)
-		targets2, errs2 := Parse(group, value)
+		targets, errs := parseReferences(group, value)
+		targets2, errs2 := parseReferences(group, value)
 		if fmt.Sprint(targets, errs) != fmt.Sprint(targets2, errs2) {
 			t.Fatalf("Parse(%s) answers differently twice", data)
 		}
@@ -89,9 +90,9 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("Parse(%s): error %q on an entry the rules find valid", data, e.Error())
 			}
 		}
-		want := make([]Target, len(valid))
+		want := make([]objectref.Target, len(valid))
 		for i, v := range valid {
-			want[i] = Target{Ref: Ref{Group: v.Group, Kind: v.Kind, Namespace: v.Namespace, Name: v.Name}, Index: v.Index, Via: v.Via}
+			want[i] = objectref.Target{Ref: objectref.Ref{Group: v.Group, Kind: v.Kind, Namespace: v.Namespace, Name: v.Name}, Index: v.Index, Via: v.Via}
 		}
 		if len(targets) != len(want) {
 			t.Fatalf("Parse(%s) = %+v, want %+v", data, targets, want)
