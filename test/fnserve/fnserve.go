@@ -36,6 +36,12 @@ const MaxMessage = 4 << 20
 // dataRace is what the race detector writes when it finds a race.
 const dataRace = "WARNING: DATA RACE"
 
+// binaryEnv names, in the environment of a test process that built the
+// binary, the binary's path, which the processes it starts inherit: go test
+// -fuzz's workers run the same tests, and a build in each would take the
+// seconds a short fuzzing run has.
+const binaryEnv = "FNSERVE_FUNCTION_BINARY"
+
 // A Server is the function's binary, serving on a loopback port.
 type Server struct {
 	// Client calls the function over gRPC, with message limits of MaxMessage.
@@ -68,26 +74,35 @@ func (o *output) String() string {
 }
 
 // Start builds the function's binary into a temporary folder, with the race
-// detector when the test binary has it, starts it on a free loopback port
-// and returns it once it accepts connections. Stop ends it.
+// detector when the test binary has it, unless the process that started
+// this one did; starts it on a free loopback port and returns it once it
+// accepts connections. Stop ends it.
 func Start() (*Server, error) {
-	root, err := moduleRoot()
-	if err != nil {
-		return nil, err
+	s := &Server{exited: make(chan struct{})}
+	binary := os.Getenv(binaryEnv)
+	if binary == "" {
+		var err error
+		if binary, err = s.build(); err != nil {
+			_ = s.Stop()
+			return nil, err
+		}
 	}
-	dir, err := os.MkdirTemp("", "fnserve-")
-	if err != nil {
-		return nil, err
-	}
-	s := &Server{dir: dir, exited: make(chan struct{})}
-	if err := s.start(root); err != nil {
+	if err := s.start(binary); err != nil {
 		_ = s.Stop()
 		return nil, err
 	}
 	return s, nil
 }
 
-func (s *Server) start(root string) error {
+// build builds the binary into a temporary folder, which Stop removes.
+func (s *Server) build() (string, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	if s.dir, err = os.MkdirTemp("", "fnserve-"); err != nil {
+		return "", err
+	}
 	binary := filepath.Join(s.dir, "function-dependencies")
 	args := []string{"build", "-o", binary}
 	if raceEnabled {
@@ -96,9 +111,12 @@ func (s *Server) start(root string) error {
 	build := exec.Command("go", append(args, ".")...)
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("cannot build the function: %w\n%s", err, out)
+		return "", fmt.Errorf("cannot build the function: %w\n%s", err, out)
 	}
+	return binary, os.Setenv(binaryEnv, binary)
+}
 
+func (s *Server) start(binary string) error {
 	address, err := freeAddress()
 	if err != nil {
 		return err
@@ -107,6 +125,7 @@ func (s *Server) start(root string) error {
 	// running at the same time would fight over.
 	s.cmd = exec.Command(binary, "--insecure", "--address="+address, "--metrics-address=")
 	s.cmd.Stdout, s.cmd.Stderr = &s.out, &s.out
+	dieWithParent(s.cmd)
 	if err := s.cmd.Start(); err != nil {
 		s.cmd = nil
 		return fmt.Errorf("cannot start the function: %w", err)
@@ -169,8 +188,10 @@ func (s *Server) Stop() error {
 			errs = append(errs, fmt.Errorf("the race detector found a race in the function:\n%s", out))
 		}
 	}
-	if err := os.RemoveAll(s.dir); err != nil {
-		errs = append(errs, err)
+	if s.dir != "" {
+		if err := os.RemoveAll(s.dir); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
