@@ -36,9 +36,10 @@ import (
 // so the coverage of one input varies a little from run to run, nearly every
 // input looks new, and minimizing each would take all the time.
 //
-// The function runs in its own process, which the fuzzer doesn't instrument:
-// coverage guides it through this side only, the decoding of the request and
-// the checks, and FuzzRandomGraph's generator.
+// The fuzz targets run the function in this process (inProcess), mode by
+// mode as fn.go chooses them: the fuzzer's coverage reaches only code in its
+// own process, and the binary the other tiers call would leave it blind.
+// TestSeedRequests runs the examples through the binary over gRPC.
 
 // FuzzRunFunction runs the function on requests decoded from arbitrary
 // protobuf bytes, seeded with the examples and the unit tests' requests, and
@@ -59,7 +60,7 @@ func FuzzRunFunction(f *testing.F) {
 		}
 		f.Add(b)
 	}
-	fn := function(f)
+	fn := inProcess()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		req := &fnv1.RunFunctionRequest{}
 		if err := proto.Unmarshal(data, req); err != nil {
@@ -84,7 +85,7 @@ func FuzzRandomGraph(f *testing.F) {
 		}
 		f.Add(seed)
 	}
-	fn := function(f)
+	fn := inProcess()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		defer hangs(10 * time.Second).Stop()
 		req := genRequest(&byteChooser{data: data})

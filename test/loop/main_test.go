@@ -14,6 +14,10 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
+	"github.com/crossplane-contrib/function-dependencies/internal/composition"
+	"github.com/crossplane-contrib/function-dependencies/internal/operation"
+	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
 	"github.com/crossplane-contrib/function-dependencies/test/fnserve"
 )
 
@@ -25,10 +29,24 @@ type Function struct {
 
 // RunFunction calls the function over gRPC. The wire copies the request: the
 // answer shares nothing with it, unlike the SDK's in-process answer, so the
-// caller may change either.
+// caller may change either. Without a client, it runs the function's modes in
+// this process instead (see inProcess).
 func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	if f.client == nil {
+		// A copy, as the wire makes.
+		step, run := v1beta1.StepComposition, composition.Run
+		if req.GetObserved().GetComposite() == nil {
+			step, run = v1beta1.StepOperation, operation.Run
+		}
+		return requesttest.Run(run, step, req), nil
+	}
 	return f.client.RunFunction(ctx, req)
 }
+
+// inProcess is the function run in the test's own process, mode by mode as
+// fn.go chooses them: what the fuzz targets call, because the fuzzer's
+// coverage guides it only through code in its own process.
+func inProcess() *Function { return &Function{} }
 
 // run calls the function on the request. Nothing here cancels a call: the
 // function answers every request, and one that hangs is a failure the test's
