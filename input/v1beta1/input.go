@@ -21,8 +21,8 @@ import (
 	kjson "sigs.k8s.io/json"
 )
 
-// This isn't a custom resource, in the sense that we never install its CRD.
-// It is a KRM-like object, so we generate a CRD to describe its schema.
+// This isn't a custom resource, in the sense that its CRD is never installed.
+// It is a KRM-like object, so a CRD is generated to describe its schema.
 
 // GroupVersion is the apiVersion of the input.
 const GroupVersion = "dependencies.fn.crossplane.io/v1beta1"

@@ -46,7 +46,7 @@ const (
 	crossplaneImage = "xpkg.crossplane.io/crossplane/crossplane:v2.2.0"
 )
 
-// inputGVK is how crossplane beta validate names our input in its report.
+// inputGVK is how crossplane beta validate names the function's input in its report.
 const inputGVK = "dependencies.fn.crossplane.io/v1beta1, Kind=Input"
 
 // validator runs crossplane beta validate against one set of extensions.

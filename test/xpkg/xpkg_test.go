@@ -236,7 +236,7 @@ func checkPackage(t *testing.T, root, out, pkg string, capabilities []any) {
 }
 
 // checkPackageYAML checks the package's metadata and objects: one Function
-// meta with the composition capability, and exactly our input CRD.
+// meta with the composition capability, and exactly the function's input CRD.
 func checkPackageYAML(t *testing.T, root string, content []byte, capabilities []any) {
 	t.Helper()
 	docs := harness.Documents(t, content)
