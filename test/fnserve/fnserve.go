@@ -13,10 +13,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -53,6 +56,8 @@ type Server struct {
 	exited chan struct{}
 	err    error
 	conn   *grpc.ClientConn
+	// metrics is the URL of the binary's Prometheus metrics.
+	metrics string
 }
 
 // output collects what the binary writes to standard output and error.
@@ -121,9 +126,14 @@ func (s *Server) start(binary string) error {
 	if err != nil {
 		return err
 	}
-	// No metrics server: its default port, :8080, is one that test packages
-	// running at the same time would fight over.
-	s.cmd = exec.Command(binary, "--insecure", "--address="+address, "--metrics-address=")
+	// The metrics server on a free port of its own: its default, :8080, is
+	// one that test packages running at the same time would fight over.
+	metrics, err := freeAddress()
+	if err != nil {
+		return err
+	}
+	s.metrics = "http://" + metrics + "/metrics"
+	s.cmd = exec.Command(binary, "--insecure", "--address="+address, "--metrics-address="+metrics)
 	s.cmd.Stdout, s.cmd.Stderr = &s.out, &s.out
 	dieWithParent(s.cmd)
 	if err := s.cmd.Start(); err != nil {
@@ -162,6 +172,43 @@ func (s *Server) waitListening(address string) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return fmt.Errorf("the function did not listen on %s within 30s\n%s", address, s.out.String())
+}
+
+// InFlight is how many calls the binary's gRPC server has started and not
+// yet answered, by its own Prometheus metrics: the calls in RunFunction, as
+// the server counts them.
+func (s *Server) InFlight(ctx context.Context) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.metrics, nil)
+	if err != nil {
+		return 0, err
+	}
+	rsp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer rsp.Body.Close() //nolint:errcheck // Read to the end below; nothing to report.
+	body, err := io.ReadAll(rsp.Body)
+	if err != nil {
+		return 0, err
+	}
+	n := 0.0
+	for _, line := range strings.Split(string(body), "\n") {
+		if !strings.Contains(line, `grpc_method="RunFunction"`) {
+			continue
+		}
+		fields := strings.Fields(line)
+		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if err != nil {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(line, "grpc_server_started_total{"):
+			n += v
+		case strings.HasPrefix(line, "grpc_server_handled_total{"):
+			n -= v
+		}
+	}
+	return int(n), nil
 }
 
 // Output is what the binary wrote so far.
