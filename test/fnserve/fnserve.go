@@ -186,7 +186,7 @@ func (s *Server) InFlight(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer rsp.Body.Close() //nolint:errcheck // Read to the end below; nothing to report.
+	defer rsp.Body.Close()
 	body, err := io.ReadAll(rsp.Body)
 	if err != nil {
 		return 0, err
