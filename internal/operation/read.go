@@ -84,8 +84,9 @@ func readSweep(required map[string]*fnv1.Resources, selector *v1beta1.ObjectSele
 				continue
 			}
 			for _, d := range listObjects(&s, required, protocol.HoldersOf, labels) {
-				if _, seen := s.read[describe(d.Identity())]; !seen {
-					s.read[describe(d.Identity())] = d
+				name := describe(d.Identity())
+				if _, seen := s.read[name]; !seen {
+					s.read[name] = d
 				}
 			}
 		}
