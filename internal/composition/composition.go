@@ -98,7 +98,7 @@ func protect(g *graph.Graph, in *v1beta1.Input, xr objectref.Ref, observed map[s
 			switch {
 			case !ok:
 				return finalizer.Keep // No Usage can express the edge.
-			case s == graph.Protected && g.Resources[g.Edges[i].To].Observed.InUse:
+			case s.Holds() && g.Resources[g.Edges[i].To].Observed.InUse:
 				return finalizer.Yielded
 			default:
 				return finalizer.HandOver
@@ -110,7 +110,7 @@ func protect(g *graph.Graph, in *v1beta1.Input, xr objectref.Ref, observed map[s
 		return finalizer.Declare(g, nil), usage.Decide(g, o)
 	default:
 		fin := finalizer.Declare(g, nil)
-		o.HandOver = func(i int) bool { return fin.States[i] != graph.Protected }
+		o.HandOver = func(i int) bool { return !fin.States[i].Holds() }
 		return fin, usage.Decide(g, o)
 	}
 }
