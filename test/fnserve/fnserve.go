@@ -13,13 +13,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -55,9 +52,7 @@ type Server struct {
 	out    output
 	exited chan struct{}
 	err    error
-	conn   *grpc.ClientConn
-	// metrics is the URL of the binary's Prometheus metrics.
-	metrics string
+	close  func()
 }
 
 // output collects what the binary writes to standard output and error.
@@ -122,18 +117,13 @@ func (s *Server) build() (string, error) {
 }
 
 func (s *Server) start(binary string) error {
-	address, err := freeAddress()
+	address, err := FreeAddress()
 	if err != nil {
 		return err
 	}
-	// The metrics server on a free port of its own: its default, :8080, is
-	// one that test packages running at the same time would fight over.
-	metrics, err := freeAddress()
-	if err != nil {
-		return err
-	}
-	s.metrics = "http://" + metrics + "/metrics"
-	s.cmd = exec.Command(binary, "--insecure", "--address="+address, "--metrics-address="+metrics)
+	// No metrics server: its default port, :8080, is one that test packages
+	// running at the same time would fight over.
+	s.cmd = exec.Command(binary, "--insecure", "--address="+address, "--metrics-address=")
 	s.cmd.Stdout, s.cmd.Stderr = &s.out, &s.out
 	dieWithParent(s.cmd)
 	if err := s.cmd.Start(); err != nil {
@@ -141,74 +131,45 @@ func (s *Server) start(binary string) error {
 		return fmt.Errorf("cannot start the function: %w", err)
 	}
 	go func() { s.err = s.cmd.Wait(); close(s.exited) }()
-	if err := s.waitListening(address); err != nil {
-		return err
-	}
-
-	s.conn, err = grpc.NewClient(address,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(MaxMessage), grpc.MaxCallRecvMsgSize(MaxMessage)))
-	if err != nil {
-		return fmt.Errorf("cannot dial the function at %s: %w", address, err)
-	}
-	s.Client = fnv1.NewFunctionRunnerServiceClient(s.conn)
-	return nil
-}
-
-// waitListening returns once the binary accepts TCP connections at the
-// address, or an error when it exits first or takes over 30 seconds.
-func (s *Server) waitListening(address string) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	exited := func() error {
 		select {
 		case <-s.exited:
-			return fmt.Errorf("the function exited before listening on %s: %w\n%s", address, s.err, s.out.String())
+			return fmt.Errorf("the function exited: %w\n%s", s.err, s.out.String())
 		default:
+			return nil
+		}
+	}
+	s.Client, s.close, err = Dial(address, exited)
+	return err
+}
+
+// Dial returns a client of the function that serves at the address, with
+// message limits of MaxMessage, and a func that closes its connection, once
+// something accepts TCP connections there. It returns an error when exited
+// does, which says the server stopped before it listened, or after 30
+// seconds.
+func Dial(address string, exited func() error) (fnv1.FunctionRunnerServiceClient, func(), error) {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if err := exited(); err != nil {
+			return nil, nil, fmt.Errorf("no function listens on %s: %w", address, err)
 		}
 		if c, err := (&net.Dialer{Timeout: time.Second}).DialContext(context.Background(), "tcp", address); err == nil {
 			_ = c.Close()
-			return nil
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, nil, fmt.Errorf("the function did not listen on %s within 30s", address)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return fmt.Errorf("the function did not listen on %s within 30s\n%s", address, s.out.String())
-}
-
-// InFlight is how many calls the binary's gRPC server has started and not
-// yet answered, by its own Prometheus metrics: the calls in RunFunction, as
-// the server counts them.
-func (s *Server) InFlight(ctx context.Context) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.metrics, nil)
+	conn, err := grpc.NewClient(address,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(MaxMessage), grpc.MaxCallRecvMsgSize(MaxMessage)))
 	if err != nil {
-		return 0, err
+		return nil, nil, fmt.Errorf("cannot dial the function at %s: %w", address, err)
 	}
-	rsp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer rsp.Body.Close()
-	body, err := io.ReadAll(rsp.Body)
-	if err != nil {
-		return 0, err
-	}
-	n := 0.0
-	for _, line := range strings.Split(string(body), "\n") {
-		if !strings.Contains(line, `grpc_method="RunFunction"`) {
-			continue
-		}
-		fields := strings.Fields(line)
-		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
-		if err != nil {
-			continue
-		}
-		switch {
-		case strings.HasPrefix(line, "grpc_server_started_total{"):
-			n += v
-		case strings.HasPrefix(line, "grpc_server_handled_total{"):
-			n -= v
-		}
-	}
-	return int(n), nil
+	return fnv1.NewFunctionRunnerServiceClient(conn), func() { _ = conn.Close() }, nil
 }
 
 // Output is what the binary wrote so far.
@@ -220,8 +181,8 @@ func (s *Server) Output() string { return s.out.String() }
 // called it.
 func (s *Server) Stop() error {
 	var errs []error
-	if s.conn != nil {
-		_ = s.conn.Close()
+	if s.close != nil {
+		s.close()
 	}
 	if s.cmd != nil {
 		select {
@@ -257,8 +218,8 @@ func moduleRoot() (string, error) {
 	return filepath.Dir(gomod), nil
 }
 
-// freeAddress is a loopback address with a port nobody listens on.
-func freeAddress() (string, error) {
+// FreeAddress is a loopback address with a port nobody listens on.
+func FreeAddress() (string, error) {
 	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", fmt.Errorf("cannot find a free port: %w", err)
