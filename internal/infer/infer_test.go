@@ -5,10 +5,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"google.golang.org/protobuf/types/known/structpb"
 	"sigs.k8s.io/yaml"
 
-	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+	"github.com/crossplane-contrib/function-dependencies/internal/request"
 )
 
 var all = Kinds{ProviderConfigs: true, Credentials: true, ManagedReferences: true}
@@ -23,17 +23,13 @@ func res(t *testing.T, name string, bodies ...string) Resource {
 		if err := yaml.Unmarshal([]byte(b), &m); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		r.Bodies = append(r.Bodies, m)
+		s, err := structpb.NewStruct(m)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		r.Bodies = append(r.Bodies, request.ObjectOf(s))
 	}
-	m := r.Bodies[0]
-	meta, _ := m["metadata"].(map[string]any)
-	gv, err := schema.ParseGroupVersion(m["apiVersion"].(string))
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	r.Identity = objectref.Ref{Group: gv.Group, Kind: m["kind"].(string)}
-	r.Identity.Namespace, _ = meta["namespace"].(string)
-	r.Identity.Name, _ = meta["name"].(string)
+	r.Identity = r.Bodies[0].(request.Object).Identity()
 	return r
 }
 
