@@ -5,8 +5,10 @@ package controlplane
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -193,7 +195,7 @@ func (a *inferArm) composition(kubeconfig []byte) *unstructured.Unstructured {
 			"forProvider": map[string]any{"manifest": map[string]any{
 				"apiVersion": "v1", "kind": "ConfigMap",
 				"metadata": map[string]any{"name": fmt.Sprintf("app-%02d", i), "namespace": a.namespace()},
-				"data":     map[string]any{"index": fmt.Sprint(i)},
+				"data":     map[string]any{"index": strconv.Itoa(i)},
 			}},
 		}))
 	}
@@ -460,7 +462,7 @@ func (st inferredState) ready(a *inferArm) error {
 	}
 	switch {
 	case !st.xr:
-		return fmt.Errorf("no XR")
+		return errors.New("no XR")
 	case len(st.dependents) != a.n || a.composesSecret != (st.secretObject != nil) || st.providerConfig == nil:
 		return fmt.Errorf("composed so far: %s", st)
 	case len(notReady) > 0:
@@ -503,7 +505,7 @@ func (st inferredState) String() string {
 		parts = append(parts, fmt.Sprintf("%d ClusterUsages", st.usages))
 	}
 	if st.configMaps > 0 {
-		parts = append(parts, fmt.Sprintf("%d remote ConfigMaps", st.configMaps))
+		parts = append(parts, fmt.Sprintf("remote ConfigMaps: %d", st.configMaps))
 	}
 	if st.secret {
 		parts = append(parts, "the remote Secret")
@@ -558,7 +560,7 @@ func (s *stack) unstick(ctx context.Context, a *inferArm) {
 			return false, err
 		}
 		_, nsErr := s.client.Resource(gvrNamespace).Get(ctx, a.namespace(), metav1.GetOptions{})
-		return st.empty() && kerrors.IsNotFound(nsErr), fmt.Errorf("left: %s; Namespace %s: %v", st, a.namespace(), nsErr)
+		return st.empty() && kerrors.IsNotFound(nsErr), fmt.Errorf("left: %s; Namespace %s: %w", st, a.namespace(), nsErr)
 	})
 	if err != nil {
 		t.Errorf("ERROR: %s: cleaning up: %v", a.xr, err)
