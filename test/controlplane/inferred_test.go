@@ -559,8 +559,14 @@ func (s *stack) unstick(ctx context.Context, a *inferArm) {
 		if err != nil {
 			return false, err
 		}
-		_, nsErr := s.client.Resource(gvrNamespace).Get(ctx, a.namespace(), metav1.GetOptions{})
-		return st.empty() && kerrors.IsNotFound(nsErr), fmt.Errorf("left: %s; Namespace %s: %w", st, a.namespace(), nsErr)
+		_, err = s.client.Resource(gvrNamespace).Get(ctx, a.namespace(), metav1.GetOptions{})
+		switch {
+		case kerrors.IsNotFound(err):
+			return st.empty(), fmt.Errorf("left: %s", st)
+		case err != nil:
+			return false, err
+		}
+		return false, fmt.Errorf("left: %s; Namespace %s terminating", st, a.namespace())
 	})
 	if err != nil {
 		t.Errorf("ERROR: %s: cleaning up: %v", a.xr, err)
