@@ -280,9 +280,10 @@ func (ix indexed) named(d int, key string, ref map[string]any, at string, add fu
 	}
 }
 
-// selected adds the edges to the resources a selector matched: those whose
-// external name the resolved field (the key without Selector, or its
-// plural) holds, and which carry every label the selector matches.
+// selected adds the edges to the resources a selector matched: for each
+// value the resolved field (the key without Selector, or its plural) holds,
+// those whose external name it is, and which carry every label the selector
+// matches.
 func (ix indexed) selected(d int, key string, in map[string]any, at string, add func(int, string)) {
 	selector, _ := in[key].(map[string]any)
 	if selector == nil {
@@ -293,20 +294,16 @@ func (ix indexed) selected(d int, key string, in map[string]any, at string, add 
 	if !ok {
 		resolved = in[base+"s"]
 	}
-	values := map[string]bool{}
+	var values []string
 	switch r := resolved.(type) {
 	case string:
-		values[r] = true
+		values = []string{r}
 	case []any:
 		for _, v := range r {
 			if s, ok := v.(string); ok {
-				values[s] = true
+				values = append(values, s)
 			}
 		}
-	}
-	delete(values, "")
-	if len(values) == 0 {
-		return
 	}
 	labels, _ := selector["matchLabels"].(map[string]any)
 	ns := ix.resources[d].Identity.Namespace
@@ -314,14 +311,18 @@ func (ix indexed) selected(d int, key string, in map[string]any, at string, add 
 	for i := range every {
 		every[i] = i
 	}
-	for _, t := range ix.pick(d, key, every, func(t int) bool {
-		r := ix.resources[t]
-		return r.Identity.Namespace == ns && slices.ContainsFunc(r.Bodies, func(b Body) bool {
-			name, _ := b.Value("metadata", "annotations", externalName).(string)
-			return values[name] && carries(b, labels)
-		})
-	}) {
-		add(t, at)
+	for _, value := range values {
+		if value == "" {
+			continue
+		}
+		for _, t := range ix.pick(d, key, every, func(t int) bool {
+			r := ix.resources[t]
+			return r.Identity.Namespace == ns && slices.ContainsFunc(r.Bodies, func(b Body) bool {
+				return b.Value("metadata", "annotations", externalName) == value && carries(b, labels)
+			})
+		}) {
+			add(t, at)
+		}
 	}
 }
 

@@ -201,6 +201,22 @@ func TestAManagedResourceDependsOnWhatItsForProviderReferences(t *testing.T) {
 			kinds: Kinds{ManagedReferences: true},
 			want:  []Edge{{Dependent: "subnet", Target: "vpc", Via: "spec.forProvider.vpcIdSelector"}},
 		},
+		"EachResolvedValueAlone": {
+			reason: "Each value a selector resolved to is told apart by kind alone: the kind the field names wins among one value's resources only.",
+			resources: func(t *testing.T) []Resource {
+				return []Resource{
+					res(t, "nodes", `{apiVersion: eks.aws.upbound.io/v1beta1, kind: NodeGroup, metadata: {name: n}, spec: {forProvider: {subnetIds: [a, b], subnetIdSelector: {matchControllerRef: true}}}}`),
+					res(t, "subnet-a", `{apiVersion: ec2.aws.upbound.io/v1beta1, kind: Subnet, metadata: {name: sa, annotations: {crossplane.io/external-name: a}}}`),
+					res(t, "group-a", `{apiVersion: ec2.aws.upbound.io/v1beta1, kind: SecurityGroup, metadata: {name: ga, annotations: {crossplane.io/external-name: a}}}`),
+					res(t, "group-b", `{apiVersion: ec2.aws.upbound.io/v1beta1, kind: SecurityGroup, metadata: {name: gb, annotations: {crossplane.io/external-name: b}}}`),
+				}
+			},
+			kinds: Kinds{ManagedReferences: true},
+			want: []Edge{
+				{Dependent: "nodes", Target: "subnet-a", Via: "spec.forProvider.subnetIdSelector"},
+				{Dependent: "nodes", Target: "group-b", Via: "spec.forProvider.subnetIdSelector"},
+			},
+		},
 		"ObservedResolvedRef": {
 			reason: "What the provider resolved is observed: a Ref set from a Selector makes the edge, and the observed field's path comes first.",
 			resources: func(t *testing.T) []Resource {
