@@ -541,7 +541,8 @@ func checkExpected(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, 
 
 // checkGraph checks the graph the function writes to the context: a node
 // for every composed resource, and exactly the edges between composed
-// resources that the rules find.
+// resources that the rules find, each with its origin and, for an inferred
+// one, the field it comes from.
 func checkGraph(e *oracle.Plan, rsp *fnv1.RunFunctionResponse) []string {
 	v, written := rsp.GetContext().GetFields()[protocol.GraphContextKey]
 	if written != e.WritesGraph() {
@@ -570,11 +571,11 @@ func checkGraph(e *oracle.Plan, rsp *fnv1.RunFunctionResponse) []string {
 	for _, ed := range edges {
 		from, to := harness.String(asObject(ed), "from"), harness.String(asObject(ed), "to")
 		if e.Nodes[to] != nil {
-			got = append(got, from+" → "+to)
+			got = append(got, graphEdge(from+" → "+to, harness.String(asObject(ed), "origin"), harness.String(asObject(ed), "via")))
 		}
 	}
 	for _, ed := range e.Edges {
-		want = append(want, ed.String())
+		want = append(want, graphEdge(ed.String(), ed.Origin, ed.Via))
 	}
 	slices.Sort(got)
 	slices.Sort(want)
@@ -582,6 +583,15 @@ func checkGraph(e *oracle.Plan, rsp *fnv1.RunFunctionResponse) []string {
 		problems = append(problems, fmt.Sprintf("the graph's edges between composed resources are %q, want %q", got, want))
 	}
 	return problems
+}
+
+// graphEdge names an edge of the graph with its origin, and its field
+// when it has one.
+func graphEdge(edge, origin, via string) string {
+	if via != "" {
+		return fmt.Sprintf("%s (%s: %s)", edge, origin, via)
+	}
+	return fmt.Sprintf("%s (%s)", edge, origin)
 }
 
 func asObject(v any) map[string]any {

@@ -69,6 +69,7 @@ var loopFeatureNames = []string{
 	"protection",           // protection: Usages or Both, and switching it while the composite lives
 	"explicit",             // dependencies in the input
 	"cycles",               // compositions not kept acyclic
+	"inference",            // ProviderConfigs, credentials and managed references, and the input's infer
 }
 
 // loopKnownBugFeatures are what issue 13's bugs need: (1) Usages begetting
@@ -350,6 +351,22 @@ func loopRunComposition(f *Function, c *loopComposition, seed uint64) *loopRun {
 type loopOrdered struct {
 	edge                    string
 	dependentUID, targetUID string
+	inferred                bool
+}
+
+// loopInferredBy names the inference rule of an inferred edge by the field
+// that makes it: providerConfigRef is the ProviderConfigs rule's, a field
+// and the writer's the credentials rule's, any other path the managed
+// references rule's.
+func loopInferredBy(via string) string {
+	switch {
+	case via == "spec.providerConfigRef":
+		return oracle.InferProviderConfigs
+	case strings.Contains(via, " → "):
+		return oracle.InferCredentials
+	default:
+		return oracle.InferManagedReferences
+	}
 }
 
 // live reconciles the composite until its state stops changing, checking
@@ -741,9 +758,13 @@ func (r *loopRun) check(res xpResult, p *oracle.Plan, world []map[string]any) {
 	}
 	for _, e := range p.Edges {
 		r.reach("an edge " + e.State.String())
+		if e.Origin == oracle.OriginInferred {
+			r.reach("an inferred edge " + e.State.String())
+			r.reach("an edge inferred by " + loopInferredBy(e.Via))
+		}
 		if e.State == oracle.Protected {
 			d, t := p.Nodes[e.Dependent], p.Nodes[e.Target]
-			r.protected[[2]string{d.UID, t.UID}] = loopOrdered{e.String(), d.UID, t.UID}
+			r.protected[[2]string{d.UID, t.UID}] = loopOrdered{e.String(), d.UID, t.UID, e.Origin == oracle.OriginInferred}
 		}
 	}
 	for _, e := range p.External {
@@ -754,7 +775,7 @@ func (r *loopRun) check(res xpResult, p *oracle.Plan, world []map[string]any) {
 		// a deletion the API server accepted.
 		if o := r.m.objects[loopKey(e.Target.Identity)]; e.State == oracle.Protected && o != nil && !o.deleting {
 			d := p.Nodes[e.Dependent]
-			r.protected[[2]string{d.UID, o.uid}] = loopOrdered{loopExternalEdge(e), d.UID, o.uid}
+			r.protected[[2]string{d.UID, o.uid}] = loopOrdered{loopExternalEdge(e), d.UID, o.uid, false}
 		}
 	}
 	r.checkUsages(earlier, desired, p)
@@ -1043,6 +1064,9 @@ func (r *loopRun) reachInput(p *oracle.Plan) {
 	r.reach("usageAPI " + in.UsageAPI)
 	r.reach("creation " + in.Creation)
 	r.reach("graph " + in.Graph)
+	for _, rule := range in.Infer {
+		r.reach("infer " + rule)
+	}
 	if r.c.input == nil {
 		r.reach("no input")
 	}
@@ -1138,6 +1162,13 @@ func (s *loopStats) add(r *loopRun) {
 			"an edge protected by a Usage in force", "an edge protected by its finalizer",
 			"protection Usages", "protection Both",
 			"protection switched from Finalizers to Usages", "protection switched from Usages to Finalizers",
+			"infer ProviderConfigs", "infer Credentials", "infer ManagedReferences", "inference shapes without infer",
+			"an edge inferred by ProviderConfigs", "an edge inferred by Credentials", "an edge inferred by ManagedReferences",
+			"an inferred edge pending", "an inferred edge declared", "an inferred edge protected", "an inferred edge exposed",
+			"an inferred edge cyclic", "an inferred edge target deleting", "an inferred cycle", "an inference resource removed",
+			"a user deleting a ProviderConfig", "a teardown ordering inferred edges",
+			"a composed kubernetes.crossplane.io/v1alpha1 ProviderConfig", "a composed kubernetes.m.crossplane.io/v1alpha1 ProviderConfig",
+			"a composed kubernetes.m.crossplane.io/v1alpha1 ClusterProviderConfig",
 		} {
 			s.reached[name] = 0
 		}
