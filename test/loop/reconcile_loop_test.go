@@ -996,56 +996,79 @@ func (r *loopRun) checkResource(name string, want, got *fnv1.Resource, p *oracle
 // Usage the rules give an edge, as they say it, and its names must stay its
 // own.
 func (r *loopRun) checkUsages(earlier, desired map[string]*fnv1.Resource, p *oracle.Plan) {
+	found, problems := matchUsages(earlier, desired, p)
+	for _, problem := range problems {
+		r.violate(loopUsages, problem)
+	}
+	for _, name := range slices.Sorted(maps.Keys(found)) {
+		u := found[name]
+		edge := u.Dependent + " → " + u.Dependency
+		if u.ObservedAs != "" && u.ObservedAs != name {
+			r.violate(loopUsageNames, fmt.Sprintf("edge %s's Usage is observed as %s, and the function emits it as %s", edge, u.ObservedAs, name))
+		}
+		body := desired[name].GetResource().AsMap()
+		ns := loopText(body, "metadata", "namespace")
+		r.usageNames(edge, body, name, ns+"/"+loopText(body, "metadata", "name"))
+		r.reach("a Usage emitted: " + u.APIVersion + " " + u.Kind)
+	}
+}
+
+// matchUsages pairs each resource the function adds to the earlier steps'
+// desired state with the Usage the rules give its edge, by the objects it
+// joins: what it found, by composition resource name, and the problems. Each
+// must be that Usage, as the rules say it but for metadata.name, which is
+// the function's to choose, and every Usage the rules give must be there,
+// once.
+func matchUsages(earlier, desired map[string]*fnv1.Resource, p *oracle.Plan) (map[string]oracle.Usage, []string) {
+	var problems []string
+	problem := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	type ends [2]xpKey
 	wanted := map[ends]oracle.Usage{}
 	for _, u := range p.Usages {
 		of, by, _, _ := xpUsageRefs(u.Manifest(), u.Namespace)
 		if other, dup := wanted[ends{of, by}]; dup {
-			r.violate(loopUsages, fmt.Sprintf("the rules give edges %s → %s and %s → %s one Usage of %s by %s", other.Dependent, other.Dependency, u.Dependent, u.Dependency, of, by))
+			problem("the rules give edges %s → %s and %s → %s one Usage of %s by %s", other.Dependent, other.Dependency, u.Dependent, u.Dependency, of, by)
 		}
 		wanted[ends{of, by}] = u
 	}
-	found := map[ends]string{}
+	found := map[string]oracle.Usage{}
+	byEnds := map[ends]string{}
 	for _, name := range slices.Sorted(maps.Keys(desired)) {
 		if earlier[name] != nil {
 			continue
 		}
 		body := desired[name].GetResource().AsMap()
-		ns := loopText(body, "metadata", "namespace")
-		of, by, _, _ := xpUsageRefs(body, ns)
+		of, by, _, _ := xpUsageRefs(body, loopText(body, "metadata", "namespace"))
 		u, ok := wanted[ends{of, by}]
 		if !ok {
-			r.violate(loopUsages, fmt.Sprintf("the function adds %s (%s %s, of %s by %s), which is no Usage the rules give an edge", name, loopText(body, "apiVersion"), loopText(body, "kind"), of, by))
+			problem("the function adds %s (%s %s, of %s by %s), which is no Usage the rules give an edge", name, loopText(body, "apiVersion"), loopText(body, "kind"), of, by)
 			continue
 		}
 		edge := u.Dependent + " → " + u.Dependency
-		if other, dup := found[ends{of, by}]; dup {
-			r.violate(loopUsages, fmt.Sprintf("edge %s has two Usages: %s and %s", edge, other, name))
+		if other, dup := byEnds[ends{of, by}]; dup {
+			problem("edge %s has two Usages: %s and %s", edge, other, name)
 		}
-		found[ends{of, by}] = name
-		// All of it but metadata.name, which is the function's to choose.
+		byEnds[ends{of, by}] = name
+		found[name] = u
 		says := desired[name].GetResource().AsMap()
 		if md, _ := says["metadata"].(map[string]any); md != nil {
 			delete(md, "name")
 		}
 		emitted, ready := u.Emitted()
 		if diff := cmp.Diff(emitted, says, cmpopts.EquateEmpty()); diff != "" {
-			r.violate(loopUsages, fmt.Sprintf("%s for edge %s differs from the rules' Usage: -rules +function:\n%s", name, edge, diff))
+			problem("%s for edge %s differs from the rules' Usage: -rules +function:\n%s", name, edge, diff)
 		}
 		if (desired[name].GetReady() == fnv1.Ready_READY_TRUE) != ready {
-			r.violate(loopUsages, fmt.Sprintf("%s is ready %s, the rules say ready %v", name, desired[name].GetReady(), ready))
-		}
-		if u.ObservedAs != "" && u.ObservedAs != name {
-			r.violate(loopUsageNames, fmt.Sprintf("edge %s's Usage is observed as %s, and the function emits it as %s", edge, u.ObservedAs, name))
-		}
-		r.usageNames(edge, body, name, ns+"/"+loopText(body, "metadata", "name"))
-		r.reach("a Usage emitted: " + u.APIVersion + " " + u.Kind)
-	}
-	for k, u := range wanted {
-		if _, ok := found[k]; !ok {
-			r.violate(loopUsages, fmt.Sprintf("edge %s → %s has no Usage (of %s by %s)", u.Dependent, u.Dependency, k[0], k[1]))
+			problem("%s is ready %s, the rules say ready %v", name, desired[name].GetReady(), ready)
 		}
 	}
+	for _, k := range slices.SortedFunc(maps.Keys(wanted), func(a, b ends) int { return strings.Compare(a[0].String()+a[1].String(), b[0].String()+b[1].String()) }) {
+		if _, ok := byEnds[k]; !ok {
+			u := wanted[k]
+			problem("edge %s → %s has no Usage (of %s by %s)", u.Dependent, u.Dependency, k[0], k[1])
+		}
+	}
+	return found, problems
 }
 
 // reachInput counts what a request covers.
