@@ -258,6 +258,24 @@ func TestInference(t *testing.T) {
 			}, nil),
 			want: want{edges: []string{"lb → s1: pending (inferred: spec.forProvider.subnetIdSelector)", "lb → s2: pending (inferred: spec.forProvider.subnetIdSelector)"}},
 		},
+		"AReferenceToNothingComposedNamesNothing": {
+			reason: "A …Ref whose name no composed resource has, one without a name, and a …Refs entry of neither make no edge, to nothing of the namespace.",
+			state: state(Input{Infer: inferAll}, map[string]res{
+				"vpc": ec2("VPC", "main"),
+				"subnet": ec2("Subnet", "s").set("spec.forProvider.vpcIdRef", pcRef("elsewhere")).set("spec.forProvider.networkRef", map[string]any{}).
+					set("spec.initProvider.subnetIdRefs", []any{map[string]any{"name": "elsewhere"}, map[string]any{}}),
+			}, nil),
+			want: want{edges: []string{}},
+		},
+		"EachResolvedValueIsToldApartAlone": {
+			reason: "A subnetIdSelector resolved to two values: the one that only a VPC's external name has still names the VPC, though the other's Subnet is of the kind the field's name holds.",
+			state: state(Input{Infer: inferAll}, map[string]res{
+				"lb":     ec2("LB", "lb").set("spec.forProvider.subnetIdSelector", map[string]any{}).set("spec.forProvider.subnetIds", []any{"ext-1", "ext-2"}),
+				"vpc":    ec2("VPC", "v").external("ext-1"),
+				"subnet": ec2("Subnet", "s").external("ext-2"),
+			}, nil),
+			want: want{edges: []string{"lb → subnet: pending (inferred: spec.forProvider.subnetIdSelector)", "lb → vpc: pending (inferred: spec.forProvider.subnetIdSelector)"}},
+		},
 		"TheFieldsNameTellsKindsApart": {
 			reason: "Of two resources of one name, vpcIdRef means the VPC; networkRef names neither kind, so it means both.",
 			state: state(Input{Infer: inferAll}, map[string]res{
