@@ -181,7 +181,13 @@ func loopInference(c *loopComposition, rng *rand.Rand, off map[string]bool) {
 		}
 		pc.set(field, ref)
 		secret := map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": secretName, "namespace": ns}}
-		switch rng.IntN(3) {
+		// A composition that may have cycles gets the Object more often,
+		// which may close one.
+		writer := rng.IntN(3)
+		if !c.acyclic && chance(50) {
+			writer = 2
+		}
+		switch writer {
 		case 0:
 			w := newResource("credentials", "v1", "Secret", true)
 			w.objName, w.namespace = secretName, ns
@@ -200,7 +206,7 @@ func loopInference(c *loopComposition, rng *rand.Rand, off map[string]bool) {
 			w := newResource("credentials-maker", group+"/v1alpha1", oracle.ObjectKind, c.namespaced)
 			w.set("spec.forProvider.manifest", secret)
 			switch {
-			case !c.acyclic && !off["cycles"] && pc.kind.kind == "ProviderConfig" && xpGroup(pc.apiVersion) == group && chance(40):
+			case !c.acyclic && !off["cycles"] && pc.kind.kind == "ProviderConfig" && xpGroup(pc.apiVersion) == group && chance(60):
 				w.set("spec.providerConfigRef", map[string]any{"name": pc.objName})
 				c.features["an inferred cycle"] = true
 			case chance(50):
@@ -232,9 +238,16 @@ func loopInference(c *loopComposition, rng *rand.Rand, off map[string]bool) {
 		c.phases = [][]*loopResource{c.phases[0], next}
 	}
 	// Someone deletes a ProviderConfig in use while the composite lives:
-	// the Usage refuses it.
-	if !off["user-deletes"] && len(pcs) > 0 && chance(10) {
-		c.userDeletes = append(c.userDeletes, loopUserDelete{after: 2 + rng.IntN(4), name: pcs[0].name})
+	// the Usage refuses it; or, right after its creation, before any Usage
+	// holds it, the deletion goes through, and an earlier step's finalizer
+	// keeps it deleting.
+	if !off["user-deletes"] && len(pcs) > 0 && chance(12) {
+		d := loopUserDelete{after: 2 + rng.IntN(4), name: pcs[0].name}
+		if chance(50) {
+			d.after = 1
+			pcs[0].finalizers = []string{xpOtherFinalizer}
+		}
+		c.userDeletes = append(c.userDeletes, d)
 		c.features["a user deleting a ProviderConfig"] = true
 	}
 	for _, r := range added {

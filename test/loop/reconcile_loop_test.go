@@ -155,6 +155,13 @@ func TestReconcileLoop(t *testing.T) {
 			p, counts[p], *loopN, r.c.index, *loopSeed, r.c.index, without, r.report(p))
 	}
 	t.Logf("%d compositions in %s: %s", *loopN, time.Since(start).Round(time.Millisecond), stats)
+	var inference []string
+	for _, name := range slices.Sorted(maps.Keys(stats.reached)) {
+		if strings.Contains(name, "infer") {
+			inference = append(inference, fmt.Sprintf("%s %d", name, stats.reached[name]))
+		}
+	}
+	t.Logf("inference: %s", strings.Join(inference, ", "))
 	if *loopN >= 1000 && len(off) == 0 {
 		for _, name := range slices.Sorted(maps.Keys(stats.reached)) {
 			if stats.reached[name] == 0 {
