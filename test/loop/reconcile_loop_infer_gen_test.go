@@ -225,7 +225,7 @@ func loopInference(c *loopComposition, rng *rand.Rand, off map[string]bool) {
 	if len(c.phases) == 2 || changed {
 		next := c.phases[0]
 		if len(c.phases) == 2 {
-			next = append(c.phases[1], added...)
+			next = append(slices.Clone(c.phases[1]), added...)
 		}
 		if changed {
 			gone := added[rng.IntN(len(added))]
