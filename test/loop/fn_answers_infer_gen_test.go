@@ -42,12 +42,15 @@ func (g reqGen) inferenceShapes(req *fnv1.RunFunctionRequest, xrNamespace string
 	if infer != nil || g.chance(50) {
 		in["infer"] = infer
 	}
-	// The edges the rules infer are protected by Usages, whatever usages
-	// says; with usages: All explicit edges too, which meet them.
-	if g.chance(20) {
-		in["usages"] = pickOne(g, "External", "All")
-	}
 	req.Input = requesttest.MustStruct(in)
+	// genRequest makes two resources of one identity at times; their edges
+	// to one target would share one Usage, a composition's mistake the
+	// rules don't say how to protect: the shapes give them no edge.
+	identities := map[oracle.Identity]int{}
+	plan := oracle.Expect(oracle.FromRequest(req))
+	for _, n := range plan.Nodes {
+		identities[n.Identity]++
+	}
 
 	name := func() string { return pickOne(g, genInferNames...) }
 	namespace := func() string {
@@ -57,9 +60,8 @@ func (g reqGen) inferenceShapes(req *fnv1.RunFunctionRequest, xrNamespace string
 		return pickOne(g, "ns-a", "ns-a", "ns-b")
 	}
 	m := func() bool { return xrNamespace != "" || g.chance(25) } // a namespaced .m. API
-	// Two resources of one identity would share their Usages: a
-	// composition's mistake the loop tier's generator leaves out too.
-	identities := map[string]bool{}
+	// Nor do the shapes make two of one identity.
+	made := map[string]bool{}
 	for i := range 1 + g.c.intn(6) {
 		var body map[string]any
 		switch g.c.intn(6) {
@@ -86,10 +88,10 @@ func (g reqGen) inferenceShapes(req *fnv1.RunFunctionRequest, xrNamespace string
 		key := fmt.Sprintf("inf%02d", i)
 		group, _ := oracle.GroupOf(loopText(body, "apiVersion"))
 		id := strings.Join([]string{group, loopText(body, "kind"), cmp.Or(loopText(body, "metadata", "namespace"), xrNamespace), loopText(body, "metadata", "name")}, "/")
-		if identities[id] {
+		if made[id] {
 			genSet(body, "metadata.name", loopText(body, "metadata", "name")+"-"+key)
 		}
-		identities[id] = true
+		made[id] = true
 		g.addInferred(req, key, body)
 	}
 	// Some edges' Usages exist: the function emitted them before.
@@ -109,7 +111,7 @@ func (g reqGen) inferenceShapes(req *fnv1.RunFunctionRequest, xrNamespace string
 		for _, key := range slices.Sorted(maps.Keys(state.GetResources())) {
 			r := state.GetResources()[key]
 			body := r.GetResource().AsMap()
-			if !oracle.IsObject(loopText(body, "apiVersion"), loopText(body, "kind")) || !g.chance(30) {
+			if n := plan.Nodes[key]; n == nil || identities[n.Identity] > 1 || !oracle.IsObject(loopText(body, "apiVersion"), loopText(body, "kind")) || !g.chance(30) {
 				continue
 			}
 			ref := map[string]any{"name": name()}
