@@ -951,6 +951,7 @@ func (p *Plan) readNodes(s State) {
 		}
 		n.Desired, n.Observed = desired, observed
 		if observed {
+			n.observedBody = o
 			n.UID = harness.String(o, "metadata", "uid")
 			n.Deleting = harness.String(o, "metadata", "deletionTimestamp") != ""
 			n.ObservedFinalizers = harness.Strings(o, "metadata", "finalizers")
@@ -962,11 +963,6 @@ func (p *Plan) readNodes(s State) {
 		}
 		if desired {
 			n.DesiredFinalizers = harness.Strings(d, "metadata", "finalizers")
-		}
-		if observed {
-			n.observedBody = o
-		}
-		if desired {
 			n.desiredBody = d
 		}
 		n.APIVersion = harness.String(src, "apiVersion")
