@@ -276,6 +276,27 @@ func TestInference(t *testing.T) {
 			}, nil),
 			want: want{edges: []string{"lb → subnet: pending (inferred: spec.forProvider.subnetIdSelector)", "lb → vpc: pending (inferred: spec.forProvider.subnetIdSelector)"}},
 		},
+		// The two readings below are the oracle's of what the spec leaves
+		// open; the function reads neither so (an empty singular ends the
+		// look-up, and a …Ref's own value is not walked), and no provider
+		// writes such bodies, so no generator makes them.
+		"AnEmptyResolvedValueFallsBackToThePlural": {
+			reason: "values = M[base] or else M[base+\"s\"]: a singular that holds no value leaves the plural's.",
+			state: state(Input{Infer: inferAll}, map[string]res{
+				"lb": ec2("LB", "lb").set("spec.forProvider.subnetIdSelector", map[string]any{}).set("spec.forProvider.subnetId", "").
+					set("spec.forProvider.subnetIds", []any{"s-1"}),
+				"s1": ec2("Subnet", "one").external("s-1"),
+			}, nil),
+			want: want{edges: []string{"lb → s1: pending (inferred: spec.forProvider.subnetIdSelector)"}},
+		},
+		"TheWalkEntersEveryMap": {
+			reason: "The walk is recursive over maps and lists: a …Ref inside another …Ref's value counts, at its own path.",
+			state: state(Input{Infer: inferAll}, map[string]res{
+				"lb":  ec2("LB", "lb").set("spec.forProvider.fooRef", map[string]any{"name": "elsewhere", "vpcIdRef": pcRef("main")}),
+				"vpc": ec2("VPC", "main"),
+			}, nil),
+			want: want{edges: []string{"lb → vpc: pending (inferred: spec.forProvider.fooRef.vpcIdRef)"}},
+		},
 		"TheFieldsNameTellsKindsApart": {
 			reason: "Of two resources of one name, vpcIdRef means the VPC; networkRef names neither kind, so it means both.",
 			state: state(Input{Infer: inferAll}, map[string]res{
