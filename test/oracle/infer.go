@@ -249,7 +249,14 @@ func (p *Plan) inferManagedReferences(d *Node, body map[string]any, add func(tar
 		}
 	}
 	for _, field := range []string{"forProvider", "initProvider"} {
-		walk("spec."+field, harness.Lookup(body, "spec", field), visit)
+		fields, _ := harness.Lookup(body, "spec", field).(map[string]any)
+		// provider-kubernetes' manifest and provider-helm's values are
+		// content the provider passes on: their …Ref fields (a Deployment's
+		// secretKeyRef) are no provider's references.
+		fields = maps.Clone(fields)
+		delete(fields, "manifest")
+		delete(fields, "values")
+		walk("spec."+field, fields, visit)
 	}
 }
 

@@ -277,9 +277,7 @@ func TestInference(t *testing.T) {
 			want: want{edges: []string{"lb → subnet: pending (inferred: spec.forProvider.subnetIdSelector)", "lb → vpc: pending (inferred: spec.forProvider.subnetIdSelector)"}},
 		},
 		// The two readings below are the oracle's of what the spec leaves
-		// open; the function reads neither so (an empty singular ends the
-		// look-up, and a …Ref's own value is not walked), and no provider
-		// writes such bodies, so no generator makes them.
+		// open; the function reads both so.
 		"AnEmptyResolvedValueFallsBackToThePlural": {
 			reason: "values = M[base] or else M[base+\"s\"]: a singular that holds no value leaves the plural's.",
 			state: state(Input{Infer: inferAll}, map[string]res{
@@ -288,6 +286,15 @@ func TestInference(t *testing.T) {
 				"s1": ec2("Subnet", "one").external("s-1"),
 			}, nil),
 			want: want{edges: []string{"lb → s1: pending (inferred: spec.forProvider.subnetIdSelector)"}},
+		},
+		"AManifestOrValuesHoldNoReferences": {
+			reason: "An Object's manifest and a Release's values are content the provider passes on: a Deployment's secretKeyRef there names no composed resource.",
+			state: state(Input{Infer: inferAll}, map[string]res{
+				"app": object("app").set("spec.forProvider.manifest", map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "spec": map[string]any{"secretKeyRef": pcRef("main")}}).
+					set("spec.forProvider.values", map[string]any{"vpcIdRef": pcRef("main")}),
+				"vpc": object("main"),
+			}, nil),
+			want: want{edges: []string{}},
 		},
 		"TheWalkEntersEveryMap": {
 			reason: "The walk is recursive over maps and lists: a …Ref inside another …Ref's value counts, at its own path.",
