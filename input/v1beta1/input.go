@@ -150,6 +150,24 @@ const (
 	GraphContext GraphOutput = "Context"
 )
 
+// An Inference is a kind of edge the function infers from what the composed
+// resources say of each other, beyond an Object's spec.references.
+// +kubebuilder:validation:Enum=ProviderConfigs;Credentials;ManagedReferences
+type Inference string
+
+const (
+	// InferProviderConfigs makes a composed resource depend on the composed
+	// ProviderConfig of its provider that its spec.providerConfigRef names.
+	InferProviderConfigs Inference = "ProviderConfigs"
+	// InferCredentials makes a composed ProviderConfig depend on the composed
+	// resource that writes the Secret its credentials are read from.
+	InferCredentials Inference = "Credentials"
+	// InferManagedReferences makes a managed resource depend on the composed
+	// resources its spec.forProvider and spec.initProvider reference, by a
+	// …Ref, …Refs or a resolved …Selector.
+	InferManagedReferences Inference = "ManagedReferences"
+)
+
 // A Dependency says that composed resources depend on others, by
 // composition resource name.
 type Dependency struct {
@@ -245,6 +263,14 @@ type Input struct {
 	// +optional
 	Graph GraphOutput `json:"graph,omitempty"`
 
+	// Infer lists the kinds of edge to infer from what the composed
+	// resources say: ProviderConfigs, Credentials and ManagedReferences. An
+	// inferred edge orders deletion only, and a Usage protects it. None by
+	// default: with none, nothing changes.
+	// +listType=set
+	// +optional
+	Infer []Inference `json:"infer,omitempty"`
+
 	// ObjectSelector limits an Operation's sweep to the Objects with these
 	// labels, so that several CronOperations can share a cluster whose
 	// Objects are too many for one. A WatchOperation filters with its own
@@ -297,6 +323,11 @@ func (in *Input) ObjectEdges() Protection {
 	return in.Protection
 }
 
+// Infers tells whether the input asks for edges of the kind to be inferred.
+func (in *Input) Infers(kind Inference) bool {
+	return slices.Contains(in.Infer, kind)
+}
+
 // Validate returns the fields whose values are not supported.
 func (in *Input) Validate() field.ErrorList {
 	var errs field.ErrorList
@@ -318,6 +349,9 @@ func (in *Input) Validate() field.ErrorList {
 	errs = append(errs, oneOf(field.NewPath("usageAPI"), in.UsageAPI, UsageAPIProtection, UsageAPIApiextensions)...)
 	errs = append(errs, oneOf(field.NewPath("creation"), in.Creation, CreationImmediate, CreationWaitForReady)...)
 	errs = append(errs, oneOf(field.NewPath("graph"), in.Graph, GraphNone, GraphContext)...)
+	for i, kind := range in.Infer {
+		errs = append(errs, oneOf(field.NewPath("infer").Index(i), kind, InferProviderConfigs, InferCredentials, InferManagedReferences)...)
+	}
 	if in.ObjectSelector != nil {
 		errs = append(errs, metav1validation.ValidateLabels(in.ObjectSelector.MatchLabels, field.NewPath("objectSelector", "matchLabels"))...)
 	}
@@ -427,7 +461,7 @@ func (in *Input) unread(step Step) field.ErrorList {
 		for name, isSet := range map[string]bool{
 			"dependencies": in.Dependencies != nil, "references": in.References != "", "usages": in.Usages != "",
 			"protection": in.Protection != "", "usageAPI": in.UsageAPI != "", "creation": in.Creation != "",
-			"graph": in.Graph != "", "onCycle": in.OnCycle != "",
+			"graph": in.Graph != "", "onCycle": in.OnCycle != "", "infer": in.Infer != nil,
 		} {
 			if isSet {
 				set = append(set, name)
@@ -476,6 +510,7 @@ var (
 			},
 		}},
 		"references": aString,
+		"infer":      {jsonType: "array", must: "a list of kinds of edge (ProviderConfigs, Credentials, ManagedReferences)", items: &aString},
 		"usages":     aString,
 		"protection": aString,
 		"usageAPI":   aString,

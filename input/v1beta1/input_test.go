@@ -93,6 +93,16 @@ func TestDecodeRejectsValuesOutsideTheEnum(t *testing.T) {
 			input:  `{"mode": "enforce"}`,
 			want:   `mode: Unsupported value: "enforce": supported values: "Enforce", "Report"`,
 		},
+		"Infer": {
+			reason: "An unsupported kind of inferred edge is named by its place in the list, with the supported values.",
+			input:  `{"infer": ["ProviderConfigs", "Secrets"]}`,
+			want:   `infer[1]: Unsupported value: "Secrets": supported values: "ProviderConfigs", "Credentials", "ManagedReferences"`,
+		},
+		"InferNotAList": {
+			reason: "infer is a list; a single value is named with what it must be.",
+			input:  `{"infer": "Credentials"}`,
+			want:   `infer: Invalid value: "string": must be a list of kinds of edge (ProviderConfigs, Credentials, ManagedReferences)`,
+		},
 		"OnCycle": {
 			reason: "An unsupported onCycle is named with the supported values.",
 			input:  `{"onCycle": "Ignore"}`,
@@ -430,13 +440,13 @@ func TestEachStepRefusesTheFieldsItDoesntRead(t *testing.T) {
 		"CompositionEverythingElse": {
 			reason: "A Composition step reads every other field.",
 			step:   StepComposition,
-			input:  `{"mode": "Report", "onCycle": "Warning", "references": "Ignore", "usages": "All", "protection": "Both", "usageAPI": "apiextensions.crossplane.io/v1beta1", "creation": "WaitForReady", "graph": "Context", "dependencies": [{"resource": "a", "dependsOn": ["b"]}]}`,
+			input:  `{"mode": "Report", "onCycle": "Warning", "references": "Ignore", "usages": "All", "protection": "Both", "usageAPI": "apiextensions.crossplane.io/v1beta1", "creation": "WaitForReady", "graph": "Context", "infer": ["ProviderConfigs", "Credentials", "ManagedReferences"], "dependencies": [{"resource": "a", "dependsOn": ["b"]}]}`,
 		},
 		"OperationCompositionFields": {
 			reason: "An Operation protects no composite's edges: each field that says how is named, in order.",
 			step:   StepOperation,
-			input:  `{"onCycle": "Warning", "usages": "All", "dependencies": [{"resource": "a", "dependsOn": ["b"]}]}`,
-			want:   "[dependencies: Forbidden: only a Composition step reads it; an Operation protects no composite's edges, and breaks every cycle with a warning, onCycle: Forbidden: only a Composition step reads it; an Operation protects no composite's edges, and breaks every cycle with a warning, usages: Forbidden: only a Composition step reads it; an Operation protects no composite's edges, and breaks every cycle with a warning]",
+			input:  `{"onCycle": "Warning", "usages": "All", "infer": ["Credentials"], "dependencies": [{"resource": "a", "dependsOn": ["b"]}]}`,
+			want:   "[dependencies: Forbidden: only a Composition step reads it; an Operation protects no composite's edges, and breaks every cycle with a warning, infer: Forbidden: only a Composition step reads it; an Operation protects no composite's edges, and breaks every cycle with a warning, onCycle: Forbidden: only a Composition step reads it; an Operation protects no composite's edges, and breaks every cycle with a warning, usages: Forbidden: only a Composition step reads it; an Operation protects no composite's edges, and breaks every cycle with a warning]",
 		},
 		"OperationModeAndSelector": {
 			reason: "An Operation reads mode and objectSelector.",

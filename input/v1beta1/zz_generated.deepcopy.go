@@ -40,6 +40,11 @@ func (in *Input) DeepCopyInto(out *Input) {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
+	if in.Infer != nil {
+		in, out := &in.Infer, &out.Infer
+		*out = make([]Inference, len(*in))
+		copy(*out, *in)
+	}
 	if in.ObjectSelector != nil {
 		in, out := &in.ObjectSelector, &out.ObjectSelector
 		*out = new(ObjectSelector)

@@ -35,7 +35,7 @@ func BenchmarkGraph(b *testing.B) {
 				b.Fatal(err)
 			}
 			c := request.ReadComposition(req)
-			rd := readComposed(c, true, false)
+			rd := readComposed(c, in)
 			fresh := func(b *testing.B) (*fnv1.RunFunctionRequest, *fnv1.RunFunctionResponse) {
 				b.StopTimer()
 				defer b.StartTimer()
@@ -57,7 +57,7 @@ func BenchmarkGraph(b *testing.B) {
 					if _, err := request.Input(req, v1beta1.StepComposition); err != nil {
 						b.Fatal(err)
 					}
-					readComposed(request.ReadComposition(req), true, false)
+					readComposed(request.ReadComposition(req), in)
 				}
 			})
 			b.Run("phase=decide", func(b *testing.B) {

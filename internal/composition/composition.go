@@ -17,6 +17,7 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/explicit"
 	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
+	"github.com/crossplane-contrib/function-dependencies/internal/infer"
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 	"github.com/crossplane-contrib/function-dependencies/internal/order"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
@@ -31,7 +32,7 @@ func Run(in *v1beta1.Input, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionR
 	c := request.ReadComposition(req)
 	xr := c.Composite
 	log = log.WithValues("xr-apiversion", xr.APIVersion(), "xr-kind", xr.Kind(), "xr-name", xr.Name())
-	rd := readComposed(c, in.References == v1beta1.ReferencesInfer, len(in.Dependencies) > 0)
+	rd := readComposed(c, in)
 	rsp.Requirements = rd.lookout.requirements(xr)
 	p := decide(in, ownerOf(xr), rd)
 	log.Debug("Planned dependencies", "summary", p.Report.Summary, "held-back", len(p.HeldBack), "usages", len(p.Usages.Usages))
@@ -56,7 +57,7 @@ type Plan struct {
 // without writing anything: what the graph doctor shows.
 func Decide(in *v1beta1.Input, req *fnv1.RunFunctionRequest) Plan {
 	c := request.ReadComposition(req)
-	return decide(in, ownerOf(c.Composite), readComposed(c, in.References == v1beta1.ReferencesInfer, len(in.Dependencies) > 0))
+	return decide(in, ownerOf(c.Composite), readComposed(c, in))
 }
 
 // decide decides, from the composed resources alone, in this order: the graph
@@ -65,6 +66,7 @@ func Decide(in *v1beta1.Input, req *fnv1.RunFunctionRequest) Plan {
 // and what to report. No step changes what an earlier one decided.
 func decide(in *v1beta1.Input, xr composite, rd read) Plan {
 	resources, unmatched := dependOn(rd.resources, in.Dependencies)
+	resources = inferred(resources, rd.inferFrom, in)
 	g := graph.New(resources, graph.Options{
 		// The references are read all the same, so that a dependency the
 		// input declares is not written twice.
@@ -141,6 +143,29 @@ func dependOn(resources []graph.Resource, dependencies []v1beta1.Dependency) ([]
 		resources[i].DependsOn = dependsOn[resources[i].Name]
 	}
 	return resources, unmatched
+}
+
+// inferred returns the resources with the dependencies inference finds, of
+// the kinds the input asks for, leaving those it is given as they are.
+func inferred(resources []graph.Resource, from []infer.Resource, in *v1beta1.Input) []graph.Resource {
+	edges := infer.Edges(from, infer.Kinds{
+		ProviderConfigs:   in.Infers(v1beta1.InferProviderConfigs),
+		Credentials:       in.Infers(v1beta1.InferCredentials),
+		ManagedReferences: in.Infers(v1beta1.InferManagedReferences),
+	})
+	if len(edges) == 0 {
+		return resources
+	}
+	byName := make(map[string]int, len(resources))
+	resources = slices.Clone(resources)
+	for i, r := range resources {
+		byName[r.Name] = i
+	}
+	for _, e := range edges {
+		r := &resources[byName[e.Dependent]]
+		r.Inferred = append(r.Inferred, graph.Inferred{Target: e.Target, Via: e.Via})
+	}
+	return resources
 }
 
 // A composite names the composite: as the owner of its Usages, and by UID

@@ -3,6 +3,7 @@ package composition
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -94,6 +95,26 @@ func TestDependencies(t *testing.T) {
 				return r
 			}(),
 			want: want{count: 6, absent: []string{"usage-a-b-c"}},
+		},
+		"InferredClusterChain": {
+			reason: "With inference, the Objects that run on a cluster depend on its ProviderConfig, and it on the Object that writes its kubeconfig Secret: a ClusterUsage protects each edge, and no finalizer is declared.",
+			req:    kubeconfigChain(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "infer": ["ProviderConfigs", "Credentials"]}`),
+			want: want{
+				count: 5,
+				desired: map[string]*fnv1.Resource{
+					"usage-3-app-config":        chainUsage("usage-3-app-config", "app", "config", `"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "resourceRef": {"name": "app"}`, `"apiVersion": "kubernetes.crossplane.io/v1alpha1", "kind": "ProviderConfig", "resourceRef": {"name": "remote"}`),
+					"usage-6-config-kubeconfig": chainUsage("usage-6-config-kubeconfig", "config", "kubeconfig", `"apiVersion": "kubernetes.crossplane.io/v1alpha1", "kind": "ProviderConfig", "resourceRef": {"name": "remote"}`, `"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "resourceRef": {"name": "kubeconfig"}`),
+				},
+				summary: "3 composed resources, 2 references between them (2 of them inferred, 2 by Usages) and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists",
+			},
+		},
+		"NoInferenceUnasked": {
+			reason: "Without infer, the same composition has no edge and desired state stays as it was.",
+			req:    kubeconfigChain(""),
+			want: want{
+				count:   3,
+				summary: "3 composed resources, 0 references between them and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists",
+			},
 		},
 		"IgnoredReferenceNotWrittenTwice": {
 			reason: "With references Ignore, a dependency the Object already references is not appended to its spec.references again.",
@@ -306,6 +327,38 @@ var webConfigUsage = &fnv1.Resource{Ready: fnv1.Ready_READY_TRUE, Resource: reso
 	}
 }`)}
 
+// kubeconfigChain is a cluster-scoped XR composing an Object "kubeconfig"
+// whose manifest is a kubeconfig Secret, a ProviderConfig "config" that reads
+// its credentials from it, and an Object "app" that uses the ProviderConfig,
+// all observed as desired.
+func kubeconfigChain(input string) *fnv1.RunFunctionRequest {
+	r := &fnv1.RunFunctionRequest{
+		Observed: &fnv1.State{Composite: clusterXRWithUID, Resources: map[string]*fnv1.Resource{}},
+		Desired:  &fnv1.State{Resources: map[string]*fnv1.Resource{}},
+	}
+	if input != "" {
+		r.Input = resource.MustStructJSON(input)
+	}
+	for name, body := range map[string]string{
+		"kubeconfig": `"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "metadata": {"name": "kubeconfig"%s}, "spec": {"forProvider": {"manifest": {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "cluster-kubeconfig", "namespace": "crossplane-system"}}}}`,
+		"config":     `"apiVersion": "kubernetes.crossplane.io/v1alpha1", "kind": "ProviderConfig", "metadata": {"name": "remote"%s}, "spec": {"credentials": {"source": "Secret", "secretRef": {"name": "cluster-kubeconfig", "namespace": "crossplane-system", "key": "kubeconfig"}}}`,
+		"app":        `"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "metadata": {"name": "app"%s}, "spec": {"providerConfigRef": {"name": "remote"}, "forProvider": {"manifest": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "app", "namespace": "default"}}}}`,
+	} {
+		r.Desired.Resources[name] = &fnv1.Resource{Resource: resource.MustStructJSON("{" + fmt.Sprintf(body, "") + "}")}
+		r.Observed.Resources[name] = &fnv1.Resource{Resource: resource.MustStructJSON("{" + fmt.Sprintf(body, `, "uid": "uid-`+name+`"`) + "}")}
+	}
+	return r
+}
+
+// chainUsage is the ClusterUsage of kubeconfigChain's edge of the key.
+func chainUsage(key, dependent, dependency, by, of string) *fnv1.Resource {
+	return &fnv1.Resource{Ready: fnv1.Ready_READY_TRUE, Resource: resource.MustStructJSON(`{
+		"apiVersion": "protection.crossplane.io/v1beta1", "kind": "ClusterUsage",
+		"metadata": {"name": "` + usageName([4]string{"example.org/v1alpha1", "XApp", "", "app"}, key) + `", "labels": {"dependencies.fn.crossplane.io/usage": "true"}},
+		"spec": {"of": {` + of + `}, "by": {` + by + `}, "reason": "` + dependent + ` depends on ` + dependency + ` (function-dependencies)", "replayDeletion": true}
+	}`)}
+}
+
 // withObserved adds an observed composed resource to the request.
 func withObserved(r *fnv1.RunFunctionRequest, name, resourceJSON string) *fnv1.RunFunctionRequest {
 	r.Observed.Resources[name] = &fnv1.Resource{Resource: resource.MustStructJSON(resourceJSON)}
@@ -370,7 +423,7 @@ func TestDecidingLeavesTheCompositionAsItWasRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := request.ReadComposition(req)
-	rd := readComposed(c, true, true)
+	rd := readComposed(c, in)
 	p := decide(in, ownerOf(c.Composite), rd)
 	if len(p.Graph.Edges) != 1 {
 		t.Fatalf("decide(...) made %d edges, want the input's one", len(p.Graph.Edges))

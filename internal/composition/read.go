@@ -3,7 +3,9 @@ package composition
 import (
 	"cmp"
 
+	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
+	"github.com/crossplane-contrib/function-dependencies/internal/infer"
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 	"github.com/crossplane-contrib/function-dependencies/internal/report"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
@@ -24,17 +26,21 @@ type read struct {
 	// lookout is what the function asks Crossplane for, read from the
 	// request's own observed and desired state.
 	lookout lookout
+	// inferFrom is what inference reads of the composed resources, in name
+	// order, when the input asks for inference.
+	inferFrom []infer.Resource
 }
 
 // readComposed reads every composed resource of the request, observed or
 // desired, in name order.
 //
-// With inferReferences false, problems in Objects' spec.references are not
+// With references: Ignore, problems in Objects' spec.references are not
 // reported: the references are read only so that a dependency the input
-// declares is not written twice. With explicit true, the input declares
-// dependencies, so the function writes references, and reads those the
-// observed Objects carry.
-func readComposed(c request.Composition, inferReferences, explicit bool) read {
+// declares is not written twice. When the input declares dependencies, the
+// function writes references, and reads those the observed Objects carry.
+// Whole bodies are read for inference only when the input asks for it.
+func readComposed(c request.Composition, in *v1beta1.Input) read {
+	inferReferences, explicit, inferring := in.References == v1beta1.ReferencesInfer, len(in.Dependencies) > 0, len(in.Infer) > 0
 	xrNamespace := c.Composite.Namespace()
 	rd := read{resources: make([]graph.Resource, 0, len(c.Resources)), usages: map[string]map[string]any{}, lookout: newLookout(len(c.Resources))}
 	for _, cr := range c.Resources {
@@ -105,6 +111,15 @@ func readComposed(c request.Composition, inferReferences, explicit bool) read {
 			}
 		}
 		rd.resources = append(rd.resources, r)
+		if inferring {
+			var bodies []map[string]any
+			for _, o := range []request.Object{o, cr.Desired} {
+				if o.Exists() {
+					bodies = append(bodies, o.Map())
+				}
+			}
+			rd.inferFrom = append(rd.inferFrom, infer.Resource{Name: r.Name, Identity: r.Identity, Bodies: bodies})
+		}
 	}
 	deletingUnderARemovedName(rd.resources)
 	return rd

@@ -15,11 +15,13 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 )
 
-// Protects is true for the edges of a dependent a finalizer protects: those
-// of a provider-kubernetes Object, which the provider releases when the
-// Object is deleted.
-func Protects(dependent *graph.Resource) bool {
-	return dependent.IsObject
+// Protects is true for the edges a finalizer protects: those of a
+// provider-kubernetes Object that its spec.references make (the input's are
+// written into them), whose finalizers the provider releases when the Object
+// is deleted. It would release none for an inferred edge, and keep the
+// target for ever.
+func Protects(g *graph.Graph, e graph.Edge) bool {
+	return e.Origin != graph.FromInference && g.Resources[e.From].IsObject
 }
 
 // A Stale finalizer is a reference finalizer on an observed resource that
@@ -83,7 +85,7 @@ func Declare(g *graph.Graph, yield func(edge int) Yield) Plan {
 	next := make([]int, len(g.Resources))
 	for d := len(g.Resources) - 1; d >= 0; d-- {
 		next[d] = -1
-		if r := &g.Resources[d]; Protects(r) && r.UID() != "" {
+		if r := &g.Resources[d]; r.IsObject && r.UID() != "" {
 			if n, ok := first[r.UID()]; ok {
 				next[d] = n
 			}
@@ -134,10 +136,10 @@ func Declare(g *graph.Graph, yield func(edge int) Yield) Plan {
 	// The finalizers each target declares, by its place in the resources.
 	declared := map[int][]string{}
 	for i, e := range g.Edges {
-		d, t := &g.Resources[e.From], &g.Resources[e.To]
-		if !Protects(d) {
+		if !Protects(g, e) {
 			continue
 		}
+		d, t := &g.Resources[e.From], &g.Resources[e.To]
 		if yield != nil {
 			if y := yield(i); y == Yielded || (y == HandOver && carried[i] == "") {
 				continue

@@ -276,6 +276,14 @@ func TestOnlyAnObjectsEdgesAreProtectedByAFinalizer(t *testing.T) {
 			},
 			want: outcome{Stale: []Stale{{Resource: "db", Finalizer: f("app")}}},
 		},
+		"Inferred": {
+			reason: "No finalizer protects an inferred edge, even an Object's: the provider would never release it.",
+			resources: []graph.Resource{
+				graphtest.ConfigMap("config"),
+				graphtest.With(graphtest.Object("app"), graphtest.Inferring("spec.providerConfigRef", "config")),
+			},
+			want: outcome{},
+		},
 		"ObjectDependingOnANonObject": {
 			reason: "An Object protects a dependency that is not an Object; the dependency's own edges stay unprotected.",
 			resources: []graph.Resource{
@@ -290,12 +298,15 @@ func TestOnlyAnObjectsEdgesAreProtectedByAFinalizer(t *testing.T) {
 			},
 		},
 	})
-	for _, tc := range []struct {
-		r    graph.Resource
-		want bool
-	}{{graphtest.Object("o"), true}, {graphtest.ConfigMap("p"), false}, {graphtest.With(graphtest.Object("o"), graphtest.NotObserved), true}} {
-		if got := Protects(&tc.r); got != tc.want {
-			t.Errorf("Protects(%s) = %t, want %t: a finalizer protects the edges of an Object, whether it exists or not", tc.r.Name, got, tc.want)
+	g := graph.New([]graph.Resource{
+		graphtest.Object("o", "t"), graphtest.With(graphtest.Object("t"), graphtest.NotObserved),
+		graphtest.ConfigMap("p", "t"),
+		graphtest.With(graphtest.Object("i"), graphtest.Inferring("spec.providerConfigRef", "t")),
+	}, graph.Options{})
+	want := map[string]bool{"o → t": true, "p → t": false, "i → t": false}
+	for _, e := range g.Edges {
+		if got := Protects(g, e); got != want[e.Dependent+" → "+e.Target] {
+			t.Errorf("Protects(%s → %s) = %t, want %t: a finalizer protects the edges an Object's references make, whether its target exists or not, and no inferred edge", e.Dependent, e.Target, got, !got)
 		}
 	}
 }

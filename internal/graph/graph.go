@@ -41,6 +41,16 @@ type Resource struct {
 	// DependsOn are the composed resources the input says it depends on, by
 	// composition resource name.
 	DependsOn []string
+
+	// Inferred are the composed resources it depends on by what it says of
+	// them elsewhere than spec.references.
+	Inferred []Inferred
+}
+
+// An Inferred dependency is a composed resource, by composition resource
+// name, and the field that says the dependent depends on it.
+type Inferred struct {
+	Target, Via string
 }
 
 // Observed is what the function needs of an observed resource.
@@ -100,6 +110,9 @@ const (
 	FromReference Origin = iota
 	// FromInput: the function's input.
 	FromInput
+	// FromInference: what the dependent says of the target elsewhere, such
+	// as its providerConfigRef. Such an edge orders deletion only.
+	FromInference
 )
 
 // An Edge says that the dependent composed resource depends on the target.
@@ -110,6 +123,8 @@ type Edge struct {
 	// graph's resources.
 	From, To int
 	Origin   Origin
+	// Via is the field an edge FromInference comes from.
+	Via string
 	// Broken is true when the edge lies on a cycle and the input breaks
 	// cycles: nothing protects it, and nothing waits for it.
 	Broken bool
@@ -160,7 +175,7 @@ func New(resources []Resource, o Options) *Graph {
 	g := &Graph{Resources: resources, index: make(map[string]int, len(resources))}
 	edges := 0
 	for _, r := range resources {
-		edges += len(r.References) + len(r.DependsOn)
+		edges += len(r.References) + len(r.DependsOn) + len(r.Inferred)
 	}
 	g.Edges = make([]Edge, 0, edges)
 	// first holds the first resource of each identity that has a name, and
@@ -186,10 +201,10 @@ func New(resources []Resource, o Options) *Graph {
 	lastAdded := make([]int, len(resources))
 	for d, r := range resources {
 		firstEdge := len(g.Edges)
-		add := func(t int, o Origin) {
+		add := func(t int, o Origin, via string) {
 			if lastAdded[t] != d+1 {
 				lastAdded[t] = d + 1
-				g.Edges = append(g.Edges, Edge{Dependent: r.Name, Target: resources[t].Name, From: d, To: t, Origin: o})
+				g.Edges = append(g.Edges, Edge{Dependent: r.Name, Target: resources[t].Name, From: d, To: t, Origin: o, Via: via})
 			}
 		}
 		firstExternal := len(g.External)
@@ -198,7 +213,7 @@ func New(resources []Resource, o Options) *Graph {
 				id := ref.ID()
 				t, matched := first[id]
 				for ; matched && t >= 0; t = next[t] {
-					add(t, FromReference)
+					add(t, FromReference, "")
 				}
 				if !matched && !slices.ContainsFunc(g.External[firstExternal:], func(e External) bool { return e.Target.ID() == id }) {
 					g.External = append(g.External, External{Dependent: r.Name, Target: ref})
@@ -207,7 +222,14 @@ func New(resources []Resource, o Options) *Graph {
 		}
 		for _, name := range r.DependsOn {
 			if t, ok := g.index[name]; ok && t != d {
-				add(t, FromInput)
+				add(t, FromInput, "")
+			}
+		}
+		// What a reference or the input says of a pair stands: an inferred
+		// edge adds nothing to it.
+		for _, in := range r.Inferred {
+			if t, ok := g.index[in.Target]; ok && t != d {
+				add(t, FromInference, in.Via)
 			}
 		}
 		// Numbers are in name order.

@@ -14,7 +14,9 @@ import (
 // must reference to be named (unnamed holds them, by dependent): created
 // without the reference, it would not wait for them. With waitForReady, every
 // resource that doesn't exist yet also waits for its dependencies to be
-// ready, except along a broken edge. All of them are decided at once, so
+// ready, except along a broken edge or an inferred one: inference orders
+// deletion only, and a ProviderConfig, say, has no Ready condition to wait
+// for. All of them are decided at once, so
 // every resource whose dependencies allow is created in the same reconcile.
 func HeldBack(g *graph.Graph, unnamed map[string][]string, waitForReady bool) map[string]string {
 	held := map[string]string{}
@@ -25,7 +27,7 @@ func HeldBack(g *graph.Graph, unnamed map[string][]string, waitForReady bool) ma
 	}
 	for _, e := range edges {
 		d, t := &g.Resources[e.From], &g.Resources[e.To]
-		if d.Observed == nil && d.Desired != nil && !e.Broken && !t.Ready() {
+		if d.Observed == nil && d.Desired != nil && !e.Broken && e.Origin != graph.FromInference && !t.Ready() {
 			notReady[d.Name] = append(notReady[d.Name], t.Name)
 		}
 	}

@@ -137,6 +137,19 @@ func TestWaitingForReadyDoesNotWaitAlongABrokenEdge(t *testing.T) {
 	})
 }
 
+func TestWaitingForReadyDoesNotWaitAlongAnInferredEdge(t *testing.T) {
+	checkHeldBack(t, map[string]orderCase{
+		"ProviderConfig": {
+			reason: "An inferred edge orders deletion only: an Object is created at once, its ProviderConfig ready or not.",
+			resources: []graph.Resource{
+				graphtest.ConfigMap("config"),
+				graphtest.With(graphtest.Object("app"), graphtest.NotObserved, graphtest.Inferring("spec.providerConfigRef", "config")),
+			},
+			waitForReady: true,
+		},
+	})
+}
+
 func TestAnObjectWaitsForItsDependenciesToBeNamedBeforeItIsCreated(t *testing.T) {
 	notNamed := []graph.Resource{
 		graphtest.With(graphtest.Object("shared"), graphtest.NotObserved, graphtest.Unnamed),

@@ -218,8 +218,12 @@ func Decide(g *graph.Graph, o Options) Plan {
 	for i, ge := range g.Edges {
 		d, t := &g.Resources[ge.From], &g.Resources[ge.To]
 		handOver := false
+		byFinalizer := finalizer.Protects(g, ge)
 		switch {
-		case !finalizer.Protects(d):
+		case ge.Origin == graph.FromInference:
+			// Always a Usage: inference is asked for to order deletion, and
+			// no finalizer protects such an edge.
+		case !byFinalizer:
 			if o.Policy != All {
 				continue
 			}
@@ -235,7 +239,7 @@ func Decide(g *graph.Graph, o Options) Plan {
 			continue
 		}
 		state := stateOf(d, t, o.observed(e.Key), ge.Broken)
-		if emit(e, state, !finalizer.Protects(d) || o.Objects == Too) {
+		if emit(e, state, !byFinalizer || o.Objects == Too) {
 			p.States[i] = state
 		}
 	}

@@ -36,9 +36,12 @@ type Node struct {
 type Edge struct {
 	From string `json:"from"`
 	To   string `json:"to"`
-	// Origin is reference (an Object's spec.references) or explicit (the
-	// function's input).
+	// Origin is reference (an Object's spec.references), explicit (the
+	// function's input) or inferred (what the dependent says elsewhere).
 	Origin string `json:"origin"`
+	// Via is, for an inferred edge, the field of the dependent it comes
+	// from, such as spec.providerConfigRef.
+	Via string `json:"via,omitempty"`
 	// Protection is finalizer, usage or none.
 	Protection string `json:"protection"`
 	// State is protected, pending (on its way), missing (not protected) or
@@ -55,7 +58,7 @@ func Of(g *graph.Graph, edges []report.Edge, external []report.External, held ma
 		v.Nodes = append(v.Nodes, Node{Name: r.Name, Kind: r.Identity.Kind, Scope: scope(r.Identity.Namespace), State: nodeState(r, held)})
 	}
 	for _, e := range edges {
-		v.Edges = append(v.Edges, Edge{From: e.Dependent, To: e.Target, Origin: origin(e.Origin), Protection: protectionName(e.Protection), State: e.State.Standing(enforce).String()})
+		v.Edges = append(v.Edges, Edge{From: e.Dependent, To: e.Target, Origin: origin(e.Origin), Via: e.Via, Protection: protectionName(e.Protection), State: e.State.Standing(enforce).String()})
 	}
 	seen := map[string]bool{}
 	for _, e := range external {
@@ -98,10 +101,24 @@ func nodeState(r graph.Resource, held map[string]string) string {
 }
 
 func origin(o graph.Origin) string {
-	if o == graph.FromInput {
+	switch o {
+	case graph.FromInput:
 		return "explicit"
+	case graph.FromInference:
+		return "inferred"
+	default:
+		return "reference"
 	}
-	return "reference"
+}
+
+// label is what an edge's arrow says: its protection and state, and where
+// an inferred edge comes from.
+func label(e Edge) string {
+	l := e.Protection + " " + e.State
+	if e.Via != "" {
+		l += " · " + e.Via
+	}
+	return l
 }
 
 func protectionName(p report.Protection) string {
@@ -127,7 +144,7 @@ func Mermaid(g Graph) string {
 	}
 	for i, e := range g.Edges {
 		arrow := map[string]string{"protected": "-->", "pending": "-.->", "missing": "==>", "stale": "-.->"}[e.State]
-		fmt.Fprintf(&b, "  %s %s|\"%s %s\"| %s\n", ids[e.From], arrow, e.Protection, e.State, ids[e.To])
+		fmt.Fprintf(&b, "  %s %s|\"%s\"| %s\n", ids[e.From], arrow, escape(label(e)), ids[e.To])
 		if style := map[string]string{"missing": "stroke:#d00,stroke-width:3px", "stale": "stroke:#999,stroke-dasharray:4"}[e.State]; style != "" {
 			fmt.Fprintf(&b, "  linkStyle %d %s\n", i, style)
 		}
@@ -147,7 +164,7 @@ func DOT(g Graph) string {
 	}
 	for _, e := range g.Edges {
 		attrs := map[string]string{"pending": `, style=dotted`, "missing": `, color=red, penwidth=3, fontcolor=red`, "stale": `, style=dashed, color=grey`}[e.State]
-		fmt.Fprintf(&b, "  %q -> %q [label=%q%s];\n", e.From, e.To, e.Protection+" "+e.State, attrs)
+		fmt.Fprintf(&b, "  %q -> %q [label=%q%s];\n", e.From, e.To, label(e), attrs)
 	}
 	b.WriteString("}\n")
 	return b.String()

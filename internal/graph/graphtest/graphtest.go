@@ -99,6 +99,16 @@ func DependingOn(names ...string) func(*graph.Resource) {
 	return func(r *graph.Resource) { r.DependsOn = names }
 }
 
+// Inferring makes the resource depend on those named by inference, through
+// the field via.
+func Inferring(via string, names ...string) func(*graph.Resource) {
+	return func(r *graph.Resource) {
+		for _, n := range names {
+			r.Inferred = append(r.Inferred, graph.Inferred{Target: n, Via: via})
+		}
+	}
+}
+
 // Unnamed leaves the resource without an object name, as one whose name its
 // provider generates before it is created.
 func Unnamed(r *graph.Resource) { r.Identity.Name = "" }

@@ -1,0 +1,238 @@
+package infer
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+)
+
+var all = Kinds{ProviderConfigs: true, Credentials: true, ManagedReferences: true}
+
+// res is a composed resource of the composition resource name, read from
+// the YAML of its bodies, observed first.
+func res(t *testing.T, name string, bodies ...string) Resource {
+	t.Helper()
+	r := Resource{Name: name}
+	for _, b := range bodies {
+		var m map[string]any
+		if err := yaml.Unmarshal([]byte(b), &m); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		r.Bodies = append(r.Bodies, m)
+	}
+	m := r.Bodies[0]
+	meta, _ := m["metadata"].(map[string]any)
+	gv, err := schema.ParseGroupVersion(m["apiVersion"].(string))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	r.Identity = objectref.Ref{Group: gv.Group, Kind: m["kind"].(string)}
+	r.Identity.Namespace, _ = meta["namespace"].(string)
+	r.Identity.Name, _ = meta["name"].(string)
+	return r
+}
+
+type inferCase struct {
+	reason    string
+	resources func(t *testing.T) []Resource
+	kinds     Kinds
+	want      []Edge
+}
+
+func check(t *testing.T, cases map[string]inferCase) {
+	t.Helper()
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Edges(tc.resources(t), tc.kinds)
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nEdges(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+const (
+	kubernetesPC = `{apiVersion: kubernetes.crossplane.io/v1alpha1, kind: ProviderConfig, metadata: {name: remote}, spec: {credentials: {source: Secret, secretRef: {name: kubeconfig, namespace: crossplane-system, key: kubeconfig}}}}`
+	appObject    = `{apiVersion: kubernetes.crossplane.io/v1alpha2, kind: Object, metadata: {name: app}, spec: {providerConfigRef: {name: remote}}}`
+)
+
+func TestAResourceDependsOnTheProviderConfigItNames(t *testing.T) {
+	check(t, map[string]inferCase{
+		"Object": {
+			reason: "An Object depends on the composed ProviderConfig of its own group that its providerConfigRef names.",
+			resources: func(t *testing.T) []Resource {
+				return []Resource{res(t, "app", appObject), res(t, "config", kubernetesPC)}
+			},
+			kinds: Kinds{ProviderConfigs: true},
+			want:  []Edge{{Dependent: "app", Target: "config", Via: "spec.providerConfigRef"}},
+		},
+		"ParentGroup": {
+			reason: "A managed resource's ProviderConfig is in its provider's group, which its own group ends in; the most specific group wins.",
+			resources: func(t *testing.T) []Resource {
+				return []Resource{
+					res(t, "subnet", `{apiVersion: ec2.aws.upbound.io/v1beta1, kind: Subnet, metadata: {name: a}, spec: {providerConfigRef: {name: default}}}`),
+					res(t, "aws", `{apiVersion: aws.upbound.io/v1beta1, kind: ProviderConfig, metadata: {name: default}}`),
+					res(t, "upbound", `{apiVersion: upbound.io/v1beta1, kind: ProviderConfig, metadata: {name: default}}`),
+					res(t, "helm", `{apiVersion: helm.crossplane.io/v1beta1, kind: ProviderConfig, metadata: {name: default}}`),
+				}
+			},
+			kinds: Kinds{ProviderConfigs: true},
+			want:  []Edge{{Dependent: "subnet", Target: "aws", Via: "spec.providerConfigRef"}},
+		},
+		"NamespacedKind": {
+			reason: "A namespaced managed resource's providerConfigRef says the kind: a ClusterProviderConfig, or a ProviderConfig in its own namespace only.",
+			resources: func(t *testing.T) []Resource {
+				return []Resource{
+					res(t, "cluster", `{apiVersion: eks.aws.m.upbound.io/v1beta1, kind: Cluster, metadata: {name: c, namespace: team}, spec: {providerConfigRef: {kind: ClusterProviderConfig, name: default}}}`),
+					res(t, "node", `{apiVersion: eks.aws.m.upbound.io/v1beta1, kind: NodeGroup, metadata: {name: n, namespace: team}, spec: {providerConfigRef: {kind: ProviderConfig, name: default}}}`),
+					res(t, "cpc", `{apiVersion: aws.m.upbound.io/v1beta1, kind: ClusterProviderConfig, metadata: {name: default}}`),
+					res(t, "pc-other", `{apiVersion: aws.m.upbound.io/v1beta1, kind: ProviderConfig, metadata: {name: default, namespace: other}}`),
+				}
+			},
+			kinds: Kinds{ProviderConfigs: true},
+			want:  []Edge{{Dependent: "cluster", Target: "cpc", Via: "spec.providerConfigRef"}},
+		},
+		"NotAsked": {
+			reason: "Nothing is inferred of a kind the input doesn't ask for.",
+			resources: func(t *testing.T) []Resource {
+				return []Resource{res(t, "app", appObject), res(t, "config", kubernetesPC)}
+			},
+			kinds: Kinds{Credentials: true, ManagedReferences: true},
+		},
+		"NotComposed": {
+			reason: "A ProviderConfig the composition doesn't compose makes no edge: it is no composed resource.",
+			resources: func(t *testing.T) []Resource {
+				return []Resource{res(t, "app", appObject)}
+			},
+			kinds: all,
+		},
+	})
+}
+
+func TestAProviderConfigDependsOnWhatWritesItsCredentials(t *testing.T) {
+	check(t, map[string]inferCase{
+		"ObjectManifest": {
+			reason: "A ProviderConfig depends on the Object whose manifest is its credentials Secret.",
+			resources: func(t *testing.T) []Resource {
+				return []Resource{
+					res(t, "config", kubernetesPC),
+					res(t, "kubeconfig", `{apiVersion: kubernetes.crossplane.io/v1alpha2, kind: Object, metadata: {name: kc}, spec: {forProvider: {manifest: {apiVersion: v1, kind: Secret, metadata: {name: kubeconfig, namespace: crossplane-system}}}}}`),
+					res(t, "elsewhere", `{apiVersion: kubernetes.crossplane.io/v1alpha2, kind: Object, metadata: {name: kc2}, spec: {forProvider: {manifest: {apiVersion: v1, kind: Secret, metadata: {name: kubeconfig, namespace: default}}}}}`),
+				}
+			},
+			kinds: Kinds{Credentials: true},
+			want:  []Edge{{Dependent: "config", Target: "kubeconfig", Via: "spec.credentials.secretRef → spec.forProvider.manifest"}},
+		},
+		"ConnectionSecret": {
+			reason: "A ProviderConfig depends on the managed resource that writes its credentials Secret as its connection secret: v1's with a namespace, v2's in its own namespace.",
+			resources: func(t *testing.T) []Resource {
+				return []Resource{
+					res(t, "eks", `{apiVersion: eks.aws.upbound.io/v1beta1, kind: Cluster, metadata: {name: c}, spec: {writeConnectionSecretToRef: {name: kubeconfig, namespace: crossplane-system}}}`),
+					res(t, "helm", `{apiVersion: helm.crossplane.io/v1beta1, kind: ProviderConfig, metadata: {name: c}, spec: {credentials: {source: Secret, secretRef: {name: kubeconfig, namespace: crossplane-system, key: kubeconfig}}}}`),
+					res(t, "gke", `{apiVersion: container.gcp.m.upbound.io/v1beta1, kind: Cluster, metadata: {name: g, namespace: team}, spec: {writeConnectionSecretToRef: {name: gke-conn}}}`),
+					res(t, "k8s", `{apiVersion: kubernetes.m.crossplane.io/v1alpha1, kind: ProviderConfig, metadata: {name: g, namespace: team}, spec: {credentials: {source: Secret, secretRef: {name: gke-conn, key: kubeconfig}}}}`),
+				}
+			},
+			kinds: Kinds{Credentials: true},
+			want: []Edge{
+				{Dependent: "helm", Target: "eks", Via: "spec.credentials.secretRef → spec.writeConnectionSecretToRef"},
+				{Dependent: "k8s", Target: "gke", Via: "spec.credentials.secretRef → spec.writeConnectionSecretToRef"},
+			},
+		},
+		"ComposedSecretAndIdentity": {
+			reason: "A ProviderConfig depends on a composed Secret it reads its credentials or its identity from.",
+			resources: func(t *testing.T) []Resource {
+				return []Resource{
+					res(t, "config", `{apiVersion: kubernetes.crossplane.io/v1alpha1, kind: ProviderConfig, metadata: {name: remote}, spec: {identity: {source: Secret, secretRef: {name: token, namespace: ops}}}}`),
+					res(t, "token", `{apiVersion: v1, kind: Secret, metadata: {name: token, namespace: ops}}`),
+				}
+			},
+			kinds: Kinds{Credentials: true},
+			want:  []Edge{{Dependent: "config", Target: "token", Via: "spec.identity.secretRef → Secret"}},
+		},
+		"NotAProviderConfig": {
+			reason: "Only a ProviderConfig's credentials make an edge.",
+			resources: func(t *testing.T) []Resource {
+				return []Resource{
+					res(t, "thing", `{apiVersion: example.org/v1, kind: Thing, metadata: {name: t}, spec: {credentials: {secretRef: {name: token, namespace: ops}}}}`),
+					res(t, "token", `{apiVersion: v1, kind: Secret, metadata: {name: token, namespace: ops}}`),
+				}
+			},
+			kinds: all,
+		},
+	})
+}
+
+func TestAManagedResourceDependsOnWhatItsForProviderReferences(t *testing.T) {
+	vpc := `{apiVersion: ec2.aws.upbound.io/v1beta1, kind: VPC, metadata: {name: net, labels: {net: main}, annotations: {crossplane.io/external-name: vpc-123}}}`
+	check(t, map[string]inferCase{
+		"RefAndRefs": {
+			reason: "A …Ref and each of a …Refs name a composed resource, nested fields included, in spec.forProvider and spec.initProvider.",
+			resources: func(t *testing.T) []Resource {
+				return []Resource{
+					res(t, "nodes", `{apiVersion: eks.aws.upbound.io/v1beta1, kind: NodeGroup, metadata: {name: n}, spec: {forProvider: {clusterNameRef: {name: c}, nodeRoleArnRef: {name: r}, subnetIdRefs: [{name: a}, {name: b}]}, initProvider: {launchTemplate: [{idRef: {name: lt}}]}}}`),
+					res(t, "cluster", `{apiVersion: eks.aws.upbound.io/v1beta1, kind: Cluster, metadata: {name: c}}`),
+					res(t, "role", `{apiVersion: iam.aws.upbound.io/v1beta1, kind: Role, metadata: {name: r}}`),
+					res(t, "subnet-a", `{apiVersion: ec2.aws.upbound.io/v1beta1, kind: Subnet, metadata: {name: a}}`),
+					res(t, "subnet-b", `{apiVersion: ec2.aws.upbound.io/v1beta1, kind: Subnet, metadata: {name: b}}`),
+					res(t, "template", `{apiVersion: ec2.aws.upbound.io/v1beta1, kind: LaunchTemplate, metadata: {name: lt}}`),
+				}
+			},
+			kinds: Kinds{ManagedReferences: true},
+			want: []Edge{
+				{Dependent: "nodes", Target: "cluster", Via: "spec.forProvider.clusterNameRef"},
+				{Dependent: "nodes", Target: "role", Via: "spec.forProvider.nodeRoleArnRef"},
+				{Dependent: "nodes", Target: "subnet-a", Via: "spec.forProvider.subnetIdRefs"},
+				{Dependent: "nodes", Target: "subnet-b", Via: "spec.forProvider.subnetIdRefs"},
+				{Dependent: "nodes", Target: "template", Via: "spec.initProvider.launchTemplate[0].idRef"},
+			},
+		},
+		"ResolvedSelector": {
+			reason: "A …Selector's target is the resource whose external name the resolved field holds, with every label the selector matches.",
+			resources: func(t *testing.T) []Resource {
+				return []Resource{
+					res(t, "subnet", `{apiVersion: ec2.aws.upbound.io/v1beta1, kind: Subnet, metadata: {name: s}, spec: {forProvider: {vpcId: vpc-123, vpcIdSelector: {matchControllerRef: true, matchLabels: {net: main}}}}}`),
+					res(t, "vpc", vpc),
+					res(t, "other", `{apiVersion: ec2.aws.upbound.io/v1beta1, kind: VPC, metadata: {name: other, annotations: {crossplane.io/external-name: vpc-123}}}`),
+					res(t, "pending", `{apiVersion: ec2.aws.upbound.io/v1beta1, kind: RouteTable, metadata: {name: rt}, spec: {forProvider: {vpcIdSelector: {matchLabels: {net: main}}}}}`),
+				}
+			},
+			kinds: Kinds{ManagedReferences: true},
+			want:  []Edge{{Dependent: "subnet", Target: "vpc", Via: "spec.forProvider.vpcIdSelector"}},
+		},
+		"ObservedResolvedRef": {
+			reason: "What the provider resolved is observed: a Ref set from a Selector makes the edge, and the observed field's path comes first.",
+			resources: func(t *testing.T) []Resource {
+				return []Resource{
+					res(t, "subnet",
+						`{apiVersion: ec2.aws.upbound.io/v1beta1, kind: Subnet, metadata: {name: s}, spec: {forProvider: {vpcIdRef: {name: net}, vpcIdSelector: {matchLabels: {net: main}}}}}`,
+						`{apiVersion: ec2.aws.upbound.io/v1beta1, kind: Subnet, metadata: {name: s}, spec: {forProvider: {vpcIdSelector: {matchLabels: {net: main}}}}}`),
+					res(t, "vpc", vpc),
+				}
+			},
+			kinds: Kinds{ManagedReferences: true},
+			want:  []Edge{{Dependent: "subnet", Target: "vpc", Via: "spec.forProvider.vpcIdRef"}},
+		},
+		"SameNameOtherKinds": {
+			reason: "Where resources of several kinds share the name, the kind the field's name holds wins; ProviderConfigs are never a reference's target, nor the resource itself.",
+			resources: func(t *testing.T) []Resource {
+				return []Resource{
+					res(t, "subnet", `{apiVersion: ec2.aws.upbound.io/v1beta1, kind: Subnet, metadata: {name: main}, spec: {forProvider: {vpcIdRef: {name: main}, zoneRef: {name: main}}}}`),
+					res(t, "vpc", `{apiVersion: ec2.aws.upbound.io/v1beta1, kind: VPC, metadata: {name: main}}`),
+					res(t, "table", `{apiVersion: ec2.aws.upbound.io/v1beta1, kind: RouteTable, metadata: {name: main}}`),
+					res(t, "pc", `{apiVersion: aws.upbound.io/v1beta1, kind: ProviderConfig, metadata: {name: main}}`),
+				}
+			},
+			kinds: Kinds{ManagedReferences: true},
+			want: []Edge{
+				{Dependent: "subnet", Target: "vpc", Via: "spec.forProvider.vpcIdRef"},
+				{Dependent: "subnet", Target: "table", Via: "spec.forProvider.zoneRef"},
+			},
+		},
+	})
+}
