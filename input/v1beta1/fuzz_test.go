@@ -24,6 +24,7 @@ func FuzzDecode(f *testing.F) {
 		`{"dependencies": [{"resource": "(", "dependsOn": []}]}`,
 		`{"metadata": {"name": "x", "labels": {"a": "b"}}, "mode": "Fix"}`,
 		`{"dependencies": [{"resource": "\\Qshared", "dependsOn": ["a)|(b"]}]}`, `{"dependencies": [{"resource": 1, "dependsOn": "x"}]}`,
+		`{"infer": ["ProviderConfigs", "Credentials", "ManagedReferences"]}`, `{"infer": ["Secrets", 1]}`, `{"infer": "Credentials"}`,
 		`{"modus": "Report"}`, `{"mode": 1}`, `{"mode": "Report", "mode": "Enforce"}`, `{"Mode": "Report"}`,
 	} {
 		f.Add([]byte(seed))
@@ -44,7 +45,7 @@ func FuzzDecode(f *testing.F) {
 		}
 		if object {
 			for k, v := range fields {
-				if !slices.Contains([]string{"apiVersion", "kind", "metadata", "mode", "onCycle", "dependencies", "references", "usages", "usageAPI", "creation"}, k) {
+				if !slices.Contains([]string{"apiVersion", "kind", "metadata", "mode", "onCycle", "dependencies", "references", "usages", "usageAPI", "creation", "protection", "graph", "infer"}, k) {
 					t.Fatalf("Decode(%q) accepts the unknown field %q", data, k)
 				}
 				if s, ok := v.(string); ok && s != "" {
@@ -70,6 +71,11 @@ func FuzzDecode(f *testing.F) {
 		for _, s := range supported {
 			if !slices.Contains(s.values, s.value) {
 				t.Fatalf("Decode(%q): %s is %q, which is not one of %q", data, s.field, s.value, s.values)
+			}
+		}
+		for i, kind := range in.Infer {
+			if !slices.Contains([]Inference{InferProviderConfigs, InferCredentials, InferManagedReferences}, kind) {
+				t.Fatalf("Decode(%q): infer[%d] is %q, which is no kind of edge", data, i, kind)
 			}
 		}
 		for i, d := range in.Dependencies {

@@ -5,9 +5,11 @@ import (
 	"testing"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
@@ -86,4 +88,41 @@ func referenceCount(req *fnv1.RunFunctionRequest) int {
 		n += len(r.GetResource().GetFields()["spec"].GetStructValue().GetFields()["references"].GetListValue().GetValues())
 	}
 	return n
+}
+
+// BenchmarkInference measures the whole Composition step on BenchmarkGraph's
+// request at N=1,000 whose Objects all use one composed ProviderConfig, with
+// and without infer: inference reads every composed resource's whole body,
+// which the step otherwise never decodes, and adds an edge and a Usage per
+// Object.
+func BenchmarkInference(b *testing.B) {
+	log := logging.NewNopLogger()
+	req := requesttest.Generate(requesttest.Shape{N: 1_000, MinRefs: 3, MaxRefs: 3})
+	pc := resource.MustStructJSON(`{"apiVersion": "kubernetes.crossplane.io/v1alpha1", "kind": "ProviderConfig", "metadata": {"name": "remote", "uid": "uid-remote"}}`)
+	for _, s := range []*fnv1.State{req.GetObserved(), req.GetDesired()} {
+		for _, r := range s.GetResources() {
+			if spec := r.GetResource().GetFields()["spec"].GetStructValue(); spec != nil {
+				spec.Fields["providerConfigRef"] = structpb.NewStructValue(resource.MustStructJSON(`{"name": "remote"}`))
+			}
+		}
+		s.Resources["config"] = &fnv1.Resource{Resource: proto.Clone(pc).(*structpb.Struct)}
+	}
+	for _, infer := range []string{`[]`, `["ProviderConfigs", "Credentials", "ManagedReferences"]`} {
+		r := proto.Clone(req).(*fnv1.RunFunctionRequest)
+		r.Input = resource.MustStructJSON(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "infer": ` + infer + `}`)
+		in, err := request.Input(r, v1beta1.StepComposition)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("infer=%t", len(in.Infer) > 0), func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				b.StopTimer()
+				c := proto.Clone(r).(*fnv1.RunFunctionRequest)
+				rsp := response.To(c, response.DefaultTTL)
+				b.StartTimer()
+				Run(in, c, rsp, log)
+			}
+		})
+	}
 }

@@ -112,10 +112,10 @@ func readComposed(c request.Composition, in *v1beta1.Input) read {
 		}
 		rd.resources = append(rd.resources, r)
 		if inferring {
-			var bodies []map[string]any
+			var bodies []infer.Body
 			for _, o := range []request.Object{o, cr.Desired} {
 				if o.Exists() {
-					bodies = append(bodies, o.Map())
+					bodies = append(bodies, o)
 				}
 			}
 			rd.inferFrom = append(rd.inferFrom, infer.Resource{Name: r.Name, Identity: r.Identity, Bodies: bodies})

@@ -24,8 +24,19 @@ type Resource struct {
 	// Bodies are the resource as observed and as desired, observed first:
 	// what a provider resolved (a Ref set from a Selector) is observed, and
 	// what the composition asks for gives the edge before the resource
-	// exists. Either may be nil.
-	Bodies []map[string]any
+	// exists.
+	Bodies []Body
+}
+
+// A Body is one state of a resource, whose fields are decoded when asked
+// for: decoding whole resources would decode what no rule reads, such as
+// Objects' manifests, and cost several times the rest of the step.
+type Body interface {
+	// Value is the decoded value at the path of nested objects, or nil.
+	Value(path ...string) any
+	// Keys are the keys of the object at the path, sorted; none when it is
+	// no object.
+	Keys(path ...string) []string
 }
 
 // Kinds say which kinds of edge to infer.
@@ -105,7 +116,7 @@ func index(resources []Resource) indexed {
 func (ix indexed) providerConfigOf(d int, add func(int, string)) {
 	dep := ix.resources[d].Identity
 	for _, body := range ix.resources[d].Bodies {
-		ref, _ := lookup(body, "spec", "providerConfigRef").(map[string]any)
+		ref, _ := body.Value("spec", "providerConfigRef").(map[string]any)
 		name, _ := ref["name"].(string)
 		kind, _ := ref["kind"].(string)
 		if kind == "" {
@@ -151,7 +162,7 @@ func (ix indexed) credentialsOf(p int, add func(int, string)) {
 	}
 	for _, body := range ix.resources[p].Bodies {
 		for _, path := range credentialFields {
-			ref, _ := lookup(body, path...).(map[string]any)
+			ref, _ := body.Value(path...).(map[string]any)
 			name, _ := ref["name"].(string)
 			namespace, _ := ref["namespace"].(string)
 			if namespace == "" {
@@ -178,16 +189,16 @@ func (ix indexed) writes(w int, namespace, name string) string {
 		return "Secret"
 	}
 	for _, body := range r.Bodies {
-		to, _ := lookup(body, "spec", "writeConnectionSecretToRef").(map[string]any)
+		to, _ := body.Value("spec", "writeConnectionSecretToRef").(map[string]any)
 		if n, _ := to["name"].(string); n == name && inNamespace(to, r.Identity.Namespace) == namespace {
 			return "spec.writeConnectionSecretToRef"
 		}
 		if !objectref.IsObject(r.Identity.Group, r.Identity.Kind) {
 			continue
 		}
-		m, _ := lookup(body, "spec", "forProvider", "manifest").(map[string]any)
-		meta, _ := m["metadata"].(map[string]any)
-		if m["apiVersion"] == "v1" && m["kind"] == "Secret" && meta["name"] == name && inNamespace(meta, r.Identity.Namespace) == namespace {
+		manifest := func(key string) any { return body.Value("spec", "forProvider", "manifest", key) }
+		meta, _ := manifest("metadata").(map[string]any)
+		if manifest("apiVersion") == "v1" && manifest("kind") == "Secret" && meta["name"] == name && inNamespace(meta, r.Identity.Namespace) == namespace {
 			return "spec.forProvider.manifest"
 		}
 	}
@@ -208,10 +219,22 @@ func inNamespace(m map[string]any, own string) string {
 func (ix indexed) referencesOf(d int, add func(int, string)) {
 	for _, body := range ix.resources[d].Bodies {
 		for _, part := range []string{"forProvider", "initProvider"} {
-			ix.walk(d, lookup(body, "spec", part), "spec."+part, add)
+			fields := map[string]any{}
+			for _, key := range body.Keys("spec", part) {
+				if !passedThrough[key] {
+					fields[key] = body.Value("spec", part, key)
+				}
+			}
+			ix.walk(d, fields, "spec."+part, add)
 		}
 	}
 }
+
+// passedThrough are the fields of spec.forProvider whose content a provider
+// passes on as it is, whose …Ref fields are no provider's references:
+// provider-kubernetes' manifest (a Deployment's secretKeyRef names a Secret
+// of the remote cluster) and provider-helm's values.
+var passedThrough = map[string]bool{"manifest": true, "values": true}
 
 // walk finds the references in a value at path: in each object, a …Ref
 // or …Refs names its target, and a …Selector's target is the resource whose
@@ -248,15 +271,19 @@ func (ix indexed) walk(d int, v any, path string, add func(int, string)) {
 // name in the dependent's namespace.
 func (ix indexed) named(d int, key string, ref map[string]any, at string, add func(int, string)) {
 	name, _ := ref["name"].(string)
+	if name == "" {
+		return
+	}
 	ns := ix.resources[d].Identity.Namespace
 	for _, t := range ix.pick(d, key, ix.byName[name], func(t int) bool { return ix.resources[t].Identity.Namespace == ns }) {
 		add(t, at)
 	}
 }
 
-// selected adds the edges to the resources a selector matched: those whose
-// external name the resolved field (the key without Selector, or its
-// plural) holds, and which carry every label the selector matches.
+// selected adds the edges to the resources a selector matched: for each
+// value the resolved field (the key without Selector, or its plural) holds,
+// those whose external name it is, and which carry every label the selector
+// matches.
 func (ix indexed) selected(d int, key string, in map[string]any, at string, add func(int, string)) {
 	selector, _ := in[key].(map[string]any)
 	if selector == nil {
@@ -267,37 +294,41 @@ func (ix indexed) selected(d int, key string, in map[string]any, at string, add 
 	if !ok {
 		resolved = in[base+"s"]
 	}
-	values := map[string]bool{}
+	var values []string
 	switch r := resolved.(type) {
 	case string:
-		values[r] = true
+		values = []string{r}
 	case []any:
 		for _, v := range r {
 			if s, ok := v.(string); ok {
-				values[s] = true
+				values = append(values, s)
 			}
 		}
 	}
-	delete(values, "")
-	if len(values) == 0 {
-		return
-	}
 	labels, _ := selector["matchLabels"].(map[string]any)
 	ns := ix.resources[d].Identity.Namespace
-	for _, t := range ix.pick(d, key, nil, func(t int) bool {
-		r := ix.resources[t]
-		return r.Identity.Namespace == ns && slices.ContainsFunc(r.Bodies, func(b map[string]any) bool {
-			name, _ := lookup(b, "metadata", "annotations", externalName).(string)
-			return values[name] && carries(b, labels)
-		})
-	}) {
-		add(t, at)
+	every := make([]int, len(ix.resources))
+	for i := range every {
+		every[i] = i
+	}
+	for _, value := range values {
+		if value == "" {
+			continue
+		}
+		for _, t := range ix.pick(d, key, every, func(t int) bool {
+			r := ix.resources[t]
+			return r.Identity.Namespace == ns && slices.ContainsFunc(r.Bodies, func(b Body) bool {
+				return b.Value("metadata", "annotations", externalName) == value && carries(b, labels)
+			})
+		}) {
+			add(t, at)
+		}
 	}
 }
 
 // carries tells whether the body carries every one of the labels.
-func carries(body map[string]any, labels map[string]any) bool {
-	have, _ := lookup(body, "metadata", "labels").(map[string]any)
+func carries(body Body, labels map[string]any) bool {
+	have, _ := body.Value("metadata", "labels").(map[string]any)
 	for k, v := range labels {
 		if have[k] != v {
 			return false
@@ -307,17 +338,11 @@ func carries(body map[string]any, labels map[string]any) bool {
 }
 
 // pick returns the targets of the dependent's reference field among the
-// candidates (every resource when nil) that match: neither the dependent nor
+// candidates that match: neither the dependent nor
 // a ProviderConfig, which spec.providerConfigRef names; and where several
 // match, those whose kind the field's name holds (vpcIdRef, a VPC), if any
 // does.
 func (ix indexed) pick(d int, key string, candidates []int, match func(int) bool) []int {
-	if candidates == nil {
-		candidates = make([]int, len(ix.resources))
-		for i := range candidates {
-			candidates[i] = i
-		}
-	}
 	var found []int
 	for _, t := range candidates {
 		if k := ix.resources[t].Identity.Kind; t != d && k != providerConfig && k != clusterProviderConfig && match(t) {
@@ -335,16 +360,4 @@ func (ix indexed) pick(d int, key string, candidates []int, match func(int) bool
 		return byKind
 	}
 	return found
-}
-
-// lookup returns the value at the path of nested objects, or nil.
-func lookup(v any, path ...string) any {
-	for _, k := range path {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[k]
-	}
-	return v
 }

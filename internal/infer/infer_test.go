@@ -5,10 +5,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"google.golang.org/protobuf/types/known/structpb"
 	"sigs.k8s.io/yaml"
 
-	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+	"github.com/crossplane-contrib/function-dependencies/internal/request"
 )
 
 var all = Kinds{ProviderConfigs: true, Credentials: true, ManagedReferences: true}
@@ -23,17 +23,13 @@ func res(t *testing.T, name string, bodies ...string) Resource {
 		if err := yaml.Unmarshal([]byte(b), &m); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		r.Bodies = append(r.Bodies, m)
+		s, err := structpb.NewStruct(m)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		r.Bodies = append(r.Bodies, request.ObjectOf(s))
 	}
-	m := r.Bodies[0]
-	meta, _ := m["metadata"].(map[string]any)
-	gv, err := schema.ParseGroupVersion(m["apiVersion"].(string))
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	r.Identity = objectref.Ref{Group: gv.Group, Kind: m["kind"].(string)}
-	r.Identity.Namespace, _ = meta["namespace"].(string)
-	r.Identity.Name, _ = meta["name"].(string)
+	r.Identity = r.Bodies[0].(request.Object).Identity()
 	return r
 }
 
@@ -204,6 +200,22 @@ func TestAManagedResourceDependsOnWhatItsForProviderReferences(t *testing.T) {
 			},
 			kinds: Kinds{ManagedReferences: true},
 			want:  []Edge{{Dependent: "subnet", Target: "vpc", Via: "spec.forProvider.vpcIdSelector"}},
+		},
+		"EachResolvedValueAlone": {
+			reason: "Each value a selector resolved to is told apart by kind alone: the kind the field names wins among one value's resources only.",
+			resources: func(t *testing.T) []Resource {
+				return []Resource{
+					res(t, "nodes", `{apiVersion: eks.aws.upbound.io/v1beta1, kind: NodeGroup, metadata: {name: n}, spec: {forProvider: {subnetIds: [a, b], subnetIdSelector: {matchControllerRef: true}}}}`),
+					res(t, "subnet-a", `{apiVersion: ec2.aws.upbound.io/v1beta1, kind: Subnet, metadata: {name: sa, annotations: {crossplane.io/external-name: a}}}`),
+					res(t, "group-a", `{apiVersion: ec2.aws.upbound.io/v1beta1, kind: SecurityGroup, metadata: {name: ga, annotations: {crossplane.io/external-name: a}}}`),
+					res(t, "group-b", `{apiVersion: ec2.aws.upbound.io/v1beta1, kind: SecurityGroup, metadata: {name: gb, annotations: {crossplane.io/external-name: b}}}`),
+				}
+			},
+			kinds: Kinds{ManagedReferences: true},
+			want: []Edge{
+				{Dependent: "nodes", Target: "subnet-a", Via: "spec.forProvider.subnetIdSelector"},
+				{Dependent: "nodes", Target: "group-b", Via: "spec.forProvider.subnetIdSelector"},
+			},
 		},
 		"ObservedResolvedRef": {
 			reason: "What the provider resolved is observed: a Ref set from a Selector makes the edge, and the observed field's path comes first.",

@@ -8,6 +8,9 @@
 package request
 
 import (
+	"maps"
+	"slices"
+
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -135,6 +138,26 @@ func (o Object) UsedBy() (objectref.Ref, bool) {
 		APIVersion: by.APIVersion(), Group: group, Kind: by.Kind(),
 		Namespace: o.Namespace(), Name: text(by.s, "resourceRef", "name"),
 	}, valid
+}
+
+// Value is the value at the path of nested objects, decoded, or nil: only
+// what is asked for is decoded.
+func (o Object) Value(path ...string) any {
+	v := value(o.s, path...)
+	if v == nil {
+		return nil
+	}
+	return v.AsInterface()
+}
+
+// Keys are the keys of the object at the path, sorted; none when it is no
+// object.
+func (o Object) Keys(path ...string) []string {
+	s := o.s
+	if len(path) > 0 {
+		s = value(o.s, path...).GetStructValue()
+	}
+	return slices.Sorted(maps.Keys(s.GetFields()))
 }
 
 // Map is the whole object as a map.

@@ -906,6 +906,14 @@ func composition(name string, n int, withFunction bool) *unstructured.Unstructur
 			spec["watch"] = true
 		}
 	}
+	return pipelineComposition(name, resources, withFunction)
+}
+
+// pipelineComposition composes the resources, function-patch-and-transform's
+// input, then runs function-dependencies, if withFunction, as the step
+// order-deletion without an input (withInput gives it one), and
+// function-auto-ready last.
+func pipelineComposition(name string, resources []any, withFunction bool) *unstructured.Unstructured {
 	pipeline := []any{map[string]any{
 		"step":        "render",
 		"functionRef": map[string]any{"name": "function-patch-and-transform"},

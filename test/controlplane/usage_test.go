@@ -424,25 +424,5 @@ func usageComposition(name string) *unstructured.Unstructured {
 		},
 		"patches": []any{patch("metadata.name", "%s-anchor"), patch("spec.forProvider.manifest.metadata.name", "%s-anchor")},
 	}
-	return obj(map[string]any{
-		"apiVersion": "apiextensions.crossplane.io/v1", "kind": "Composition",
-		"metadata": map[string]any{"name": name},
-		"spec": map[string]any{
-			"compositeTypeRef": map[string]any{"apiVersion": xrAPIVersion, "kind": xrKind},
-			"mode":             "Pipeline",
-			"pipeline": []any{
-				map[string]any{
-					"step":        "render",
-					"functionRef": map[string]any{"name": "function-patch-and-transform"},
-					"input":       map[string]any{"apiVersion": "pt.fn.crossplane.io/v1beta1", "kind": "Resources", "resources": []any{app, anchor}},
-				},
-				map[string]any{
-					"step":        "order-deletion",
-					"functionRef": map[string]any{"name": "function-dependencies"},
-					"input":       map[string]any{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "usages": "External"},
-				},
-				map[string]any{"step": "ready", "functionRef": map[string]any{"name": "function-auto-ready"}},
-			},
-		},
-	})
+	return withInput(pipelineComposition(name, []any{app, anchor}, true), map[string]any{"usages": "External"})
 }

@@ -1,0 +1,576 @@
+//go:build controlplane
+
+package controlplane
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+var gvrProviderConfigUsage = schema.GroupVersionResource{Group: "kubernetes.crossplane.io", Version: "v1alpha1", Resource: "providerconfigusages"}
+
+// Bounds of the inferred-order test.
+const (
+	// inferStuckAfter is how long after deleting the XR without inference
+	// the test counts what is left.
+	inferStuckAfter = 5 * time.Minute
+	// inferReady bounds how long from creating an XR until its Objects are
+	// Ready and its Usages protect.
+	inferReady = 3 * time.Minute
+	// inferTeardown bounds an XR's teardown with inference. Each level of
+	// the order waits for a Usage's poll (30 s) and the replay (2 s).
+	inferTeardown = 4 * time.Minute
+)
+
+// inferSecret is the name of the kubeconfig Secret, in the arm's Namespace,
+// that the arm's ProviderConfig reads.
+const inferSecret = "kubeconfig"
+
+// TestInferredOrderKeepsTheClusterUntilWhatRunsOnIt composes, as a platform
+// would a cluster and what runs on it, an Object whose manifest is a Secret
+// holding a kubeconfig for this control plane, a provider-kubernetes
+// ProviderConfig that reads its credentials from that Secret, and n Objects
+// (ConfigMaps in a Namespace) that use that ProviderConfig; no
+// spec.references anywhere. Deleting the XR deletes them all at once: the
+// Secret goes first, and the Objects can no longer connect to delete their
+// ConfigMaps (issue 26). Three XRs:
+//
+//   - without inference (function-dependencies in the pipeline, infer
+//     unset): what is left five minutes after deleting the XR is counted, and
+//     something must be; then the test removes the finalizers;
+//   - with infer: [ProviderConfigs, Credentials]: every inferred edge gets a
+//     ClusterUsage, and the teardown must be ordered (every dependent Object
+//     gone before the ProviderConfig, the ProviderConfig before the
+//     Secret's Object, every remote ConfigMap before the remote Secret) and
+//     leave nothing;
+//   - the baseline: the same with inference, but the Secret made outside the
+//     XR, so that only the ProviderConfigs edges order the teardown.
+//
+// The second's teardown may take at most 1.5 times the baseline's. The first
+// XR's five minutes run while the other two are created and torn down.
+func TestInferredOrderKeepsTheClusterUntilWhatRunsOnIt(t *testing.T) {
+	wall := time.Now()
+	ctx := testContext(t)
+	n := envInt(t, "FD_CONTROLPLANE_INFERRED_DEPENDENTS", 10)
+	s := startStack(ctx, t)
+	s.createXRD(ctx)
+	kubeconfig, err := os.ReadFile(s.kubeconfig)
+	if err != nil {
+		t.Fatal("ERROR:", err)
+	}
+	infer := []any{"ProviderConfigs", "Credentials"}
+	without := &inferArm{xr: "inferred-without", n: n, composesSecret: true}
+	with := &inferArm{xr: "inferred-with", n: n, composesSecret: true, infer: infer, usages: n + 1}
+	baseline := &inferArm{xr: "inferred-baseline", n: n, infer: infer, usages: n}
+	for _, a := range []*inferArm{without, with, baseline} {
+		s.create(ctx, gvrComposition, "", a.composition(kubeconfig))
+	}
+
+	scenario := time.Now()
+	s.composeInferred(ctx, without, kubeconfig)
+	deleted := time.Now()
+	if err := s.client.Resource(gvrXR).Delete(ctx, without.xr, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("ERROR: cannot delete %s: %v", without.xr, err)
+	}
+	t.Logf("%s: deleted; what is left is counted %s later, after the other two XRs", without.xr, inferStuckAfter)
+
+	for _, a := range []*inferArm{with, baseline} {
+		s.composeInferred(ctx, a, kubeconfig)
+		s.tearDownInferred(ctx, a)
+	}
+
+	select {
+	case <-ctx.Done():
+		t.Fatalf("ERROR: %s: the test ran out of time before counting what was left", without.xr)
+	case <-time.After(time.Until(deleted.Add(inferStuckAfter))):
+	}
+	stuck, err := s.inferredState(ctx, without)
+	if err != nil {
+		t.Fatalf("ERROR: %s: cannot count what is left: %v", without.xr, err)
+	}
+	t.Logf("%s: left %s after deleting the XR: %s", without.xr, time.Since(deleted).Round(time.Second), stuck)
+	if len(stuck.dependents) > 0 {
+		o := stuck.dependents[0]
+		t.Logf("%s: why Object %s stays: %s", without.xr, o.GetName(), describeCondition(o, "Synced"))
+	}
+	if stuck.empty() {
+		t.Errorf("ERROR: %s: nothing was left %s after deleting the XR without inference: issue 26 didn't show", without.xr, inferStuckAfter)
+	}
+	s.unstick(ctx, without)
+
+	t.Logf("SUMMARY (a kubeconfig Secret's Object, a ProviderConfig reading it and %d Objects using that, in one XR; function-dependencies; Crossplane v2.4.0 with its Usage webhook, provider-kubernetes v1.2.1):", n)
+	t.Logf("  without inference (infer unset): %s after deleting the XR, left: %s", inferStuckAfter, stuck)
+	for _, a := range []*inferArm{with, baseline} {
+		t.Logf("  %s: Objects Ready and %d ClusterUsages Ready %s after creating the XR; teardown %s, ordered: %s; left: %s",
+			a.label(), a.usages, a.ready.Round(100*time.Millisecond), a.gone.Round(100*time.Millisecond), a.order, orNone(a.left))
+	}
+	ratio := with.gone.Seconds() / baseline.gone.Seconds()
+	t.Logf("  teardown with the Secret composed / baseline: %.2f (at most 1.5)", ratio)
+	if ratio > 1.5 {
+		t.Errorf("ERROR: the teardown with the Secret composed took %s, %.2f times the baseline's %s: more than 1.5 times",
+			with.gone.Round(100*time.Millisecond), ratio, baseline.gone.Round(100*time.Millisecond))
+	}
+	t.Logf("SCENARIO WALL TIME: %s (whole test including stack start: %s)", time.Since(scenario).Round(time.Second), time.Since(wall).Round(time.Second))
+}
+
+// An inferArm is one XR of the inferred-order test: what it composes, and
+// what its teardown showed.
+type inferArm struct {
+	xr string
+	n  int
+	// composesSecret is whether the XR composes the kubeconfig Secret (as
+	// an Object); if not, the test creates it.
+	composesSecret bool
+	// infer is the function's input's infer; usages, how many ClusterUsages
+	// that should compose.
+	infer  []any
+	usages int
+
+	// ready is from creating the XR until everything was Ready; gone, from
+	// deleting it until nothing was left, and left what was at the bound.
+	ready, gone time.Duration
+	left        []string
+	order       inferOrder
+}
+
+// The names of what an arm composes: its remote objects live in a Namespace
+// named after the XR.
+func (a *inferArm) namespace() string      { return a.xr }
+func (a *inferArm) providerConfig() string { return a.xr + "-cluster" }
+func (a *inferArm) secretObject() string   { return a.xr + "-kubeconfig" }
+
+func (a *inferArm) label() string {
+	if a.composesSecret {
+		return fmt.Sprintf("with infer %v, the Secret composed", a.infer)
+	}
+	return fmt.Sprintf("baseline, infer %v, the Secret made outside the XR", a.infer)
+}
+
+// secret is the kubeconfig Secret the arm's ProviderConfig reads.
+func (a *inferArm) secret(kubeconfig []byte) map[string]any {
+	return map[string]any{
+		"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{"name": inferSecret, "namespace": a.namespace()},
+		"data":     map[string]any{"kubeconfig": base64.StdEncoding.EncodeToString(kubeconfig)},
+	}
+}
+
+// composition composes the arm's ProviderConfig, its n Objects using it and,
+// if composesSecret, the Object of the Secret the ProviderConfig reads. The
+// names are the arm's: each arm has a composition of its own.
+func (a *inferArm) composition(kubeconfig []byte) *unstructured.Unstructured {
+	object := func(resource, name string, spec map[string]any) map[string]any {
+		return map[string]any{"name": resource, "base": map[string]any{
+			"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object",
+			"metadata": map[string]any{"name": name}, "spec": spec,
+		}}
+	}
+	resources := []any{map[string]any{"name": "cluster", "base": map[string]any{
+		"apiVersion": "kubernetes.crossplane.io/v1alpha1", "kind": "ProviderConfig",
+		"metadata": map[string]any{"name": a.providerConfig()},
+		"spec": map[string]any{"credentials": map[string]any{
+			"source":    "Secret",
+			"secretRef": map[string]any{"namespace": a.namespace(), "name": inferSecret, "key": "kubeconfig"},
+		}},
+	}}}
+	if a.composesSecret {
+		resources = append(resources, object("kubeconfig", a.secretObject(), map[string]any{"forProvider": map[string]any{"manifest": a.secret(kubeconfig)}}))
+	}
+	for i := 1; i <= a.n; i++ {
+		resources = append(resources, object(fmt.Sprintf("app-%02d", i), fmt.Sprintf("%s-app-%02d", a.xr, i), map[string]any{
+			"providerConfigRef": map[string]any{"name": a.providerConfig()},
+			"forProvider": map[string]any{"manifest": map[string]any{
+				"apiVersion": "v1", "kind": "ConfigMap",
+				"metadata": map[string]any{"name": fmt.Sprintf("app-%02d", i), "namespace": a.namespace()},
+				"data":     map[string]any{"index": strconv.Itoa(i)},
+			}},
+		}))
+	}
+	input := map[string]any{}
+	if len(a.infer) > 0 {
+		input["infer"] = a.infer
+	}
+	return withInput(pipelineComposition(a.xr, resources, true), input)
+}
+
+// composeInferred creates the arm's Namespace and, unless the XR composes
+// it, its kubeconfig Secret; then the XR, and waits until every Object is
+// Synced and Ready, every remote ConfigMap exists and the arm's ClusterUsages
+// are Ready.
+func (s *stack) composeInferred(ctx context.Context, a *inferArm, kubeconfig []byte) {
+	t := s.t
+	s.create(ctx, gvrNamespace, "", obj(map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": a.namespace()}}))
+	if !a.composesSecret {
+		s.create(ctx, gvrSecret, a.namespace(), obj(a.secret(kubeconfig)))
+	}
+	created := s.createXR(ctx, a.xr, a.xr)
+	s.await(ctx, a.xr+" to be Ready", inferReady, func(ctx context.Context) (bool, error) {
+		st, err := s.inferredState(ctx, a)
+		if err != nil {
+			return false, err
+		}
+		err = st.ready(a)
+		return err == nil, err
+	})
+	a.ready = time.Since(created)
+	if u, err := s.client.Resource(gvrXR).Get(ctx, a.xr, metav1.GetOptions{}); err == nil {
+		t.Logf("%s: Objects Ready, %d ClusterUsages Ready %s after creating the XR; %s",
+			a.xr, a.usages, a.ready.Round(100*time.Millisecond), describeCondition(u, "DeletionOrdered"))
+	}
+}
+
+// tearDownInferred deletes the arm's XR, waits until nothing it composed
+// and none of its remote objects is left, and asserts the order the
+// inferred edges make, from the API server's watches.
+func (s *stack) tearDownInferred(ctx context.Context, a *inferArm) {
+	t := s.t
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	rec := &recorder{}
+	s.watch(wctx, rec, "Object", s.client.Resource(gvrObject), metav1.ListOptions{LabelSelector: "crossplane.io/composite=" + a.xr})
+	s.watch(wctx, rec, "ProviderConfig", s.client.Resource(gvrProviderConfig), metav1.ListOptions{FieldSelector: "metadata.name=" + a.providerConfig()})
+	s.watch(wctx, rec, "ConfigMap", s.client.Resource(gvrConfigMap).Namespace(a.namespace()), metav1.ListOptions{})
+	s.watch(wctx, rec, "Secret", s.client.Resource(gvrSecret).Namespace(a.namespace()), metav1.ListOptions{FieldSelector: "metadata.name=" + inferSecret})
+	refusals, replays := s.count("crossplane", usageRefused), s.count("crossplane", usageReplayed)
+
+	begin := time.Now()
+	if err := s.client.Resource(gvrXR).Delete(ctx, a.xr, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("ERROR: cannot delete %s: %v", a.xr, err)
+	}
+	var st inferredState
+	err := s.poll(ctx, inferTeardown, 250*time.Millisecond, func(ctx context.Context) (bool, error) {
+		var err error
+		if st, err = s.inferredState(ctx, a); err != nil {
+			return false, err
+		}
+		// The baseline's Secret is the test's.
+		if !a.composesSecret {
+			st.secret = false
+		}
+		return st.empty(), fmt.Errorf("left: %s", st)
+	})
+	a.gone = time.Since(begin)
+	if err != nil {
+		a.left = []string{st.String()}
+		t.Errorf("ERROR: %s: left behind %s after deleting the XR: %s", a.xr, inferTeardown, st)
+	}
+	// Let the watches deliver the last events.
+	time.Sleep(time.Second)
+	stop()
+	changes, werr := rec.result()
+	if werr != nil {
+		t.Fatalf("ERROR: watching the teardown of %s: %v", a.xr, werr)
+	}
+	a.order = orderOf(changes, a, begin)
+	t.Logf("%s: teardown %s (times after deleting the XR, order by etcd revision): %s; %d deletions refused by Usages, %d replayed",
+		a.xr, a.gone.Round(100*time.Millisecond), a.order.timeline(), s.count("crossplane", usageRefused)-refusals, s.count("crossplane", usageReplayed)-replays)
+	for _, e := range a.order.check(a) {
+		t.Errorf("ERROR: %s: %s", a.xr, e)
+	}
+}
+
+// inferOrder is when the teardown's milestones came, from the watches.
+type inferOrder struct {
+	begin time.Time
+	// The last dependent Object and the last remote ConfigMap gone.
+	lastDependentGone, lastConfigMapGone *change
+	providerConfigDeleting               *change
+	providerConfigGone                   *change
+	secretObjectDeleting                 *change
+	secretObjectGone                     *change
+	secretGone                           *change
+}
+
+func orderOf(changes []change, a *inferArm, begin time.Time) inferOrder {
+	o := inferOrder{begin: begin}
+	first := func(at **change, c *change) {
+		if *at == nil {
+			*at = c
+		}
+	}
+	for i := range changes {
+		c := &changes[i]
+		switch {
+		case c.kind == "Object" && c.name == a.secretObject():
+			if c.deleting {
+				first(&o.secretObjectDeleting, c)
+			}
+			if c.deleted {
+				first(&o.secretObjectGone, c)
+			}
+		case c.kind == "Object" && c.deleted:
+			o.lastDependentGone = c
+		case c.kind == "ConfigMap" && c.deleted && strings.HasPrefix(c.name, "app-"):
+			o.lastConfigMapGone = c
+		case c.kind == "ProviderConfig":
+			if c.deleting {
+				first(&o.providerConfigDeleting, c)
+			}
+			if c.deleted {
+				first(&o.providerConfigGone, c)
+			}
+		case c.kind == "Secret" && c.deleted:
+			first(&o.secretGone, c)
+		}
+	}
+	return o
+}
+
+func (o inferOrder) at(c *change) string {
+	if c == nil {
+		return "never"
+	}
+	return fmt.Sprintf("%s (revision %d)", c.at.Sub(o.begin).Round(10*time.Millisecond), c.rv)
+}
+
+func (o inferOrder) timeline() string {
+	return fmt.Sprintf("last remote ConfigMap deleted %s, last dependent Object gone %s; ProviderConfig deleting %s, gone %s; the Secret's Object deleting %s, gone %s; the remote Secret gone %s",
+		o.at(o.lastConfigMapGone), o.at(o.lastDependentGone), o.at(o.providerConfigDeleting), o.at(o.providerConfigGone),
+		o.at(o.secretObjectDeleting), o.at(o.secretObjectGone), o.at(o.secretGone))
+}
+
+func (o inferOrder) String() string {
+	if o.begin.IsZero() {
+		return "not torn down"
+	}
+	return o.timeline()
+}
+
+// check returns what is out of order: every dependent Object gone before
+// the ProviderConfig, and, where the XR composes the Secret, the
+// ProviderConfig gone before the Secret's Object and every remote ConfigMap
+// before the remote Secret.
+func (o inferOrder) check(a *inferArm) []string {
+	before := func(a, b *change) bool { return a != nil && b != nil && a.rv < b.rv }
+	var errs []string
+	if !before(o.lastDependentGone, o.providerConfigGone) {
+		errs = append(errs, fmt.Sprintf("the ProviderConfig was gone %s, not after the last dependent Object (%s)", o.at(o.providerConfigGone), o.at(o.lastDependentGone)))
+	}
+	if !a.composesSecret {
+		return errs
+	}
+	if !before(o.providerConfigGone, o.secretObjectGone) {
+		errs = append(errs, fmt.Sprintf("the Secret's Object was gone %s, not after the ProviderConfig (%s)", o.at(o.secretObjectGone), o.at(o.providerConfigGone)))
+	}
+	if !before(o.lastConfigMapGone, o.secretGone) {
+		errs = append(errs, fmt.Sprintf("the remote Secret was gone %s, not after the last remote ConfigMap (%s)", o.at(o.secretGone), o.at(o.lastConfigMapGone)))
+	}
+	return errs
+}
+
+// inferredState is what of an arm exists.
+type inferredState struct {
+	xr             bool
+	dependents     []*unstructured.Unstructured
+	secretObject   *unstructured.Unstructured
+	providerConfig *unstructured.Unstructured
+	// providerConfigUsages are provider-kubernetes's, of the arm's
+	// ProviderConfig; usages, the function's ClusterUsages.
+	providerConfigUsages []unstructured.Unstructured
+	usages, usagesReady  int
+	// configMaps counts the remote ConfigMaps; secret is whether the remote
+	// Secret exists.
+	configMaps int
+	secret     bool
+}
+
+func (s *stack) inferredState(ctx context.Context, a *inferArm) (inferredState, error) {
+	var st inferredState
+	get := func(r schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
+		u, err := s.client.Resource(r).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		if kerrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return u, err
+	}
+	xr, err := get(gvrXR, "", a.xr)
+	if err != nil {
+		return st, err
+	}
+	st.xr = xr != nil
+	objs, err := s.client.Resource(gvrObject).List(ctx, metav1.ListOptions{LabelSelector: "crossplane.io/composite=" + a.xr})
+	if err != nil {
+		return st, err
+	}
+	for i := range objs.Items {
+		if o := &objs.Items[i]; o.GetName() == a.secretObject() {
+			st.secretObject = o
+		} else {
+			st.dependents = append(st.dependents, o)
+		}
+	}
+	if st.providerConfig, err = get(gvrProviderConfig, "", a.providerConfig()); err != nil {
+		return st, err
+	}
+	pcus, err := s.client.Resource(gvrProviderConfigUsage).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return st, err
+	}
+	for _, u := range pcus.Items {
+		if name, _, _ := unstructured.NestedString(u.Object, "providerConfigRef", "name"); name == a.providerConfig() {
+			st.providerConfigUsages = append(st.providerConfigUsages, u)
+		}
+	}
+	usages, err := s.client.Resource(gvrClusterUsage).List(ctx, metav1.ListOptions{LabelSelector: "crossplane.io/composite=" + a.xr})
+	if err != nil {
+		return st, err
+	}
+	st.usages = len(usages.Items)
+	for _, u := range usages.Items {
+		if conditionTrue(&u, "Ready") {
+			st.usagesReady++
+		}
+	}
+	cms, err := s.client.Resource(gvrConfigMap).Namespace(a.namespace()).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return st, err
+	}
+	for _, cm := range cms.Items {
+		if strings.HasPrefix(cm.GetName(), "app-") {
+			st.configMaps++
+		}
+	}
+	secret, err := get(gvrSecret, a.namespace(), inferSecret)
+	st.secret = secret != nil
+	return st, err
+}
+
+// ready returns what the arm still lacks before its teardown.
+func (st inferredState) ready(a *inferArm) error {
+	objects := st.dependents
+	if st.secretObject != nil {
+		objects = append(objects, st.secretObject)
+	}
+	var notReady []string
+	for _, o := range objects {
+		if !conditionTrue(o, "Synced") || !conditionTrue(o, "Ready") {
+			notReady = append(notReady, o.GetName()+": "+describeCondition(o, "Synced"))
+		}
+	}
+	switch {
+	case !st.xr:
+		return errors.New("no XR")
+	case len(st.dependents) != a.n || a.composesSecret != (st.secretObject != nil) || st.providerConfig == nil:
+		return fmt.Errorf("composed so far: %s", st)
+	case len(notReady) > 0:
+		return fmt.Errorf("Objects not Synced and Ready: %s", strings.Join(notReady, "; "))
+	case st.configMaps != a.n || !st.secret:
+		return fmt.Errorf("%d of %d remote ConfigMaps, remote Secret: %t", st.configMaps, a.n, st.secret)
+	case st.usages != a.usages || st.usagesReady != a.usages:
+		return fmt.Errorf("%d ClusterUsages composed, %d of them Ready, want %d", st.usages, st.usagesReady, a.usages)
+	}
+	return nil
+}
+
+func (st inferredState) empty() bool { return st.String() == "nothing" }
+
+// String says what exists, in a form to paste into the README.
+func (st inferredState) String() string {
+	var parts []string
+	if st.xr {
+		parts = append(parts, "the XR")
+	}
+	if len(st.dependents) > 0 {
+		deleting := 0
+		for _, o := range st.dependents {
+			if o.GetDeletionTimestamp() != nil {
+				deleting++
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%d dependent Objects (%d deleting)", len(st.dependents), deleting))
+	}
+	if o := st.secretObject; o != nil {
+		parts = append(parts, fmt.Sprintf("the Secret's Object (deleting: %t)", o.GetDeletionTimestamp() != nil))
+	}
+	if pc := st.providerConfig; pc != nil {
+		parts = append(parts, fmt.Sprintf("the ProviderConfig (deleting: %t, finalizers %v)", pc.GetDeletionTimestamp() != nil, pc.GetFinalizers()))
+	}
+	if n := len(st.providerConfigUsages); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d ProviderConfigUsages", n))
+	}
+	if st.usages > 0 {
+		parts = append(parts, fmt.Sprintf("%d ClusterUsages", st.usages))
+	}
+	if st.configMaps > 0 {
+		parts = append(parts, fmt.Sprintf("remote ConfigMaps: %d", st.configMaps))
+	}
+	if st.secret {
+		parts = append(parts, "the remote Secret")
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// unstick deletes what the arm left, removing the finalizers that hold it,
+// and its Namespace with the orphaned remote objects, so that the stack can
+// go on; it waits until they are gone.
+func (s *stack) unstick(ctx context.Context, a *inferArm) {
+	t := s.t
+	st, err := s.inferredState(ctx, a)
+	if err != nil {
+		t.Fatal("ERROR:", err)
+	}
+	noFinalizers := []byte(`{"metadata":{"finalizers":null}}`)
+	release := func(r schema.GroupVersionResource, name string) {
+		ri := s.client.Resource(r)
+		if err := ri.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !kerrors.IsNotFound(err) {
+			t.Errorf("ERROR: %s: cleaning up, cannot delete %s %s: %v", a.xr, r.Resource, name, err)
+		}
+		if _, err := ri.Patch(ctx, name, types.MergePatchType, noFinalizers, metav1.PatchOptions{}); err != nil && !kerrors.IsNotFound(err) {
+			t.Errorf("ERROR: %s: cleaning up, cannot remove the finalizers of %s %s: %v", a.xr, r.Resource, name, err)
+		}
+	}
+	objects := st.dependents
+	if st.secretObject != nil {
+		objects = append(objects, st.secretObject)
+	}
+	if st.xr {
+		release(gvrXR, a.xr)
+	}
+	for _, o := range objects {
+		release(gvrObject, o.GetName())
+	}
+	for _, u := range st.providerConfigUsages {
+		release(gvrProviderConfigUsage, u.GetName())
+	}
+	if st.providerConfig != nil {
+		release(gvrProviderConfig, a.providerConfig())
+	}
+	if err := s.client.Resource(gvrNamespace).Delete(ctx, a.namespace(), metav1.DeleteOptions{}); err != nil && !kerrors.IsNotFound(err) {
+		t.Errorf("ERROR: %s: cleaning up, cannot delete Namespace %s: %v", a.xr, a.namespace(), err)
+	}
+	err = s.poll(ctx, 2*time.Minute, 500*time.Millisecond, func(ctx context.Context) (bool, error) {
+		st, err := s.inferredState(ctx, a)
+		if err != nil {
+			return false, err
+		}
+		_, err = s.client.Resource(gvrNamespace).Get(ctx, a.namespace(), metav1.GetOptions{})
+		switch {
+		case kerrors.IsNotFound(err):
+			return st.empty(), fmt.Errorf("left: %s", st)
+		case err != nil:
+			return false, err
+		}
+		return false, fmt.Errorf("left: %s; Namespace %s terminating", st, a.namespace())
+	})
+	if err != nil {
+		t.Errorf("ERROR: %s: cleaning up: %v", a.xr, err)
+		return
+	}
+	t.Logf("%s: cleaned up: finalizers removed, its Namespace with the orphaned remote objects deleted", a.xr)
+}
