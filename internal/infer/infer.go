@@ -236,9 +236,10 @@ func (ix indexed) referencesOf(d int, add func(int, string)) {
 // of the remote cluster) and provider-helm's values.
 var passedThrough = map[string]bool{"manifest": true, "values": true}
 
-// walk finds the references in a value at path: in each object, a …Ref
-// or …Refs names its target, and a …Selector's target is the resource whose
-// external name its resolved field holds.
+// walk finds the references in a value at path, depth first, each key of an
+// object in sorted order and before what its value holds: a …Ref or …Refs
+// names its target, and a …Selector's target is the resource whose external
+// name its resolved field holds.
 func (ix indexed) walk(d int, v any, path string, add func(int, string)) {
 	switch v := v.(type) {
 	case []any:
@@ -260,9 +261,8 @@ func (ix indexed) walk(d int, v any, path string, add func(int, string)) {
 				}
 			case strings.HasSuffix(key, "Selector"):
 				ix.selected(d, key, v, at, add)
-			default:
-				ix.walk(d, v[key], at, add)
 			}
+			ix.walk(d, v[key], at, add)
 		}
 	}
 }
@@ -290,20 +290,9 @@ func (ix indexed) selected(d int, key string, in map[string]any, at string, add 
 		return
 	}
 	base := strings.TrimSuffix(key, "Selector")
-	resolved, ok := in[base]
-	if !ok {
-		resolved = in[base+"s"]
-	}
-	var values []string
-	switch r := resolved.(type) {
-	case string:
-		values = []string{r}
-	case []any:
-		for _, v := range r {
-			if s, ok := v.(string); ok {
-				values = append(values, s)
-			}
-		}
+	values := resolvedValues(in[base])
+	if len(values) == 0 {
+		values = resolvedValues(in[base+"s"])
 	}
 	labels, _ := selector["matchLabels"].(map[string]any)
 	ns := ix.resources[d].Identity.Namespace
@@ -312,9 +301,6 @@ func (ix indexed) selected(d int, key string, in map[string]any, at string, add 
 		every[i] = i
 	}
 	for _, value := range values {
-		if value == "" {
-			continue
-		}
 		for _, t := range ix.pick(d, key, every, func(t int) bool {
 			r := ix.resources[t]
 			return r.Identity.Namespace == ns && slices.ContainsFunc(r.Bodies, func(b Body) bool {
@@ -324,6 +310,23 @@ func (ix indexed) selected(d int, key string, in map[string]any, at string, add 
 			add(t, at)
 		}
 	}
+}
+
+// resolvedValues are the values a resolved field holds: a string, or the
+// strings of a list; none empty.
+func resolvedValues(v any) []string {
+	var values []string
+	switch v := v.(type) {
+	case string:
+		values = []string{v}
+	case []any:
+		for _, item := range v {
+			if s, ok := item.(string); ok {
+				values = append(values, s)
+			}
+		}
+	}
+	return slices.DeleteFunc(values, func(s string) bool { return s == "" })
 }
 
 // carries tells whether the body carries every one of the labels.

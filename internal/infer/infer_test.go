@@ -217,6 +217,32 @@ func TestAManagedResourceDependsOnWhatItsForProviderReferences(t *testing.T) {
 				{Dependent: "nodes", Target: "group-b", Via: "spec.forProvider.subnetIdSelector"},
 			},
 		},
+		"EmptyValueFallsBackToThePlural": {
+			reason: "A selector whose singular field is empty resolved its plural.",
+			resources: func(t *testing.T) []Resource {
+				return []Resource{
+					res(t, "nodes", `{apiVersion: eks.aws.upbound.io/v1beta1, kind: NodeGroup, metadata: {name: n}, spec: {forProvider: {subnetId: "", subnetIds: [a], subnetIdSelector: {matchControllerRef: true}}}}`),
+					res(t, "subnet-a", `{apiVersion: ec2.aws.upbound.io/v1beta1, kind: Subnet, metadata: {name: sa, annotations: {crossplane.io/external-name: a}}}`),
+				}
+			},
+			kinds: Kinds{ManagedReferences: true},
+			want:  []Edge{{Dependent: "nodes", Target: "subnet-a", Via: "spec.forProvider.subnetIdSelector"}},
+		},
+		"EveryObjectIsWalked": {
+			reason: "The walk enters every object, a …Ref's own value too.",
+			resources: func(t *testing.T) []Resource {
+				return []Resource{
+					res(t, "route", `{apiVersion: ec2.aws.upbound.io/v1beta1, kind: Route, metadata: {name: r}, spec: {forProvider: {tableRef: {name: t, extra: {gatewayIdRef: {name: g}}}}}}`),
+					res(t, "table", `{apiVersion: ec2.aws.upbound.io/v1beta1, kind: RouteTable, metadata: {name: t}}`),
+					res(t, "gateway", `{apiVersion: ec2.aws.upbound.io/v1beta1, kind: InternetGateway, metadata: {name: g}}`),
+				}
+			},
+			kinds: Kinds{ManagedReferences: true},
+			want: []Edge{
+				{Dependent: "route", Target: "table", Via: "spec.forProvider.tableRef"},
+				{Dependent: "route", Target: "gateway", Via: "spec.forProvider.tableRef.extra.gatewayIdRef"},
+			},
+		},
 		"ObservedResolvedRef": {
 			reason: "What the provider resolved is observed: a Ref set from a Selector makes the edge, and the observed field's path comes first.",
 			resources: func(t *testing.T) []Resource {

@@ -101,6 +101,17 @@ var xpNamespaced = map[[2]string]bool{
 	{"", "Secret"}:                           true,
 	{"apps", "Deployment"}:                   true,
 	{"protection.crossplane.io", "Usage"}:    true,
+	// What the inference rules read (reconcile_loop_infer_gen_test.go):
+	// provider-kubernetes' and the Upbound AWS provider's namespaced
+	// ProviderConfigs and managed resources; their ClusterProviderConfigs
+	// and the other groups' are cluster-scoped.
+	{"kubernetes.m.crossplane.io", "ProviderConfig"}: true,
+	{"aws.m.upbound.io", "ProviderConfig"}:           true,
+	{"ec2.aws.m.upbound.io", "VPC"}:                  true,
+	{"ec2.aws.m.upbound.io", "Subnet"}:               true,
+	{"ec2.aws.m.upbound.io", "Route"}:                true,
+	{"eks.aws.m.upbound.io", "Cluster"}:              true,
+	{"rds.aws.m.upbound.io", "Instance"}:             true,
 }
 
 func xpIsObject(group, kind string) bool {

@@ -90,6 +90,8 @@ type propertyStats struct {
 	states                                    map[oracle.EdgeState]int
 	external, stale, invalid, bothSet         int
 	namespacedXR, duplicateIdentity, asks     int
+	// inferred counts the inferred edges by rule and state.
+	inferred map[string]int
 }
 
 func (s propertyStats) String() string {
@@ -98,7 +100,9 @@ func (s propertyStats) String() string {
 		"%d with invalid references, %d setting both dependsOn and patchesFrom, %d namespaced composites, %d with duplicate identities, %d asking for Objects",
 		s.resources, s.edges, s.states[oracle.Pending], s.states[oracle.Cyclic], s.states[oracle.Releasing], s.states[oracle.TargetRemoved],
 		s.states[oracle.TargetDeleting], s.states[oracle.Protected], s.states[oracle.Declared], s.declaredAdded, s.cyclesFatal, s.cyclesWarned,
-		s.report, s.external, s.stale, s.invalid, s.bothSet, s.namespacedXR, s.duplicateIdentity, s.asks)
+		s.report, s.external, s.stale, s.invalid, s.bothSet, s.namespacedXR, s.duplicateIdentity, s.asks) +
+		fmt.Sprintf("; inferred edges: %d by ProviderConfigs, %d by Credentials, %d by ManagedReferences", s.inferred[oracle.InferProviderConfigs],
+			s.inferred[oracle.InferCredentials], s.inferred[oracle.InferManagedReferences])
 }
 
 func (s propertyStats) reached() map[string]int {
@@ -109,7 +113,11 @@ func (s propertyStats) reached() map[string]int {
 		"a fatal cycle": s.cyclesFatal, "a warned cycle": s.cyclesWarned, "Report mode": s.report, "an external reference": s.external,
 		"a stale finalizer": s.stale, "an invalid reference": s.invalid, "a reference setting both dependsOn and patchesFrom": s.bothSet,
 		"a namespaced composite": s.namespacedXR, "two resources with one identity": s.duplicateIdentity,
-		"a request that asks for Objects": s.asks,
+		"a request that asks for Objects":     s.asks,
+		"an edge inferred by ProviderConfigs": s.inferred[oracle.InferProviderConfigs], "an edge inferred by Credentials": s.inferred[oracle.InferCredentials],
+		"an edge inferred by ManagedReferences": s.inferred[oracle.InferManagedReferences], "an inferred edge declared": s.inferred[oracle.Declared.String()],
+		"an inferred edge protected": s.inferred[oracle.Protected.String()], "an inferred edge exposed": s.inferred[oracle.Exposed.String()],
+		"an inferred edge cyclic": s.inferred[oracle.Cyclic.String()],
 	}
 }
 
@@ -153,11 +161,18 @@ func checkRequest(f *Function, req *fnv1.RunFunctionRequest, stats *propertyStat
 	problems = append(problems, checkExpected(req, rsp, exp)...)
 
 	// Idempotence: the function's own output as the next step's input
-	// changes nothing, and answers the same.
+	// changes nothing, and answers the same. The Usages it adds are left
+	// out: an earlier step's resources are the composition's, Usages or
+	// not, so the function would count them in its graph.
 	own := proto.Clone(req).(*fnv1.RunFunctionRequest)
 	own.Desired = proto.Clone(rsp.GetDesired()).(*fnv1.State)
 	if own.Desired == nil && req.Desired != nil {
 		own.Desired = &fnv1.State{}
+	}
+	for name := range own.GetDesired().GetResources() {
+		if req.GetDesired().GetResources()[name] == nil {
+			delete(own.Desired.Resources, name)
+		}
 	}
 	rsp3, err := f.run(own)
 	switch {
@@ -176,8 +191,15 @@ func (s *propertyStats) add(e *oracle.Plan, req *fnv1.RunFunctionRequest) {
 	s.requests++
 	s.resources += len(e.Nodes)
 	s.edges += len(e.Edges)
+	if s.inferred == nil {
+		s.inferred = map[string]int{}
+	}
 	for _, ed := range e.Edges {
 		s.states[ed.State]++
+		if ed.Origin == oracle.OriginInferred {
+			s.inferred[loopInferredBy(ed.Via)]++
+			s.inferred[ed.State.String()]++
+		}
 	}
 	if e.Writes() {
 		for _, a := range e.Missing {
@@ -240,8 +262,15 @@ func checkPassThrough(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespons
 	if rsp.GetOutput() != nil {
 		problem("the response has output")
 	}
+	// What the function adds are the Usages the rules give, when it writes.
+	added := map[string]oracle.Usage{}
+	if e.Writes() {
+		var usageProblems []string
+		added, usageProblems = matchUsages(req.GetDesired().GetResources(), rsp.GetDesired().GetResources(), e)
+		problems = append(problems, usageProblems...)
+	}
 	reqNames := slices.Sorted(maps.Keys(req.GetDesired().GetResources()))
-	rspNames := slices.Sorted(maps.Keys(rsp.GetDesired().GetResources()))
+	rspNames := slices.DeleteFunc(slices.Sorted(maps.Keys(rsp.GetDesired().GetResources())), func(name string) bool { _, ok := added[name]; return ok })
 	if !slices.Equal(reqNames, rspNames) {
 		problem("desired resources %v, want the request's %v: a resource was dropped or added", rspNames, reqNames)
 	}
@@ -541,7 +570,8 @@ func checkExpected(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, 
 
 // checkGraph checks the graph the function writes to the context: a node
 // for every composed resource, and exactly the edges between composed
-// resources that the rules find.
+// resources that the rules find, each with its origin and, for an inferred
+// one, the field it comes from.
 func checkGraph(e *oracle.Plan, rsp *fnv1.RunFunctionResponse) []string {
 	v, written := rsp.GetContext().GetFields()[protocol.GraphContextKey]
 	if written != e.WritesGraph() {
@@ -570,11 +600,11 @@ func checkGraph(e *oracle.Plan, rsp *fnv1.RunFunctionResponse) []string {
 	for _, ed := range edges {
 		from, to := harness.String(asObject(ed), "from"), harness.String(asObject(ed), "to")
 		if e.Nodes[to] != nil {
-			got = append(got, from+" → "+to)
+			got = append(got, graphEdge(from+" → "+to, harness.String(asObject(ed), "origin"), harness.String(asObject(ed), "via")))
 		}
 	}
 	for _, ed := range e.Edges {
-		want = append(want, ed.String())
+		want = append(want, graphEdge(ed.String(), ed.Origin, ed.Via))
 	}
 	slices.Sort(got)
 	slices.Sort(want)
@@ -582,6 +612,15 @@ func checkGraph(e *oracle.Plan, rsp *fnv1.RunFunctionResponse) []string {
 		problems = append(problems, fmt.Sprintf("the graph's edges between composed resources are %q, want %q", got, want))
 	}
 	return problems
+}
+
+// graphEdge names an edge of the graph with its origin, and its field
+// when it has one.
+func graphEdge(edge, origin, via string) string {
+	if via != "" {
+		return fmt.Sprintf("%s (%s: %s)", edge, origin, via)
+	}
+	return fmt.Sprintf("%s (%s)", edge, origin)
 }
 
 func asObject(v any) map[string]any {
@@ -866,7 +905,9 @@ func genRequest(c chooser) *fnv1.RunFunctionRequest {
 			}
 		}
 	}
-	return g.render(ms, xrNamespace)
+	req := g.render(ms, xrNamespace)
+	g.inferenceShapes(req, xrNamespace)
+	return req
 }
 
 // reference makes one spec.references entry of member i.

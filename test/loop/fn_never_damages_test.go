@@ -132,7 +132,7 @@ func checkAnyRequest(fn *Function, req *fnv1.RunFunctionRequest) []string {
 	byDesign := false
 	for k, v := range in {
 		switch k {
-		case "dependencies", "usages", "protection", "creation", "references":
+		case "dependencies", "usages", "protection", "creation", "references", "infer":
 			byDesign = byDesign || v != nil
 		}
 	}

@@ -46,6 +46,17 @@ type loopResource struct {
 	refs       []loopRef
 	ready      bool     // an earlier step says it is ready
 	finalizers []string // an earlier step's
+	// fields are set in the body by dotted path, over what the kind's body
+	// holds: what the inference rules read (loopInference).
+	fields map[string]any
+}
+
+// set sets a field of the body by its dotted path.
+func (r *loopResource) set(path string, v any) {
+	if r.fields == nil {
+		r.fields = map[string]any{}
+	}
+	r.fields[path] = v
 }
 
 // A loopRef is one spec.references entry of an Object.
@@ -98,6 +109,8 @@ type loopComposition struct {
 	// slowRemoteDeletion makes every Object's remote object take a step to
 	// go, rather than none or one at random.
 	slowRemoteDeletion bool
+	// acyclic: the generator kept the composition free of cycles.
+	acyclic bool
 }
 
 // size measures a composition, to report the smallest that breaks a
@@ -200,6 +213,19 @@ func (c *loopComposition) body(r *loopResource) map[string]any {
 	case "Bucket":
 		b["spec"] = map[string]any{"forProvider": map[string]any{"region": "eu-west-1"}}
 	}
+	for _, path := range slices.Sorted(maps.Keys(r.fields)) {
+		keys := strings.Split(path, ".")
+		m := b
+		for _, k := range keys[:len(keys)-1] {
+			next, ok := m[k].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				m[k] = next
+			}
+			m = next
+		}
+		m[keys[len(keys)-1]] = r.fields[path]
+	}
 	return b
 }
 
@@ -289,6 +315,7 @@ func loopGenerate(index int, rng *rand.Rand, off map[string]bool) *loopCompositi
 		n += rng.IntN(6)
 	}
 	acyclic := off["cycles"] || chance(80)
+	c.acyclic = acyclic
 	res := make([]*loopResource, n)
 	for i := range res {
 		res[i] = newResource(pool[i], kinds[rng.IntN(len(kinds))])
@@ -572,6 +599,11 @@ func loopGenerate(index int, rng *rand.Rand, off map[string]bool) *loopCompositi
 		}
 	}
 	c.deleteExternals = chance(50)
+	// Two Objects of one object would get two inferred Usages of what it
+	// uses, as with usages: Every, which the generator leaves out for them.
+	if !off["inference"] && !c.features["one Object under two names"] {
+		loopInference(c, rand.New(rand.NewPCG(uint64(index), 0x3c6ef372)), off)
+	}
 	return c
 }
 

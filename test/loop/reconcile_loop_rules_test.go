@@ -268,6 +268,9 @@ func (r *loopRun) teardown() {
 	if len(r.protected) > 0 {
 		r.reach("a teardown ordering protected edges")
 	}
+	if slices.ContainsFunc(slices.Collect(maps.Values(r.protected)), func(o loopOrdered) bool { return o.inferred }) {
+		r.reach("a teardown ordering inferred edges")
+	}
 
 	// What is left: composed resources, and objects someone tried to
 	// delete. Each waits for others; a reference finalizer whose Object is

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -162,6 +163,40 @@ func TestReconcileLoopScenarios(t *testing.T) {
 			phases:      [][]loopSpec{{{name: "app", kind: loopSecret}, {name: "db", kind: loopConfigMap, keep: true}}},
 			userDeletes: []loopUserDelete{{after: 2, name: "db"}},
 		},
+		// Issue 26: a Usage orders what the inference rules find; none of
+		// them is a reference finalizer, and none holds back creation.
+		"AnObjectsProviderConfigGoesAfterItThroughAUsage": {
+			input: inputOf(map[string]any{"infer": []any{"ProviderConfigs"}, "creation": "WaitForReady"}),
+			phases: [][]loopSpec{{
+				{name: "pc", kind: loopKubernetesProviderConfig},
+				{name: "app", kind: loopClusterObject, fields: map[string]any{"spec.providerConfigRef": map[string]any{"name": "@pc"}}},
+			}},
+		},
+		"TheWriterOfAProviderConfigsCredentialsGoesAfterIt": {
+			namespaced: true,
+			input:      inputOf(map[string]any{"infer": []any{"Credentials"}}),
+			phases: [][]loopSpec{{
+				{name: "pc", kind: loopNamespacedKubernetesProviderConfig, fields: map[string]any{"spec.credentials.secretRef": map[string]any{"name": "kubeconfig"}}},
+				{name: "maker", kind: loopNamespacedObject, fields: map[string]any{"spec.forProvider.manifest": map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "kubeconfig"}}}},
+			}},
+		},
+		"ASubnetRemovedBeforeItsVPCLeavesIt": {
+			input: inputOf(map[string]any{"infer": []any{"ManagedReferences"}}),
+			phases: [][]loopSpec{
+				{{name: "vpc", kind: loopVPC}, {name: "subnet", kind: loopSubnet, fields: map[string]any{"spec.forProvider.vpcIdRef": map[string]any{"name": "@vpc"}}}},
+				{{name: "vpc", kind: loopVPC}},
+			},
+			changeAt: 4,
+		},
+		// A …Ref naming no composed resource names nothing the function
+		// orders: not every resource of the namespace.
+		"AReferenceToNothingComposedMakesNoEdge": {
+			input: inputOf(map[string]any{"infer": []any{"ManagedReferences"}}),
+			phases: [][]loopSpec{{
+				{name: "vpc", kind: loopVPC},
+				{name: "subnet", kind: loopSubnet, fields: map[string]any{"spec.forProvider.vpcIdRef": map[string]any{"name": "elsewhere"}}},
+			}},
+		},
 	}
 	f := function(t)
 	// In name order, so that each case's composite, and the provider's race
@@ -190,6 +225,41 @@ type loopSpec struct {
 	refs   []string
 	copyOf string
 	keep   bool
+	// fields are set in its body by dotted path; a string "@<name>" is the
+	// metadata.name of the resource of that composition resource name.
+	fields map[string]any
+}
+
+// The kinds of the inference scenarios.
+var (
+	loopKubernetesProviderConfig           = &loopKind{[]string{"kubernetes.crossplane.io/v1alpha1"}, "ProviderConfig", false}
+	loopNamespacedKubernetesProviderConfig = &loopKind{[]string{"kubernetes.m.crossplane.io/v1alpha1"}, "ProviderConfig", true}
+	loopVPC                                = &loopKind{[]string{"ec2.aws.upbound.io/v1beta1"}, "VPC", false}
+	loopSubnet                             = &loopKind{[]string{"ec2.aws.upbound.io/v1beta1"}, "Subnet", false}
+)
+
+// loopNamed replaces each string "@<name>" in v by the metadata.name of the
+// resource of that composition resource name.
+func loopNamed(v any, made map[string]*loopResource) any {
+	switch v := v.(type) {
+	case string:
+		if name, ok := strings.CutPrefix(v, "@"); ok {
+			return made[name].objName
+		}
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range v {
+			out[k] = loopNamed(e, made)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = loopNamed(e, made)
+		}
+		return out
+	}
+	return v
 }
 
 // loopHandmade makes a composition of the specs: explicit names, every
@@ -220,6 +290,9 @@ func loopHandmade(index int, namespaced bool, input map[string]any, phases ...[]
 				}
 				if s.keep {
 					r.finalizers = []string{xpOtherFinalizer}
+				}
+				for path, v := range s.fields {
+					r.set(path, loopNamed(v, made))
 				}
 			}
 			c.delays[s.name] = 1

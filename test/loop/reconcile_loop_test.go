@@ -69,6 +69,7 @@ var loopFeatureNames = []string{
 	"protection",           // protection: Usages or Both, and switching it while the composite lives
 	"explicit",             // dependencies in the input
 	"cycles",               // compositions not kept acyclic
+	"inference",            // ProviderConfigs, credentials and managed references, and the input's infer
 }
 
 // loopKnownBugFeatures are what issue 13's bugs need: (1) Usages begetting
@@ -154,6 +155,13 @@ func TestReconcileLoop(t *testing.T) {
 			p, counts[p], *loopN, r.c.index, *loopSeed, r.c.index, without, r.report(p))
 	}
 	t.Logf("%d compositions in %s: %s", *loopN, time.Since(start).Round(time.Millisecond), stats)
+	var inference []string
+	for _, name := range slices.Sorted(maps.Keys(stats.reached)) {
+		if strings.Contains(name, "infer") {
+			inference = append(inference, fmt.Sprintf("%s %d", name, stats.reached[name]))
+		}
+	}
+	t.Logf("inference: %s", strings.Join(inference, ", "))
 	if *loopN >= 1000 && len(off) == 0 {
 		for _, name := range slices.Sorted(maps.Keys(stats.reached)) {
 			if stats.reached[name] == 0 {
@@ -350,6 +358,22 @@ func loopRunComposition(f *Function, c *loopComposition, seed uint64) *loopRun {
 type loopOrdered struct {
 	edge                    string
 	dependentUID, targetUID string
+	inferred                bool
+}
+
+// loopInferredBy names the inference rule of an inferred edge by the field
+// that makes it: providerConfigRef is the ProviderConfigs rule's, a field
+// and the writer's the credentials rule's, any other path the managed
+// references rule's.
+func loopInferredBy(via string) string {
+	switch {
+	case via == "spec.providerConfigRef":
+		return oracle.InferProviderConfigs
+	case strings.Contains(via, " → "):
+		return oracle.InferCredentials
+	default:
+		return oracle.InferManagedReferences
+	}
 }
 
 // live reconciles the composite until its state stops changing, checking
@@ -741,9 +765,13 @@ func (r *loopRun) check(res xpResult, p *oracle.Plan, world []map[string]any) {
 	}
 	for _, e := range p.Edges {
 		r.reach("an edge " + e.State.String())
+		if e.Origin == oracle.OriginInferred {
+			r.reach("an inferred edge " + e.State.String())
+			r.reach("an edge inferred by " + loopInferredBy(e.Via))
+		}
 		if e.State == oracle.Protected {
 			d, t := p.Nodes[e.Dependent], p.Nodes[e.Target]
-			r.protected[[2]string{d.UID, t.UID}] = loopOrdered{e.String(), d.UID, t.UID}
+			r.protected[[2]string{d.UID, t.UID}] = loopOrdered{e.String(), d.UID, t.UID, e.Origin == oracle.OriginInferred}
 		}
 	}
 	for _, e := range p.External {
@@ -754,7 +782,7 @@ func (r *loopRun) check(res xpResult, p *oracle.Plan, world []map[string]any) {
 		// a deletion the API server accepted.
 		if o := r.m.objects[loopKey(e.Target.Identity)]; e.State == oracle.Protected && o != nil && !o.deleting {
 			d := p.Nodes[e.Dependent]
-			r.protected[[2]string{d.UID, o.uid}] = loopOrdered{loopExternalEdge(e), d.UID, o.uid}
+			r.protected[[2]string{d.UID, o.uid}] = loopOrdered{loopExternalEdge(e), d.UID, o.uid, false}
 		}
 	}
 	r.checkUsages(earlier, desired, p)
@@ -975,56 +1003,79 @@ func (r *loopRun) checkResource(name string, want, got *fnv1.Resource, p *oracle
 // Usage the rules give an edge, as they say it, and its names must stay its
 // own.
 func (r *loopRun) checkUsages(earlier, desired map[string]*fnv1.Resource, p *oracle.Plan) {
+	found, problems := matchUsages(earlier, desired, p)
+	for _, problem := range problems {
+		r.violate(loopUsages, problem)
+	}
+	for _, name := range slices.Sorted(maps.Keys(found)) {
+		u := found[name]
+		edge := u.Dependent + " → " + u.Dependency
+		if u.ObservedAs != "" && u.ObservedAs != name {
+			r.violate(loopUsageNames, fmt.Sprintf("edge %s's Usage is observed as %s, and the function emits it as %s", edge, u.ObservedAs, name))
+		}
+		body := desired[name].GetResource().AsMap()
+		ns := loopText(body, "metadata", "namespace")
+		r.usageNames(edge, body, name, ns+"/"+loopText(body, "metadata", "name"))
+		r.reach("a Usage emitted: " + u.APIVersion + " " + u.Kind)
+	}
+}
+
+// matchUsages pairs each resource the function adds to the earlier steps'
+// desired state with the Usage the rules give its edge, by the objects it
+// joins: what it found, by composition resource name, and the problems. Each
+// must be that Usage, as the rules say it but for metadata.name, which is
+// the function's to choose, and every Usage the rules give must be there,
+// once.
+func matchUsages(earlier, desired map[string]*fnv1.Resource, p *oracle.Plan) (map[string]oracle.Usage, []string) {
+	var problems []string
+	problem := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	type ends [2]xpKey
 	wanted := map[ends]oracle.Usage{}
 	for _, u := range p.Usages {
 		of, by, _, _ := xpUsageRefs(u.Manifest(), u.Namespace)
 		if other, dup := wanted[ends{of, by}]; dup {
-			r.violate(loopUsages, fmt.Sprintf("the rules give edges %s → %s and %s → %s one Usage of %s by %s", other.Dependent, other.Dependency, u.Dependent, u.Dependency, of, by))
+			problem("the rules give edges %s → %s and %s → %s one Usage of %s by %s", other.Dependent, other.Dependency, u.Dependent, u.Dependency, of, by)
 		}
 		wanted[ends{of, by}] = u
 	}
-	found := map[ends]string{}
+	found := map[string]oracle.Usage{}
+	byEnds := map[ends]string{}
 	for _, name := range slices.Sorted(maps.Keys(desired)) {
 		if earlier[name] != nil {
 			continue
 		}
 		body := desired[name].GetResource().AsMap()
-		ns := loopText(body, "metadata", "namespace")
-		of, by, _, _ := xpUsageRefs(body, ns)
+		of, by, _, _ := xpUsageRefs(body, loopText(body, "metadata", "namespace"))
 		u, ok := wanted[ends{of, by}]
 		if !ok {
-			r.violate(loopUsages, fmt.Sprintf("the function adds %s (%s %s, of %s by %s), which is no Usage the rules give an edge", name, loopText(body, "apiVersion"), loopText(body, "kind"), of, by))
+			problem("the function adds %s (%s %s, of %s by %s), which is no Usage the rules give an edge", name, loopText(body, "apiVersion"), loopText(body, "kind"), of, by)
 			continue
 		}
 		edge := u.Dependent + " → " + u.Dependency
-		if other, dup := found[ends{of, by}]; dup {
-			r.violate(loopUsages, fmt.Sprintf("edge %s has two Usages: %s and %s", edge, other, name))
+		if other, dup := byEnds[ends{of, by}]; dup {
+			problem("edge %s has two Usages: %s and %s", edge, other, name)
 		}
-		found[ends{of, by}] = name
-		// All of it but metadata.name, which is the function's to choose.
+		byEnds[ends{of, by}] = name
+		found[name] = u
 		says := desired[name].GetResource().AsMap()
 		if md, _ := says["metadata"].(map[string]any); md != nil {
 			delete(md, "name")
 		}
 		emitted, ready := u.Emitted()
 		if diff := cmp.Diff(emitted, says, cmpopts.EquateEmpty()); diff != "" {
-			r.violate(loopUsages, fmt.Sprintf("%s for edge %s differs from the rules' Usage: -rules +function:\n%s", name, edge, diff))
+			problem("%s for edge %s differs from the rules' Usage: -rules +function:\n%s", name, edge, diff)
 		}
 		if (desired[name].GetReady() == fnv1.Ready_READY_TRUE) != ready {
-			r.violate(loopUsages, fmt.Sprintf("%s is ready %s, the rules say ready %v", name, desired[name].GetReady(), ready))
-		}
-		if u.ObservedAs != "" && u.ObservedAs != name {
-			r.violate(loopUsageNames, fmt.Sprintf("edge %s's Usage is observed as %s, and the function emits it as %s", edge, u.ObservedAs, name))
-		}
-		r.usageNames(edge, body, name, ns+"/"+loopText(body, "metadata", "name"))
-		r.reach("a Usage emitted: " + u.APIVersion + " " + u.Kind)
-	}
-	for k, u := range wanted {
-		if _, ok := found[k]; !ok {
-			r.violate(loopUsages, fmt.Sprintf("edge %s → %s has no Usage (of %s by %s)", u.Dependent, u.Dependency, k[0], k[1]))
+			problem("%s is ready %s, the rules say ready %v", name, desired[name].GetReady(), ready)
 		}
 	}
+	for _, k := range slices.SortedFunc(maps.Keys(wanted), func(a, b ends) int { return strings.Compare(a[0].String()+a[1].String(), b[0].String()+b[1].String()) }) {
+		if _, ok := byEnds[k]; !ok {
+			u := wanted[k]
+			problem("edge %s → %s has no Usage (of %s by %s)", u.Dependent, u.Dependency, k[0], k[1])
+		}
+	}
+	return found, problems
 }
 
 // reachInput counts what a request covers.
@@ -1043,6 +1094,9 @@ func (r *loopRun) reachInput(p *oracle.Plan) {
 	r.reach("usageAPI " + in.UsageAPI)
 	r.reach("creation " + in.Creation)
 	r.reach("graph " + in.Graph)
+	for _, rule := range in.Infer {
+		r.reach("infer " + rule)
+	}
 	if r.c.input == nil {
 		r.reach("no input")
 	}
@@ -1138,6 +1192,13 @@ func (s *loopStats) add(r *loopRun) {
 			"an edge protected by a Usage in force", "an edge protected by its finalizer",
 			"protection Usages", "protection Both",
 			"protection switched from Finalizers to Usages", "protection switched from Usages to Finalizers",
+			"infer ProviderConfigs", "infer Credentials", "infer ManagedReferences", "inference shapes without infer",
+			"an edge inferred by ProviderConfigs", "an edge inferred by Credentials", "an edge inferred by ManagedReferences",
+			"an inferred edge pending", "an inferred edge declared", "an inferred edge protected", "an inferred edge exposed",
+			"an inferred edge cyclic", "an inferred edge target deleting", "an inferred cycle", "an inference resource removed",
+			"a user deleting a ProviderConfig", "a teardown ordering inferred edges",
+			"a composed kubernetes.crossplane.io/v1alpha1 ProviderConfig", "a composed kubernetes.m.crossplane.io/v1alpha1 ProviderConfig",
+			"a composed kubernetes.m.crossplane.io/v1alpha1 ClusterProviderConfig",
 		} {
 			s.reached[name] = 0
 		}

@@ -30,6 +30,13 @@
 // True; [Plan.Declare] is the set of reference finalizers each resource must
 // declare whatever the mode, for checks of the fixed point.
 //
+// # Inferred edges
+//
+// With the input's infer, edges no spec.references entry and no dependencies
+// entry names are found in the composed resources' bodies (infer.go): an
+// edge's Origin says what made it, and a Usage always protects an inferred
+// one.
+//
 // # What it does not model
 //
 // An input the function rejects (the oracle assumes a valid one), a desired
@@ -121,6 +128,9 @@ const (
 type Input struct {
 	Mode, OnCycle, References, Usages, Protection, UsageAPI, Creation, Graph string
 	Dependencies                                                             []Dependency
+	// Infer names the inference rules to apply (see infer.go); none by
+	// default.
+	Infer []string
 }
 
 // ObjectEdges is what protects the edges of an Object to another composed
@@ -165,7 +175,7 @@ func ReadInput(m map[string]any) Input {
 	in := Input{
 		Mode: harness.String(m, "mode"), OnCycle: harness.String(m, "onCycle"), References: harness.String(m, "references"),
 		Usages: harness.String(m, "usages"), Protection: harness.String(m, "protection"), UsageAPI: harness.String(m, "usageAPI"), Creation: harness.String(m, "creation"),
-		Graph: harness.String(m, "graph"),
+		Graph: harness.String(m, "graph"), Infer: harness.Strings(m, "infer"),
 	}
 	deps, _ := m["dependencies"].([]any)
 	for _, d := range deps {
@@ -271,6 +281,9 @@ type Node struct {
 	DesiredFinalizers []string
 	// Ready: observed, and Ready=True or an earlier step said ready: True.
 	Ready bool
+	// observedBody and desiredBody are the resource as each state has it,
+	// nil when that state lacks it: the inference rules read both.
+	observedBody, desiredBody map[string]any
 }
 
 // Finalizer is the reference finalizer provider-kubernetes puts on what the
@@ -466,10 +479,12 @@ func (s EdgeState) String() string {
 // An Edge is a dependency of one composed resource on another.
 type Edge struct {
 	Dependent, Target string
-	// Explicit is true for an edge only the input's dependencies make.
-	Explicit   bool
-	Protection Protection
-	State      EdgeState
+	// Origin is what makes the edge: OriginReference (an Object's
+	// spec.references), OriginExplicit (only the input's dependencies) or
+	// OriginInferred (only an inference rule, whose field Via names).
+	Origin, Via string
+	Protection  Protection
+	State       EdgeState
 	// Finalizer is the dependent's reference finalizer, "" while it has no
 	// UID; Declared is true when the target must declare it.
 	Finalizer string
@@ -790,11 +805,20 @@ func (p *Plan) SummaryMessage() string {
 		}
 		unprotected = fmt.Sprintf(", %d of them unprotected", n)
 	}
-	// Where Usages protect some references between composed resources,
-	// the summary says how many.
-	byUsages := ""
+	// Where inference found some references between composed resources,
+	// or Usages protect some, the summary says how many: "(2 of them
+	// inferred, 3 by Usages)", each part only when there are some.
+	var parts []string
+	if n := len(slices.DeleteFunc(slices.Clone(p.Edges), func(e Edge) bool { return e.Origin != OriginInferred })); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d inferred", n))
+	}
 	if n := len(slices.DeleteFunc(slices.Clone(p.Edges), func(e Edge) bool { return e.Protection != ByUsage })); n > 0 {
-		byUsages = fmt.Sprintf(" (%d of them by Usages)", n)
+		parts = append(parts, fmt.Sprintf("%d by Usages", n))
+	}
+	byUsages := ""
+	if len(parts) > 0 {
+		n, rest, _ := strings.Cut(strings.Join(parts, ", "), " ")
+		byUsages = " (" + n + " of them " + rest + ")"
 	}
 	return fmt.Sprintf("%d composed resources, %d references between them%s and %d to external objects%s; %d reference finalizers %s, %d pending until their Object exists",
 		s.Resources, s.References, byUsages, s.External, unprotected, s.Declared, verb, s.Pending)
@@ -927,6 +951,7 @@ func (p *Plan) readNodes(s State) {
 		}
 		n.Desired, n.Observed = desired, observed
 		if observed {
+			n.observedBody = o
 			n.UID = harness.String(o, "metadata", "uid")
 			n.Deleting = harness.String(o, "metadata", "deletionTimestamp") != ""
 			n.ObservedFinalizers = harness.Strings(o, "metadata", "finalizers")
@@ -938,6 +963,7 @@ func (p *Plan) readNodes(s State) {
 		}
 		if desired {
 			n.DesiredFinalizers = harness.Strings(d, "metadata", "finalizers")
+			n.desiredBody = d
 		}
 		n.APIVersion = harness.String(src, "apiVersion")
 		group, ok := GroupOf(n.APIVersion)
@@ -1118,6 +1144,7 @@ func (p *Plan) addEdges() {
 		}
 	}
 	explicit := p.resolveDependencies()
+	inferred := p.inferEdges()
 	for _, name := range p.Names {
 		n := p.Nodes[name]
 		targets := map[string]*Edge{}
@@ -1127,7 +1154,7 @@ func (p *Plan) addEdges() {
 				matches := byIdentity[ref.Identity]
 				for _, t := range matches {
 					if targets[t] == nil {
-						targets[t] = &Edge{Dependent: name, Target: t, Protection: ByFinalizer}
+						targets[t] = &Edge{Dependent: name, Target: t, Origin: OriginReference, Protection: ByFinalizer}
 					}
 				}
 				if len(matches) == 0 && !external[ref.Identity] {
@@ -1145,7 +1172,7 @@ func (p *Plan) addEdges() {
 			if targets[t] != nil {
 				continue // A reference makes the edge already.
 			}
-			e := &Edge{Dependent: name, Target: t, Explicit: true, Protection: Unprotected}
+			e := &Edge{Dependent: name, Target: t, Origin: OriginExplicit, Protection: Unprotected}
 			switch {
 			case n.Object:
 				e.Protection = ByFinalizer
@@ -1172,6 +1199,13 @@ func (p *Plan) addEdges() {
 			default:
 				written = append(written, id)
 				p.References[name] = append(p.References[name], Reference{APIVersion: tn.APIVersion, Kind: id.Kind, Namespace: id.Namespace, Name: id.Name})
+			}
+		}
+		// An inferred edge adds only what the others lack; whatever
+		// usages and protection say, a Usage protects it.
+		for _, i := range inferred[name] {
+			if targets[i.target] == nil {
+				targets[i.target] = &Edge{Dependent: name, Target: i.target, Origin: OriginInferred, Via: i.via, Protection: ByUsage}
 			}
 		}
 		for _, t := range slices.Sorted(maps.Keys(targets)) {
@@ -1307,8 +1341,9 @@ func (p *Plan) findStale() {
 	referencing := map[string]map[string]bool{}
 	for _, e := range p.Edges {
 		// Every edge of an Object is a finalizer's, whatever else protects
-		// it.
-		if p.Nodes[e.Dependent].Object && e.Finalizer != "" {
+		// it, but an inferred one: the provider puts the finalizer only on
+		// what spec.references names.
+		if p.Nodes[e.Dependent].Object && e.Finalizer != "" && e.Origin != OriginInferred {
 			if referencing[e.Target] == nil {
 				referencing[e.Target] = map[string]bool{}
 			}
@@ -1344,7 +1379,8 @@ func (p *Plan) findStale() {
 func (p *Plan) holdUntilReady() {
 	for _, e := range p.Edges {
 		d, t := p.Nodes[e.Dependent], p.Nodes[e.Target]
-		if !d.Desired || d.Observed || e.State == Cyclic || (t.Observed && t.Ready) {
+		// An inferred edge orders deletion only.
+		if !d.Desired || d.Observed || e.State == Cyclic || e.Origin == OriginInferred || (t.Observed && t.Ready) {
 			continue
 		}
 		h := p.HeldBack[d.Name]

@@ -131,9 +131,11 @@ type want struct {
 	observedAs []string
 	impossible []string
 	summary    *Summary
-	results    []Result
-	writes     *bool
-	asks       []string // the unseen UIDs, when the function must ask for Objects
+	// summaryMessage is the summary the condition's message ends with.
+	summaryMessage string
+	results        []Result
+	writes         *bool
+	asks           []string // the unseen UIDs, when the function must ask for Objects
 	// unseenUsers are the names of what the function asks for by name: what
 	// its own Usages are used by, or what the references it wrote depend on,
 	// that observed state lacks.
@@ -145,8 +147,11 @@ func edges(p *Plan) []string {
 	out := []string{}
 	for _, e := range p.Edges {
 		s := fmt.Sprintf("%s: %s", e, e.State)
-		if e.Explicit {
+		switch e.Origin {
+		case OriginExplicit:
 			s += " (explicit)"
+		case OriginInferred:
+			s += " (inferred: " + e.Via + ")"
 		}
 		out = append(out, s)
 	}
@@ -706,110 +711,115 @@ func TestExpect(t *testing.T) {
 		},
 	}
 	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			p := Expect(tc.state)
-			w := tc.want
-			check := func(what string, want, got any) {
-				t.Helper()
-				if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
-					t.Errorf("%s\n%s: -want +got:\n%s", tc.reason, what, diff)
-				}
+		t.Run(name, func(t *testing.T) { tc.want.check(t, tc.reason, Expect(tc.state)) })
+	}
+}
+
+// check checks the plan against what the case wants, field by field.
+func (w want) check(t *testing.T, reason string, p *Plan) {
+	t.Helper()
+	check := func(what string, want, got any) {
+		t.Helper()
+		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s\n%s: -want +got:\n%s", reason, what, diff)
+		}
+	}
+	if w.edges != nil {
+		check("edges", w.edges, edges(p))
+	}
+	if w.external != nil {
+		var got []string
+		for _, e := range p.External {
+			got = append(got, fmt.Sprintf("%s → %s: %s", e.Dependent, e.Target.Describe(), e.State))
+		}
+		check("external", w.external, got)
+	}
+	if w.finalizers != nil {
+		check("finalizers", w.finalizers, p.Finalizers)
+	}
+	if w.condition != "" {
+		status := map[bool]string{true: "True", false: "False"}[p.Condition.Status]
+		check("condition", w.condition, status+" "+p.Condition.Reason+": "+p.Condition.Message())
+	}
+	if w.stale != nil {
+		var got []string
+		for _, s := range p.Stale {
+			got = append(got, s.Resource+" "+s.Finalizer)
+		}
+		check("stale", w.stale, got)
+	}
+	if w.problems != nil {
+		var got []string
+		for _, pr := range p.Problems {
+			s := pr.Resource + " " + pr.Field
+			if pr.Both {
+				s += " both"
 			}
-			if w.edges != nil {
-				check("edges", w.edges, edges(p))
+			got = append(got, s)
+		}
+		check("problems", w.problems, got)
+	}
+	if w.references != nil {
+		check("references", w.references, p.References)
+	}
+	if w.heldBack != nil {
+		got := map[string]string{}
+		for n, h := range p.HeldBack {
+			got[n] = h.String()
+		}
+		check("held back", w.heldBack, got)
+	}
+	if w.usages != nil {
+		var got []map[string]any
+		for _, u := range p.Usages {
+			got = append(got, u.Manifest())
+		}
+		check("usages", w.usages, got)
+	}
+	if w.observedAs != nil {
+		var got []string
+		for _, u := range p.Usages {
+			got = append(got, u.ObservedAs)
+		}
+		check("usages observed as", w.observedAs, got)
+	}
+	if w.impossible != nil {
+		var got []string
+		for _, u := range p.Impossible {
+			got = append(got, u.Dependent+" → "+u.Dependency)
+		}
+		check("impossible usages", w.impossible, got)
+	}
+	if w.summary != nil {
+		check("summary", *w.summary, p.Summary())
+	}
+	if w.summaryMessage != "" {
+		check("summary message", w.summaryMessage, p.SummaryMessage())
+	}
+	if w.results != nil {
+		check("results", w.results, p.Results())
+	}
+	if w.unseenUsers != nil {
+		var got []string
+		for _, a := range p.Asks {
+			if a.Name != "" {
+				got = append(got, a.Name)
 			}
-			if w.external != nil {
-				var got []string
-				for _, e := range p.External {
-					got = append(got, fmt.Sprintf("%s → %s: %s", e.Dependent, e.Target.Describe(), e.State))
-				}
-				check("external", w.external, got)
-			}
-			if w.finalizers != nil {
-				check("finalizers", w.finalizers, p.Finalizers)
-			}
-			if w.condition != "" {
-				status := map[bool]string{true: "True", false: "False"}[p.Condition.Status]
-				check("condition", w.condition, status+" "+p.Condition.Reason+": "+p.Condition.Message())
-			}
-			if w.stale != nil {
-				var got []string
-				for _, s := range p.Stale {
-					got = append(got, s.Resource+" "+s.Finalizer)
-				}
-				check("stale", w.stale, got)
-			}
-			if w.problems != nil {
-				var got []string
-				for _, pr := range p.Problems {
-					s := pr.Resource + " " + pr.Field
-					if pr.Both {
-						s += " both"
-					}
-					got = append(got, s)
-				}
-				check("problems", w.problems, got)
-			}
-			if w.references != nil {
-				check("references", w.references, p.References)
-			}
-			if w.heldBack != nil {
-				got := map[string]string{}
-				for n, h := range p.HeldBack {
-					got[n] = h.String()
-				}
-				check("held back", w.heldBack, got)
-			}
-			if w.usages != nil {
-				var got []map[string]any
-				for _, u := range p.Usages {
-					got = append(got, u.Manifest())
-				}
-				check("usages", w.usages, got)
-			}
-			if w.observedAs != nil {
-				var got []string
-				for _, u := range p.Usages {
-					got = append(got, u.ObservedAs)
-				}
-				check("usages observed as", w.observedAs, got)
-			}
-			if w.impossible != nil {
-				var got []string
-				for _, u := range p.Impossible {
-					got = append(got, u.Dependent+" → "+u.Dependency)
-				}
-				check("impossible usages", w.impossible, got)
-			}
-			if w.summary != nil {
-				check("summary", *w.summary, p.Summary())
-			}
-			if w.results != nil {
-				check("results", w.results, p.Results())
-			}
-			if w.unseenUsers != nil {
-				var got []string
-				for _, a := range p.Asks {
-					if a.Name != "" {
-						got = append(got, a.Name)
-					}
-				}
-				check("asks by name for", w.unseenUsers, got)
-			}
-			if w.labels != nil {
-				check("labels", w.labels, p.Labels)
-			}
-			if w.asks != nil {
-				var got []string
-				if p.AsksForObjects() {
-					got = p.Unseen
-				}
-				check("asks for Objects naming", w.asks, got)
-			}
-			if w.writes != nil {
-				check("writes", *w.writes, p.Writes())
-			}
-		})
+		}
+		check("asks by name for", w.unseenUsers, got)
+	}
+	if w.labels != nil {
+		check("labels", w.labels, p.Labels)
+	}
+	if w.asks != nil {
+		var got []string
+		if p.AsksForObjects() {
+			got = p.Unseen
+		}
+		check("asks for Objects naming", w.asks, got)
+	}
+	if w.writes != nil {
+		check("writes", *w.writes, p.Writes())
 	}
 }
 
