@@ -9,17 +9,21 @@
 // The tests check what matters independently of the function's code. From
 // each example's input, observed resources and what the pipeline renders
 // without the function, plan_test.go works out what the function must do: the
-// edges (Objects' spec.references and the input's dependencies), the
-// finalizers, the dependsOn references it writes, the resources it holds back
-// until their dependencies are ready, the Usages it adds for external
-// references, its results and the XR's DeletionOrdered condition. The render
-// must do exactly that: every live dependent's finalizer is on every composed
-// resource it depends on, nothing is dropped, added or changed beyond the
-// plan, and the step reports exactly the plan's results. Rendered once more
-// over what the first render applied, a composite with nothing pending, held
-// back or wrong gets no result from the step at all. Golden files in
-// testdata/ pin the whole output of both renders (<example>.<cli>.yaml and
-// <example>.<cli>.applied.yaml); run with -update to rewrite them.
+// edges (Objects' spec.references, the input's dependencies and, with infer,
+// what the resources state of each other), the finalizers, the dependsOn
+// references it writes, the resources it holds back until their dependencies
+// are ready, the Usages it adds (for external references, for inferred edges,
+// and as the input asks), its results and the XR's DeletionOrdered
+// condition. The render must do exactly that: every live dependent's
+// finalizer is on every composed resource it depends on, nothing is dropped,
+// added or changed beyond the plan, and the step reports exactly the plan's
+// results. Rendered once more over what the first render applied, a
+// composite with nothing pending, held back or wrong gets no result from the
+// step at all. Golden files in testdata/ pin the whole output of both renders
+// (<example>.<cli>.yaml and <example>.<cli>.applied.yaml); run with -update
+// to rewrite them. The v1 example renders with Crossplane v1's CLI only, an
+// example with a v1 subfolder with it as well as with both v2 CLIs, every
+// other with the v2 CLIs only.
 package e2e
 
 import (
@@ -188,15 +192,20 @@ func testExample(t *testing.T, r *renderer) {
 	without := r.render(t, "without function-dependencies", withoutStep(t, composition, ex.step), filepath.Join(ex.dir, "observed.yaml"))
 	baseline := composedByName(t, without)
 	p := planOf(t, ex, baseline, ex.observed)
-	if len(p.live) == 0 {
-		t.Fatal("the example has no dependencies between live composed Objects: the test would prove nothing")
+	if len(p.live) == 0 && len(p.inferred) == 0 {
+		t.Fatal("the example has no dependencies between live composed Objects, nor inferred ones: the test would prove nothing")
+	}
+	if len(ex.input.Infer) > 0 && len(p.inferred) == 0 {
+		t.Errorf("the example infers (%v), but the rules infer no edge between existing resources: the test would prove nothing of them", ex.input.Infer)
 	}
 	for _, e := range p.live {
 		if slices.Contains(finalizers(baseline[e.target]), e.finalizer) {
 			t.Errorf("without function-dependencies, %s already carries %s's finalizer %s", e.target, e.dependent, e.finalizer)
 		}
 	}
-	if len(p.missing) == 0 && ex.input.Protection != "Usages" {
+	// An example that infers is about the Usages of its inferred edges, which
+	// need no finalizer.
+	if len(p.missing) == 0 && ex.input.Protection != "Usages" && len(p.inferred) == 0 {
 		t.Error("the example's observed resources lack no reference finalizer: they don't reproduce provider-kubernetes #371")
 	}
 	if !p.oracle.Changes() {
