@@ -106,6 +106,20 @@ func Lookup(m map[string]any, path ...string) any {
 	return v
 }
 
+// Set sets the value at path in m, making the objects on the way that m
+// lacks, and replacing a value on the way that is no object.
+func Set(m map[string]any, v any, path ...string) {
+	for _, k := range path[:len(path)-1] {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[k] = next
+		}
+		m = next
+	}
+	m[path[len(path)-1]] = v
+}
+
 // String returns the string at path in m; "" if there is none.
 func String(m map[string]any, path ...string) string {
 	s, _ := Lookup(m, path...).(string)

@@ -10,6 +10,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
+	"github.com/crossplane-contrib/function-dependencies/test/harness"
 	"github.com/crossplane-contrib/function-dependencies/test/oracle"
 )
 
@@ -247,16 +248,7 @@ func genSet(m map[string]any, path string, v any) {
 	if v == "" {
 		return
 	}
-	keys := strings.Split(path, ".")
-	for _, k := range keys[:len(keys)-1] {
-		next, ok := m[k].(map[string]any)
-		if !ok {
-			next = map[string]any{}
-			m[k] = next
-		}
-		m = next
-	}
-	m[keys[len(keys)-1]] = v
+	harness.Set(m, v, strings.Split(path, ".")...)
 }
 
 // genCopy copies a body deep enough to set fields of its own.

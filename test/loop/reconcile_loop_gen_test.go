@@ -10,6 +10,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/crossplane-contrib/function-dependencies/test/harness"
 	"github.com/crossplane-contrib/function-dependencies/test/oracle"
 )
 
@@ -214,17 +215,7 @@ func (c *loopComposition) body(r *loopResource) map[string]any {
 		b["spec"] = map[string]any{"forProvider": map[string]any{"region": "eu-west-1"}}
 	}
 	for _, path := range slices.Sorted(maps.Keys(r.fields)) {
-		keys := strings.Split(path, ".")
-		m := b
-		for _, k := range keys[:len(keys)-1] {
-			next, ok := m[k].(map[string]any)
-			if !ok {
-				next = map[string]any{}
-				m[k] = next
-			}
-			m = next
-		}
-		m[keys[len(keys)-1]] = r.fields[path]
+		harness.Set(b, r.fields[path], strings.Split(path, ".")...)
 	}
 	return b
 }

@@ -3,21 +3,13 @@ package oracle
 import (
 	"strings"
 	"testing"
+
+	"github.com/crossplane-contrib/function-dependencies/test/harness"
 )
 
 // set sets the field at the dotted path, making the maps on the way.
 func (r res) set(path string, v any) res {
-	keys := strings.Split(path, ".")
-	m := map[string]any(r)
-	for _, k := range keys[:len(keys)-1] {
-		next, ok := m[k].(map[string]any)
-		if !ok {
-			next = map[string]any{}
-			m[k] = next
-		}
-		m = next
-	}
-	m[keys[len(keys)-1]] = v
+	harness.Set(r, v, strings.Split(path, ".")...)
 	return r
 }
 
