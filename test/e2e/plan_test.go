@@ -37,6 +37,7 @@ type input struct {
 	UsageAPI     string       `json:"usageAPI"`
 	Creation     string       `json:"creation"`
 	Graph        string       `json:"graph"`
+	Infer        []string     `json:"infer"`
 	Dependencies []dependency `json:"dependencies"`
 }
 
@@ -47,7 +48,7 @@ type dependency struct {
 
 // oracle is the input as test/oracle reads it.
 func (in input) oracle() oracle.Input {
-	out := oracle.Input{Mode: in.Mode, OnCycle: in.OnCycle, References: in.References, Usages: in.Usages, Protection: in.Protection, UsageAPI: in.UsageAPI, Creation: in.Creation, Graph: in.Graph}
+	out := oracle.Input{Mode: in.Mode, OnCycle: in.OnCycle, References: in.References, Usages: in.Usages, Protection: in.Protection, UsageAPI: in.UsageAPI, Creation: in.Creation, Graph: in.Graph, Infer: in.Infer}
 	for _, d := range in.Dependencies {
 		out.Dependencies = append(out.Dependencies, oracle.Dependency{Resource: d.Resource, DependsOn: d.DependsOn})
 	}
@@ -113,6 +114,10 @@ type graph struct {
 	declared []edge
 	// pending are the edges whose dependent doesn't exist yet.
 	pending []edge
+	// inferred are the edges an inference rule makes (infer), whose
+	// dependent exists: a Usage protects each, never a finalizer, whatever
+	// the dependent is.
+	inferred []edge
 	// external are the references to objects outside the composition.
 	external []oracle.External
 	// oracle is the whole of what the rules say of the example.
@@ -124,9 +129,8 @@ type graph struct {
 // input says (nil: the defaults, no dependencies). It fails the test on what
 // the render checks don't model: a reference that can't be read; a dependent
 // being deleted or removed (checkFinalizers expects exactly the live edges'
-// finalizers); and an explicit dependency of a resource that is no Object (a
-// Usage between composed resources, which the render that applies the first
-// one's finalizers doesn't observe).
+// finalizers); and an explicit dependency of a resource that is no Object.
+// An inferred edge may have any dependent: its Usage protects it.
 func edgesOf(t *testing.T, desired map[string]doc, observed []doc, xr doc, in *input) graph {
 	t.Helper()
 	s := oracle.State{Desired: map[string]map[string]any{}, Observed: map[string]map[string]any{}, XR: xr}
@@ -143,6 +147,12 @@ func edgesOf(t *testing.T, desired map[string]doc, observed []doc, xr doc, in *i
 	for _, e := range p.Edges {
 		d := p.Nodes[e.Dependent]
 		switch {
+		case e.Origin == oracle.OriginInferred && e.State == oracle.Releasing:
+			t.Fatalf("%s is being deleted or removed: the render tests don't model the Usage of its inferred edge %s", e.Dependent, e)
+		case e.Origin == oracle.OriginInferred && d.UID == "":
+			g.pending = append(g.pending, edge{dependent: e.Dependent, target: e.Target})
+		case e.Origin == oracle.OriginInferred:
+			g.inferred = append(g.inferred, edge{dependent: e.Dependent, target: e.Target})
 		case !d.Object:
 			t.Fatalf("%s is no provider-kubernetes Object but the input says it depends on %s: the render tests don't model Usages between composed resources", e.Dependent, e.Target)
 		case e.State == oracle.Releasing:

@@ -9,17 +9,21 @@
 // The tests check what matters independently of the function's code. From
 // each example's input, observed resources and what the pipeline renders
 // without the function, plan_test.go works out what the function must do: the
-// edges (Objects' spec.references and the input's dependencies), the
-// finalizers, the dependsOn references it writes, the resources it holds back
-// until their dependencies are ready, the Usages it adds for external
-// references, its results and the XR's DeletionOrdered condition. The render
-// must do exactly that: every live dependent's finalizer is on every composed
-// resource it depends on, nothing is dropped, added or changed beyond the
-// plan, and the step reports exactly the plan's results. Rendered once more
-// over what the first render applied, a composite with nothing pending, held
-// back or wrong gets no result from the step at all. Golden files in
-// testdata/ pin the whole output of both renders (<example>.<cli>.yaml and
-// <example>.<cli>.applied.yaml); run with -update to rewrite them.
+// edges (Objects' spec.references, the input's dependencies and, with infer,
+// what the resources state of each other), the finalizers, the dependsOn
+// references it writes, the resources it holds back until their dependencies
+// are ready, the Usages it adds (for external references, for inferred edges,
+// and as the input asks), its results and the XR's DeletionOrdered
+// condition. The render must do exactly that: every live dependent's
+// finalizer is on every composed resource it depends on, nothing is dropped,
+// added or changed beyond the plan, and the step reports exactly the plan's
+// results. Rendered once more over what the first render applied, a
+// composite with nothing pending, held back or wrong gets no result from the
+// step at all. Golden files in testdata/ pin the whole output of both renders
+// (<example>.<cli>.yaml and <example>.<cli>.applied.yaml); run with -update
+// to rewrite them. The v1 example renders with Crossplane v1's CLI only, an
+// example with a v1 subfolder with it as well as with both v2 CLIs, every
+// other with the v2 CLIs only.
 package e2e
 
 import (
@@ -73,12 +77,14 @@ type cli struct {
 	tools []string
 	// args returns the command line that renders, after the binary.
 	args func(tools map[string]string, render []string) []string
-	// v1 is true for Crossplane v1's CLI, which renders the v1 example
-	// only; the v2 CLIs render every other.
+	// v1 is true for Crossplane v1's CLI, which renders the Crossplane v1
+	// examples only; the v2 CLIs render every other.
 	v1 bool
 }
 
-// v1Example is the example of a Crossplane v1 XR with a claim.
+// v1Example is the example of a Crossplane v1 XR with a claim, and only
+// that. Another example renders on Crossplane v1 too when its folder has a
+// v1Example subfolder: see loadExamples.
 const v1Example = "v1"
 
 var clis = []cli{
@@ -114,10 +120,24 @@ var clis = []cli{
 	},
 }
 
-// An example is one folder under example/.
+// An example is one folder under example/, as one Crossplane generation
+// renders it.
 type example struct {
 	name, dir string
-	observed  []doc
+	// v1 is true for an example of Crossplane v1: example/v1, or the v1
+	// generation of another example, whose XR, XRD and claim are in xrDir.
+	v1 bool
+	// xrDir holds the example's xr.yaml and xrd.yaml: dir, or for the v1
+	// generation of another example its v1 subfolder.
+	xrDir string
+	// composition is the example's composition.yaml, with, for the v1
+	// generation of another example, the fields of the subfolder's
+	// input.yaml set in function-dependencies' input.
+	composition doc
+	// alone is true when hack/render.sh renders the example from dir as it
+	// is: false for the v1 generation of another example.
+	alone    bool
+	observed []doc
 	// step is the name of the pipeline step that runs function-dependencies,
 	// and input its input.
 	step  string
@@ -149,7 +169,7 @@ func TestRender(t *testing.T) {
 			tools[name] = harness.Tool(t, name)
 		}
 		for _, ex := range examples {
-			if c.v1 != (ex.name == v1Example) {
+			if c.v1 != ex.v1 {
 				continue
 			}
 			t.Run(c.name+"/"+ex.name, func(t *testing.T) {
@@ -162,7 +182,7 @@ func TestRender(t *testing.T) {
 
 func testExample(t *testing.T, r *renderer) {
 	ex := r.example
-	composition := readDocs(t, filepath.Join(ex.dir, "composition.yaml"))[0]
+	composition := ex.composition
 
 	// Without function-dependencies: what patch-and-transform and auto-ready
 	// make of the example. It shows the finalizers are missing, so that the
@@ -172,15 +192,20 @@ func testExample(t *testing.T, r *renderer) {
 	without := r.render(t, "without function-dependencies", withoutStep(t, composition, ex.step), filepath.Join(ex.dir, "observed.yaml"))
 	baseline := composedByName(t, without)
 	p := planOf(t, ex, baseline, ex.observed)
-	if len(p.live) == 0 {
-		t.Fatal("the example has no dependencies between live composed Objects: the test would prove nothing")
+	if len(p.live) == 0 && len(p.inferred) == 0 {
+		t.Fatal("the example has no dependencies between live composed Objects, nor inferred ones: the test would prove nothing")
+	}
+	if len(ex.input.Infer) > 0 && len(p.inferred) == 0 {
+		t.Errorf("the example infers (%v), but the rules infer no edge between existing resources: the test would prove nothing of them", ex.input.Infer)
 	}
 	for _, e := range p.live {
 		if slices.Contains(finalizers(baseline[e.target]), e.finalizer) {
 			t.Errorf("without function-dependencies, %s already carries %s's finalizer %s", e.target, e.dependent, e.finalizer)
 		}
 	}
-	if len(p.missing) == 0 && ex.input.Protection != "Usages" {
+	// An example that infers is about the Usages of its inferred edges, which
+	// need no finalizer.
+	if len(p.missing) == 0 && ex.input.Protection != "Usages" && len(p.inferred) == 0 {
 		t.Error("the example's observed resources lack no reference finalizer: they don't reproduce provider-kubernetes #371")
 	}
 	if !p.oracle.Changes() {
@@ -293,9 +318,9 @@ func (r *renderer) render(t *testing.T, what string, composition any, observed s
 		t.Fatalf("composition of type %T", composition)
 	}
 	args := r.cli.args(r.tools, []string{
-		filepath.Join(r.example.dir, "xr.yaml"), compositionFile, r.functions,
+		filepath.Join(r.example.xrDir, "xr.yaml"), compositionFile, r.functions,
 		"--observed-resources=" + observed,
-		"--xrd=" + filepath.Join(r.example.dir, "xrd.yaml"),
+		"--xrd=" + filepath.Join(r.example.xrDir, "xrd.yaml"),
 		"--include-function-results",
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), renderTimeout)
@@ -623,6 +648,12 @@ func withoutStep(t *testing.T, composition doc, step string) doc {
 }
 
 // loadExamples reads every folder under example/ that has a composition.
+// A folder with a v1 subfolder is an example of both Crossplane generations:
+// the folder's XR and XRD are Crossplane v2's, the subfolder's xr.yaml,
+// xrd.yaml and claim.yaml Crossplane v1's, and both render the folder's
+// composition, functions and observed resources, Crossplane v1 with the
+// fields of the subfolder's input.yaml (usageAPI, say) set in
+// function-dependencies' input.
 func loadExamples(t *testing.T) []example {
 	t.Helper()
 	root := filepath.Join(harness.Root(t), "example")
@@ -639,29 +670,66 @@ func loadExamples(t *testing.T) []example {
 		if _, err := os.Stat(filepath.Join(dir, "composition.yaml")); err != nil {
 			continue
 		}
-		ex := example{name: e.Name(), dir: dir, observed: readDocs(t, filepath.Join(dir, "observed.yaml"))}
-		ex.xr = readDocs(t, filepath.Join(dir, "xr.yaml"))[0]
-		ex.xrNamespace = harness.String(ex.xr, "metadata", "namespace")
-		for _, s := range harness.List(readDocs(t, filepath.Join(dir, "composition.yaml"))[0], "spec", "pipeline") {
-			if sd, _ := s.(doc); harness.String(sd, "functionRef", "name") == fnDependencies {
-				ex.step = harness.String(sd, "step")
-				ex.input = readInput(t, ex.name, sd["input"])
-			}
+		composition := readDocs(t, filepath.Join(dir, "composition.yaml"))[0]
+		examples = append(examples, readExample(t, e.Name(), dir, dir, composition, e.Name() == v1Example))
+		v1 := filepath.Join(dir, v1Example)
+		if _, err := os.Stat(filepath.Join(v1, "xr.yaml")); err != nil || e.Name() == v1Example {
+			continue
 		}
-		if ex.step == "" {
-			t.Fatalf("example %s: no pipeline step runs %s", ex.name, fnDependencies)
+		if _, err := os.Stat(filepath.Join(v1, "claim.yaml")); err != nil {
+			t.Fatalf("example %s: its Crossplane v1 generation has no claim.yaml: %v", e.Name(), err)
 		}
-		for _, o := range ex.observed {
-			if harness.String(o, "metadata", "annotations", annotationResource) == "" {
-				t.Fatalf("example %s: observed %s %s has no %s annotation", ex.name, harness.String(o, "kind"), harness.String(o, "metadata", "name"), annotationResource)
-			}
-		}
+		ex := readExample(t, e.Name(), dir, v1, setInput(t, e.Name(), composition, readDocs(t, filepath.Join(v1, "input.yaml"))[0]), true)
+		ex.alone = false
 		examples = append(examples, ex)
 	}
 	if len(examples) < 3 {
 		t.Fatalf("found %d examples under %s, want the cluster, the namespaced and the explicit one", len(examples), root)
 	}
 	return examples
+}
+
+// readExample reads one generation of an example: its composition, the
+// XR and XRD in xrDir, and the rest in dir.
+func readExample(t *testing.T, name, dir, xrDir string, composition doc, v1 bool) example {
+	t.Helper()
+	ex := example{name: name, dir: dir, v1: v1, xrDir: xrDir, composition: composition, alone: true, observed: readDocs(t, filepath.Join(dir, "observed.yaml"))}
+	ex.xr = readDocs(t, filepath.Join(xrDir, "xr.yaml"))[0]
+	ex.xrNamespace = harness.String(ex.xr, "metadata", "namespace")
+	for _, s := range harness.List(composition, "spec", "pipeline") {
+		if sd, _ := s.(doc); harness.String(sd, "functionRef", "name") == fnDependencies {
+			ex.step = harness.String(sd, "step")
+			ex.input = readInput(t, ex.name, sd["input"])
+		}
+	}
+	if ex.step == "" {
+		t.Fatalf("example %s: no pipeline step runs %s", ex.name, fnDependencies)
+	}
+	for _, o := range ex.observed {
+		if harness.String(o, "metadata", "annotations", annotationResource) == "" {
+			t.Fatalf("example %s: observed %s %s has no %s annotation", ex.name, harness.String(o, "kind"), harness.String(o, "metadata", "name"), annotationResource)
+		}
+	}
+	return ex
+}
+
+// setInput returns the composition with the fields set in the input of its
+// function-dependencies step, each to its value in fields.
+func setInput(t *testing.T, example string, composition, fields doc) doc {
+	t.Helper()
+	c := harness.DeepCopy(t, composition)
+	for _, s := range harness.List(c, "spec", "pipeline") {
+		if sd, _ := s.(doc); harness.String(sd, "functionRef", "name") == fnDependencies {
+			in, ok := sd["input"].(doc)
+			if !ok {
+				t.Fatalf("example %s: step %s has no input to set %v in", example, harness.String(sd, "step"), fields)
+			}
+			maps.Copy(in, fields)
+			return c
+		}
+	}
+	t.Fatalf("example %s: no pipeline step runs %s", example, fnDependencies)
+	return nil
 }
 
 // functionsFile writes the example's functions with their Development
