@@ -7,6 +7,7 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
 	"github.com/crossplane-contrib/function-dependencies/internal/infer"
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/report"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
 	"github.com/crossplane-contrib/function-dependencies/internal/usage"
@@ -55,7 +56,7 @@ func readComposed(c request.Composition, in *v1beta1.Input) read {
 		}
 		o := cr.Observed
 		if cr.IsObserved {
-			if !cr.IsDesired && o.Label(usage.Label) == "true" {
+			if !cr.IsDesired && o.Label(protocol.UsageLabel) == "true" {
 				rd.usages[cr.Name] = o.Map()
 				rd.lookout.usage(o)
 				continue

@@ -131,6 +131,33 @@ spec:
 `)
 	noStep := write("no-step.yaml", "apiVersion: apiextensions.crossplane.io/v1\nkind: Composition\nmetadata: {name: other}\nspec: {mode: Pipeline, pipeline: []}\n")
 	badInput := write("bad.yaml", "apiVersion: dependencies.fn.crossplane.io/v1beta1\nkind: Input\nonCycle: Sometimes\n")
+	infer := write("infer.yaml", "apiVersion: dependencies.fn.crossplane.io/v1beta1\nkind: Input\ninfer: [ProviderConfigs]\n")
+	onPC := `apiVersion: kubernetes.crossplane.io/v1alpha1
+kind: ProviderConfig
+metadata: {name: remote, uid: uid-remote, annotations: {crossplane.io/composition-resource-name: config}}
+---
+apiVersion: kubernetes.crossplane.io/v1alpha2
+kind: Object
+metadata: {name: app, uid: uid-app, annotations: {crossplane.io/composition-resource-name: app}}
+spec:
+  providerConfigRef: {name: remote}
+  forProvider:
+    manifest: {apiVersion: v1, kind: ConfigMap, metadata: {name: app, namespace: default}}
+`
+	unprotected := write("unprotected.yaml", onPC)
+	protected := write("protected.yaml", onPC+`---
+apiVersion: protection.crossplane.io/v1beta1
+kind: ClusterUsage
+metadata:
+  name: usage-3-app-config-0a1b2c3d
+  uid: uid-usage
+  labels: {dependencies.fn.crossplane.io/usage: "true"}
+  annotations: {crossplane.io/composition-resource-name: usage-3-app-config}
+spec:
+  of: {apiVersion: kubernetes.crossplane.io/v1alpha1, kind: ProviderConfig, resourceRef: {name: remote}}
+  by: {apiVersion: kubernetes.crossplane.io/v1alpha2, kind: Object, resourceRef: {name: app}}
+  replayDeletion: true
+`)
 
 	cases := map[string]struct {
 		reason          string
@@ -148,6 +175,18 @@ spec:
 				"stale: namespace carries kubernetes.crossplane.io/referred-by-object-96c7d3ba-5ee2-4705-b600-ed691517bd70, which names no Object that references it\n" +
 				"stale: namespace carries kubernetes.crossplane.io/referred-by-object-ce231360-41fe-44dd-9996-0a46e25181f0, which names no Object that references it\n" +
 				"stale: namespace carries kubernetes.crossplane.io/referred-by-object-dae1b95b-7d42-4fba-b0af-f30bb8076b5b, which names no Object that references it\n",
+		},
+		"InferredEdgeWithoutItsUsage": {
+			reason:          "With infer, an Object's ProviderConfig lacks the Object's Usage until one exists.",
+			input:           infer,
+			files:           []string{unprotected},
+			wantErr:         errMissing,
+			wantDiagnostics: "missing: config lacks the Usages of 1 of its 1 live dependents: app\n",
+		},
+		"TheFunctionsOwnUsageProtects": {
+			reason: "One of the function's own Usages in the stream is what protects its edge, not a composed resource of the graph.",
+			input:  infer,
+			files:  []string{protected},
 		},
 		"CycleFailsAsTheStepFails": {
 			reason:          "With the default onCycle: Fatal, a cycle fails the function's step, and so the doctor.",

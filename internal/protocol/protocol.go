@@ -57,6 +57,12 @@ const DependentLabel = "dependencies.fn.crossplane.io/composite-uid"
 // Objects it asks for: it never changes while one is deleted.
 const DependentGroupLabel = "dependencies.fn.crossplane.io/dependent-group"
 
+// UsageLabel marks, set to "true", the Usages the function emits, so that it
+// can tell them from the composition's own resources when it observes them:
+// they are never part of the graph, or a pattern such as ".*" would give each
+// Usage a Usage of its own, one more on every reconcile.
+const UsageLabel = "dependencies.fn.crossplane.io/usage"
+
 // ProtectionLabel marks, set to ProtectedByUsages, each Object whose edges
 // to other composed resources the Composition step protects with Usages
 // instead of reference finalizers (protection: Usages), so that an

@@ -4,6 +4,8 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 )
 
 // A Live is a Composition request whose observed and desired state are the
@@ -19,15 +21,18 @@ func NewLive() Live {
 	}}
 }
 
-// Add adds a resource, observed and desired, under a composition resource
-// name.
+// Add adds a resource under a composition resource name: observed, and
+// desired too unless it is one of the function's own Usages, which the
+// function reads as what protects an edge only when observed alone.
 func (l Live) Add(name string, resource map[string]any) error {
 	s, err := structpb.NewStruct(resource)
 	if err != nil {
 		return err
 	}
 	l.req.Observed.Resources[name] = &fnv1.Resource{Resource: s}
-	l.req.Desired.Resources[name] = &fnv1.Resource{Resource: s}
+	if ObjectOf(s).Label(protocol.UsageLabel) != "true" {
+		l.req.Desired.Resources[name] = &fnv1.Resource{Resource: s}
+	}
 	return nil
 }
 

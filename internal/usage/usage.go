@@ -16,6 +16,7 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 )
 
 // The APIs a Usage can be written in.
@@ -26,12 +27,6 @@ const (
 	// ApiextensionsAPI is Crossplane v1's cluster-scoped Usage.
 	ApiextensionsAPI = "apiextensions.crossplane.io/v1beta1"
 )
-
-// Label marks the Usages this function emits, so that it can tell them from
-// the composition's own resources when it observes them: they are never part
-// of the graph, or a pattern such as ".*" would give each Usage a Usage of
-// its own, one more on every reconcile.
-const Label = "dependencies.fn.crossplane.io/usage"
 
 // InUseLabel is the label Crossplane's Usage controller puts on a used
 // resource. Its webhook sees the deletions of labelled resources only, so a
@@ -285,7 +280,7 @@ func stateOf(d, t *graph.Resource, observed, broken bool) graph.State {
 func write(api string, owner objectref.Ref, e Edge) (map[string]any, string) {
 	byScoped, ofScoped := e.By.Namespace != "", e.Of.Namespace != ""
 	kind := "Usage"
-	metadata := map[string]any{"name": name(owner, e.Key), "labels": map[string]any{Label: "true"}}
+	metadata := map[string]any{"name": name(owner, e.Key), "labels": map[string]any{protocol.UsageLabel: "true"}}
 	of := ref(e.Of, false)
 	switch {
 	case api == ApiextensionsAPI && (byScoped || ofScoped):

@@ -11,6 +11,7 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
 	"github.com/crossplane-contrib/function-dependencies/internal/graph/graphtest"
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 )
 
 var xr = objectref.Ref{APIVersion: "example.org/v1", Kind: "App", Namespace: "team", Name: "shop"}
@@ -25,7 +26,7 @@ func TestUsageKindAndScopeFollowTheEnds(t *testing.T) {
 		return Edge{Key: "usage-a-b", Dependent: "a", Dependency: "b", By: by, Of: of}
 	}
 	// The label tells the function its own Usages when it observes them.
-	labels := map[string]any{Label: "true"}
+	labels := map[string]any{protocol.UsageLabel: "true"}
 	spec := func(of map[string]any, by objectref.Ref) map[string]any {
 		return map[string]any{"of": of, "by": ref(by, false), "reason": "a depends on b (function-dependencies)", "replayDeletion": true}
 	}

@@ -20,8 +20,8 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
-	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 	"github.com/crossplane-contrib/function-dependencies/test/harness"
 	"github.com/crossplane-contrib/function-dependencies/test/oracle"
 )
@@ -146,7 +146,7 @@ func checkAnyRequest(fn *Function, req *fnv1.RunFunctionRequest) []string {
 		}
 	}
 	for name, r := range rsp.GetDesired().GetResources() {
-		if _, ok := req.GetDesired().GetResources()[name]; !ok && (!byDesign || harness.String(r.GetResource().AsMap(), "metadata", "labels", usage.Label) != "true") {
+		if _, ok := req.GetDesired().GetResources()[name]; !ok && (!byDesign || harness.String(r.GetResource().AsMap(), "metadata", "labels", protocol.UsageLabel) != "true") {
 			problem("desired %q was added, and is not the function's own Usage", name)
 		}
 	}
