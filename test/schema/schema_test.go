@@ -474,10 +474,14 @@ func toFieldPaths(patches []any, sets map[string][]any) []string {
 }
 
 // inputSteps counts the Composition pipeline steps that give
-// function-dependencies an input.
+// function-dependencies an input, and the Inputs of their own.
 func inputSteps(docs []map[string]any) int {
 	n := 0
 	for _, d := range docs {
+		if harness.String(d, "kind") == "Input" && group(harness.String(d, "apiVersion")) == "dependencies.fn.crossplane.io" {
+			n++ // An Input of its own, such as an example's v1/input.yaml.
+			continue
+		}
 		if harness.String(d, "kind") != "Composition" {
 			continue
 		}
