@@ -92,15 +92,18 @@ func Edges(resources []Resource, k Kinds) []Edge {
 	return edges
 }
 
-// indexed are the resources, with the places of those of each name.
+// indexed are the resources, with the places of those of each name, and
+// every place: what a selector's target is found among.
 type indexed struct {
 	resources []Resource
 	byName    map[string][]int
+	all       []int
 }
 
 func index(resources []Resource) indexed {
-	ix := indexed{resources: resources, byName: map[string][]int{}}
+	ix := indexed{resources: resources, byName: map[string][]int{}, all: make([]int, len(resources))}
 	for i, r := range resources {
+		ix.all[i] = i
 		if r.Identity.Name != "" {
 			ix.byName[r.Identity.Name] = append(ix.byName[r.Identity.Name], i)
 		}
@@ -296,12 +299,8 @@ func (ix indexed) selected(d int, key string, in map[string]any, at string, add 
 	}
 	labels, _ := selector["matchLabels"].(map[string]any)
 	ns := ix.resources[d].Identity.Namespace
-	every := make([]int, len(ix.resources))
-	for i := range every {
-		every[i] = i
-	}
 	for _, value := range values {
-		for _, t := range ix.pick(d, key, every, func(t int) bool {
+		for _, t := range ix.pick(d, key, ix.all, func(t int) bool {
 			r := ix.resources[t]
 			return r.Identity.Namespace == ns && slices.ContainsFunc(r.Bodies, func(b Body) bool {
 				return b.Value("metadata", "annotations", externalName) == value && carries(b, labels)
