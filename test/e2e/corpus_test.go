@@ -19,10 +19,13 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/sha1" //nolint:gosec // Git's object ids are SHA-1.
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -72,34 +75,39 @@ func TestCorpus(t *testing.T) {
 	for _, entry := range entries {
 		t.Run(entry, func(t *testing.T) {
 			dir := filepath.Join(root, entry)
-			r := corpusRenderer{crank: crank, functions: functions, xr: filepath.Join(dir, "xr.yaml"), xrd: filepath.Join(dir, "xrd.yaml")}
+			r := corpusRenderer{crank: crank, functions: functions, xrd: filepath.Join(dir, "xrd.yaml")}
 			composition := pipelineOf(t, readDocs(t, filepath.Join(dir, "composition.yaml"))[0])
-
-			// What the composition alone renders, as the API server would
-			// return it once the providers have resolved its selectors.
-			alone := r.render(t, "without function-dependencies", composition, "")
-			if alone.fatal != "" {
-				t.Fatalf("without function-dependencies, the composition fails: %s", alone.fatal)
-			}
-			observed := observe(t, alone.out)
-
+			xr := readDocs(t, filepath.Join(dir, "xr.yaml"))[0]
 			with := withStep(t, composition)
+
 			var renders []doc
-			for _, run := range []struct{ name, observed string }{
-				{"first reconcile", ""},
-				{"selectors resolved", writeDocs(t, "observed", observed)},
-			} {
-				got := r.render(t, run.name, with, run.observed)
+			check := func(name string, xr doc, observed []doc) corpusOutput {
+				got := r.render(t, name, xr, with, observed)
 				if got.fatal != "" {
-					t.Errorf("%s: with infer, the pipeline fails with a Fatal result, without it it doesn't: %s", run.name, got.fatal)
+					t.Errorf("%s: with infer, the pipeline fails with a Fatal result, without it it doesn't: %s", name, got.fatal)
 				}
 				for _, res := range results(got.out) {
 					if res.severity == "Fatal" {
-						t.Errorf("%s: step %s reports a Fatal result: %s", run.name, res.step, res.message)
+						t.Errorf("%s: step %s reports a Fatal result: %s", name, res.step, res.message)
 					}
 				}
-				renders = append(renders, summary(t, run.name, got))
+				renders = append(renders, summary(t, name, got))
+				return got
 			}
+
+			// The first reconcile: nothing exists yet.
+			check("first reconcile", xr, nil)
+			// Once the providers have created everything and resolved
+			// every selector, and the composition has fed back into the
+			// XR's status what its later resources read from it.
+			xr, observed := settle(t, r, xr, composition)
+			got := check("selectors resolved", xr, observed)
+			// Once Crossplane has applied that: the Usages exist and the
+			// finalizers are on their targets.
+			if got.fatal == "" {
+				check("applied", xr, applyFinalizers(t, observed, composedByName(t, got.out)))
+			}
+
 			var buf bytes.Buffer
 			for _, d := range renders {
 				b, err := yaml.Marshal(d)
@@ -114,7 +122,67 @@ func TestCorpus(t *testing.T) {
 	}
 }
 
-// corpusEntries are the folders of the corpus that hold a composition.
+// permissive are the licenses under which a corpus entry may be kept
+// verbatim in this repository.
+var permissive = []string{"Apache-2.0", "MIT", "BSD-2-Clause", "BSD-3-Clause"}
+
+// A corpusSource is one entry of testdata/corpus/sources.yaml.
+type corpusSource struct {
+	Name        string     `json:"name"`
+	Repository  string     `json:"repository"`
+	Commit      string     `json:"commit"`
+	License     string     `json:"license"`
+	Composition sourceFile `json:"composition"`
+	XRD         sourceFile `json:"xrd"`
+}
+
+type sourceFile struct {
+	Path string `json:"path"`
+	Blob string `json:"blob"`
+}
+
+// TestCorpusIsVerbatim checks that every corpus entry has a source, under
+// a permissive license, and that its composition and XRD are the published
+// files byte for byte: their git object ids are those recorded, which git
+// rev-parse COMMIT:PATH prints in the source repository.
+func TestCorpusIsVerbatim(t *testing.T) {
+	root := filepath.Join("testdata", "corpus")
+	var sources struct {
+		Entries []corpusSource `json:"entries"`
+	}
+	if err := yaml.Unmarshal(harness.ReadFile(t, filepath.Join(root, "sources.yaml")), &sources); err != nil {
+		t.Fatal(err)
+	}
+	var named []string
+	for _, s := range sources.Entries {
+		named = append(named, s.Name)
+		if !slices.Contains(permissive, s.License) {
+			t.Errorf("%s: license %q is none of %v", s.Name, s.License, permissive)
+		}
+		if s.Repository == "" || len(s.Commit) != 40 {
+			t.Errorf("%s: repository %q at commit %q: want both, the commit in full", s.Name, s.Repository, s.Commit)
+		}
+		for file, src := range map[string]sourceFile{"composition.yaml": s.Composition, "xrd.yaml": s.XRD} {
+			if got := gitBlob(harness.ReadFile(t, filepath.Join(root, s.Name, file))); src.Path == "" || got != src.Blob {
+				t.Errorf("%s/%s is git object %s, want %s, the object of %s at %s", s.Name, file, got, src.Blob, src.Path, s.Commit)
+			}
+		}
+	}
+	if entries := corpusEntries(t, root); !slices.Equal(slices.Sorted(slices.Values(named)), entries) {
+		t.Errorf("sources.yaml names %v, the corpus holds %v", named, entries)
+	}
+}
+
+// gitBlob is the id git gives a file's content.
+func gitBlob(content []byte) string {
+	h := sha1.New() //nolint:gosec // Git's object id, compared, not a security measure.
+	fmt.Fprintf(h, "blob %d\x00", len(content))
+	h.Write(content)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// corpusEntries are the folders of the corpus that hold a composition, in
+// order.
 func corpusEntries(t *testing.T, root string) []string {
 	t.Helper()
 	dirs, err := os.ReadDir(root)
@@ -149,9 +217,51 @@ func corpusFunctions(t *testing.T, path string, addresses map[string]string) str
 	return writeDocs(t, "functions", fns)
 }
 
+// maxRounds is how many reconciles a corpus composition may take to render
+// every resource it composes.
+const maxRounds = 8
+
+// settle reconciles the composition alone, without function-dependencies,
+// until it renders nothing new: each round's composed resources observed as
+// the providers leave them (observe), and the XR with the status the
+// composition patched into it, which later resources of many compositions
+// read (a cluster's name, a project, an OIDC issuer). It returns that XR and
+// the observed resources.
+func settle(t *testing.T, r corpusRenderer, xr doc, composition doc) (doc, []doc) {
+	t.Helper()
+	var observed []doc
+	var changed string
+	for round := 1; round <= maxRounds; round++ {
+		got := r.render(t, fmt.Sprintf("without function-dependencies, round %d", round), xr, composition, observed)
+		if got.fatal != "" {
+			t.Fatalf("without function-dependencies, the composition fails: %s", got.fatal)
+		}
+		next := harness.DeepCopy(t, xr)
+		if status, ok := xrOf(t, got.out)["status"].(doc); ok {
+			next["status"] = status
+		}
+		nextObserved := observe(t, got.out)
+		if reflect.DeepEqual(next, xr) && reflect.DeepEqual(nextObserved, observed) {
+			return xr, observed
+		}
+		before, err := yaml.Marshal(doc{"xr": xr, "observed": observed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		after, err := yaml.Marshal(doc{"xr": next, "observed": nextObserved})
+		if err != nil {
+			t.Fatal(err)
+		}
+		changed = diff(string(before), string(after))
+		xr, observed = next, nextObserved
+	}
+	t.Fatalf("the composition still renders something new after %d rounds; the last round changed:\n%s", maxRounds, changed)
+	return nil, nil
+}
+
 // A corpusRenderer renders one corpus entry's XR with crank.
 type corpusRenderer struct {
-	crank, functions, xr, xrd string
+	crank, functions, xrd string
 }
 
 // corpusOutput is one render: its output, or the Fatal result that stopped
@@ -164,12 +274,12 @@ type corpusOutput struct {
 // fatalResult is how crank reports a step's Fatal result, on which it stops.
 var fatalResult = regexp.MustCompile(`(?s)pipeline step "[^"]*" returned a fatal result: .*`)
 
-func (r corpusRenderer) render(t *testing.T, what string, composition doc, observed string) corpusOutput {
+func (r corpusRenderer) render(t *testing.T, what string, xr, composition doc, observed []doc) corpusOutput {
 	t.Helper()
-	args := []string{"render", r.xr, writeDocs(t, "composition", []doc{composition}), r.functions,
+	args := []string{"render", writeDocs(t, "xr", []doc{xr}), writeDocs(t, "composition", []doc{composition}), r.functions,
 		"--xrd=" + r.xrd, "--include-function-results"}
-	if observed != "" {
-		args = append(args, "--observed-resources="+observed)
+	if len(observed) > 0 {
+		args = append(args, "--observed-resources="+writeDocs(t, "observed", observed))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), renderTimeout)
 	defer cancel()

@@ -16,15 +16,17 @@ import (
 
 // observe returns the composed resources of a render as the API server
 // returns them once every provider has reconciled them: a name where the
-// render left it to the API server (generateName), a uid, the
-// crossplane.io/external-name annotation and status.atProvider.id (and, on
-// AWS, status.atProvider.arn) the provider sets, Ready and Synced
-// conditions; and every selector resolved as the provider resolves it,
-// into its …Ref (or …Refs) and the sibling field it fills with the target's
-// identifier; a composed Usage's resourceSelector resolved into its
-// resourceRef, as Crossplane's Usage controller does. Nothing here reads
-// function-dependencies' rules: the providers know which kind each field
-// references, and so does providerReferences.
+// render left it to the API server (generateName), a uid, Ready and Synced
+// conditions; for a managed resource of an Upbound provider, the
+// crossplane.io/external-name annotation, every selector resolved as the
+// provider resolves it (into its …Ref or …Refs, and the sibling field filled
+// with the target's identifier), and status.atProvider as upjet fills it:
+// the parameters, the id, on AWS the ARN, and the few computed fields the
+// corpus's compositions read back (computed); for an Object,
+// status.atProvider.manifest; a composed Usage's resourceSelector resolved
+// into its resourceRef, as Crossplane's Usage controller does. Nothing here
+// reads function-dependencies' rules: the providers know which kind each
+// field references, and so does providerReferences.
 func observe(t *testing.T, out output) []doc {
 	t.Helper()
 	xr := xrOf(t, out)
@@ -43,9 +45,13 @@ func observe(t *testing.T, out output) []doc {
 			harness.Set(d, prefix+suffix(resource), "metadata", "name")
 		}
 		harness.Set(d, "uid-"+resource, "metadata", "uid")
-		if _, managed := d["spec"].(doc)["forProvider"]; managed {
+		if upjet(d) {
 			identify(d)
 		}
+		harness.Set(d, []any{
+			doc{"type": "Ready", "status": "True", "reason": "Available"},
+			doc{"type": "Synced", "status": "True", "reason": "ReconcileSuccess"},
+		}, "status", "conditions")
 		observed = append(observed, d)
 	}
 	// Sorted by name, as the API server lists them: a provider takes the
@@ -55,8 +61,18 @@ func observe(t *testing.T, out output) []doc {
 		return strings.Compare(harness.String(a, "metadata", "name"), harness.String(b, "metadata", "name"))
 	})
 	for _, d := range observed {
-		if fp, ok := harness.Lookup(d, "spec", "forProvider").(doc); ok && !strings.HasPrefix(harness.String(d, "apiVersion"), "kubernetes.crossplane.io/") && !strings.HasPrefix(harness.String(d, "apiVersion"), "helm.crossplane.io/") {
+		if fp, ok := harness.Lookup(d, "spec", "forProvider").(doc); ok && upjet(d) {
 			resolve(t, d, fp, byName)
+			atProvider, _ := harness.DeepCopy(t, doc{"p": fp})["p"].(doc)
+			stripReferences(atProvider)
+			maps.Copy(atProvider, harness.Lookup(d, "status", "atProvider").(doc))
+			if c, ok := computed[harness.String(d, "apiVersion")+"/"+harness.String(d, "kind")]; ok {
+				c(d, atProvider)
+			}
+			harness.Set(d, atProvider, "status", "atProvider")
+		}
+		if m, ok := harness.Lookup(d, "spec", "forProvider", "manifest").(doc); ok && strings.HasPrefix(harness.String(d, "apiVersion"), "kubernetes.crossplane.io/") {
+			harness.Set(d, harness.DeepCopy(t, m), "status", "atProvider", "manifest")
 		}
 		if harness.String(d, "kind") == "Usage" {
 			for _, side := range []string{"of", "by"} {
@@ -67,6 +83,66 @@ func observe(t *testing.T, out output) []doc {
 		}
 	}
 	return observed
+}
+
+// upjet says whether a composed resource is a managed resource of one of
+// the Upbound providers (provider-upjet-aws, -gcp, -azure), whose selectors
+// and status this file knows.
+func upjet(d doc) bool {
+	group, _, _ := strings.Cut(harness.String(d, "apiVersion"), "/")
+	_, managed := harness.Lookup(d, "spec", "forProvider").(doc)
+	return managed && strings.HasSuffix(group, ".upbound.io")
+}
+
+// stripReferences removes what spec.forProvider has and status.atProvider
+// hasn't: references, selectors and secret references.
+func stripReferences(m doc) {
+	for k, v := range m {
+		switch {
+		case strings.HasSuffix(k, "Ref"), strings.HasSuffix(k, "Refs"), strings.HasSuffix(k, "Selector"):
+			delete(m, k)
+		case k != "":
+			if vd, ok := v.(doc); ok {
+				stripReferences(vd)
+			}
+			if vl, ok := v.([]any); ok {
+				for _, e := range vl {
+					if ed, ok := e.(doc); ok {
+						stripReferences(ed)
+					}
+				}
+			}
+		}
+	}
+}
+
+// computed are the fields of status.atProvider the cloud computes that the
+// corpus's compositions read back into their XR's status (and, through it,
+// into later resources), by apiVersion and kind.
+var computed = map[string]func(d, atProvider doc){
+	"eks.aws.upbound.io/v1beta1/Cluster": func(d, atProvider doc) {
+		name := harness.String(d, "metadata", "name")
+		atProvider["identity"] = []any{doc{"oidc": []any{doc{"issuer": "https://oidc.eks.us-west-2.amazonaws.com/id/" + strings.ToUpper(hash(name, 16))}}}}
+		if vpc, ok := harness.List(atProvider, "vpcConfig")[0].(doc); ok {
+			vpc["clusterSecurityGroupId"] = "sg-" + hash("cluster/"+name, 17)
+		}
+	},
+	"cloudplatform.gcp.upbound.io/v1beta1/ServiceAccount": func(d, atProvider doc) {
+		atProvider["email"] = harness.String(d, "metadata", "annotations", "crossplane.io/external-name") + "@corpus-project.iam.gserviceaccount.com"
+	},
+	"container.gcp.upbound.io/v1beta1/Cluster": func(_, atProvider doc) {
+		atProvider["project"] = "corpus-project"
+	},
+	"containerservice.azure.upbound.io/v1beta2/KubernetesCluster": func(d, atProvider doc) {
+		atProvider["oidcIssuerUrl"] = "https://westus.oic.prod-aks.azure.com/00000000-0000-0000-0000-000000000000/" + hash(harness.String(d, "metadata", "name"), 16) + "/"
+	},
+}
+
+// hash is a stable hexadecimal stand-in of n characters for an identifier a
+// cloud assigns.
+func hash(s string, n int) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])[:n]
 }
 
 // suffix is the five characters the API server appends to a generateName,
@@ -93,8 +169,7 @@ func identify(d doc) {
 	if external == "" {
 		external = name
 		if group == "ec2.aws.upbound.io" {
-			sum := sha256.Sum256([]byte(kind + "/" + name))
-			external = strings.ToLower(kind) + "-" + hex.EncodeToString(sum[:8])
+			external = strings.ToLower(kind) + "-" + hash(kind+"/"+name, 16)
 		}
 		harness.Set(d, external, "metadata", "annotations", "crossplane.io/external-name")
 	}
@@ -114,12 +189,13 @@ func identify(d doc) {
 	}
 	harness.Set(d, id, "status", "atProvider", "id")
 	if service, ok := strings.CutSuffix(group, ".aws.upbound.io"); ok {
-		harness.Set(d, fmt.Sprintf("arn:aws:%s:us-west-2:123456789012:%s/%s", service, strings.ToLower(kind), external), "status", "atProvider", "arn")
+		// IAM is global: its ARNs name no region.
+		region := "us-west-2"
+		if service == "iam" {
+			region = ""
+		}
+		harness.Set(d, fmt.Sprintf("arn:aws:%s:%s:123456789012:%s/%s", service, region, strings.ToLower(kind), external), "status", "atProvider", "arn")
 	}
-	harness.Set(d, []any{
-		doc{"type": "Ready", "status": "True", "reason": "Available"},
-		doc{"type": "Synced", "status": "True", "reason": "ReconcileSuccess"},
-	}, "status", "conditions")
 }
 
 // A providerReference is what a provider's reference resolver knows of a
@@ -153,6 +229,7 @@ var providerReferences = map[string]providerReference{
 	"serviceAccountIdSelector":   {group: "cloudplatform.gcp.upbound.io", kind: "ServiceAccount"},
 	"clusterSelector":            {group: "container.gcp.upbound.io", kind: "Cluster"},
 	"networkSelector":            {group: "compute.gcp.upbound.io", kind: "Network"},
+	"subnetworkSelector":         {group: "compute.gcp.upbound.io", kind: "Subnetwork"},
 	"resourceGroupNameSelector":  {group: "azure.upbound.io", kind: "ResourceGroup"},
 	"virtualNetworkNameSelector": {group: "network.azure.upbound.io", kind: "VirtualNetwork"},
 	"vnetSubnetIdSelector":       {group: "network.azure.upbound.io", kind: "Subnet"},
