@@ -1,19 +1,20 @@
 //go:build e2e
 
 // The corpus: compositions published in public repositories, kept verbatim
-// under testdata/corpus/<entry>/composition.yaml (testdata/corpus/SOURCES.md
+// under testdata/corpus/<entry>/ with their XRDs (testdata/corpus/sources.yaml
 // says where each comes from, at which commit, under which license), each with
 // an XR of ours that its XRD accepts. TestCorpus renders each through its own
 // pipeline with function-dependencies appended, inferring everything it can,
 // as a user who turns `infer` on for a composite that works today would.
 //
 // No composite may be worse for it: no result of any step is Fatal, on the
-// first reconcile (nothing exists yet) nor once the providers have resolved
+// first reconcile (nothing exists yet), once the providers have resolved
 // every selector (the observed state, derived from what the composition
-// renders without the function, as the API server returns it). What the
-// function makes of each, its Usages, its DeletionOrdered condition and its
-// results, is pinned in testdata/corpus/<entry>/golden.yaml; run with -update
-// to rewrite them.
+// renders without the function, as the API server returns it:
+// observed-xr.yaml and observed.yaml), nor once the function's Usages and
+// finalizers are applied. What the function makes of each, its Usages, its
+// DeletionOrdered condition and its results, is pinned in golden.yaml; run
+// with -update to rewrite these files.
 package e2e
 
 import (
@@ -76,7 +77,7 @@ func TestCorpus(t *testing.T) {
 		t.Run(entry, func(t *testing.T) {
 			dir := filepath.Join(root, entry)
 			r := corpusRenderer{crank: crank, functions: functions, xrd: filepath.Join(dir, "xrd.yaml")}
-			composition := pipelineOf(t, readDocs(t, filepath.Join(dir, "composition.yaml"))[0])
+			composition := pipelineOf(t, filepath.Join(dir, "composition.yaml"))
 			xr := readDocs(t, filepath.Join(dir, "xr.yaml"))[0]
 			with := withStep(t, composition)
 
@@ -101,6 +102,11 @@ func TestCorpus(t *testing.T) {
 			// every selector, and the composition has fed back into the
 			// XR's status what its later resources read from it.
 			xr, observed := settle(t, r, xr, composition)
+			// Pinned, so that what the providers are modelled to do can
+			// be read, and rendered by hand: crossplane render
+			// observed-xr.yaml with --observed-resources=observed.yaml.
+			golden(t, filepath.Join(dir, "observed-xr.yaml"), marshalDocs(t, []doc{xr}))
+			golden(t, filepath.Join(dir, "observed.yaml"), marshalDocs(t, observed))
 			got := check("selectors resolved", xr, observed)
 			// Once Crossplane has applied that: the Usages exist and the
 			// finalizers are on their targets.
@@ -108,16 +114,7 @@ func TestCorpus(t *testing.T) {
 				check("applied", xr, applyFinalizers(t, observed, composedByName(t, got.out)))
 			}
 
-			var buf bytes.Buffer
-			for _, d := range renders {
-				b, err := yaml.Marshal(d)
-				if err != nil {
-					t.Fatal(err)
-				}
-				buf.WriteString("---\n")
-				buf.Write(b)
-			}
-			golden(t, filepath.Join(dir, "golden.yaml"), buf.Bytes())
+			golden(t, filepath.Join(dir, "golden.yaml"), marshalDocs(t, renders))
 		})
 	}
 }
@@ -179,6 +176,21 @@ func gitBlob(content []byte) string {
 	fmt.Fprintf(h, "blob %d\x00", len(content))
 	h.Write(content)
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// marshalDocs returns documents as a YAML stream, keys sorted.
+func marshalDocs(t *testing.T, docs []doc) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	for _, d := range docs {
+		b, err := yaml.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.WriteString("---\n")
+		buf.Write(b)
+	}
+	return buf.Bytes()
 }
 
 // corpusEntries are the folders of the corpus that hold a composition, in
@@ -300,111 +312,29 @@ func (r corpusRenderer) render(t *testing.T, what string, xr, composition doc, o
 }
 
 // pipelineOf returns a Pipeline composition as it is, and a classic one
-// (mode Resources, which Crossplane v2 no longer renders) converted as
-// Crossplane v1.19's `crossplane beta convert pipeline-composition` converts
-// it: its resources, patchSets and environment become the input of one
-// patch-and-transform step, with the types the classic mode defaulted set.
-// The converter's other rules (merge options, math transforms) are for
-// fields no corpus entry has: the test refuses such a composition rather
-// than convert it wrongly.
-func pipelineOf(t *testing.T, c doc) doc {
+// (mode Resources, which Crossplane v2 no longer renders) as Crossplane's own
+// converter makes it, `crossplane beta convert pipeline-composition` of
+// Crossplane v1.19.0's CLI (crank v2.2.0 has no such command): its resources,
+// patchSets and environment become the input of one patch-and-transform
+// step, which calls function-patch-and-transform by that name.
+func pipelineOf(t *testing.T, path string) doc {
 	t.Helper()
-	spec, _ := c["spec"].(doc)
-	if mode, _ := spec["mode"].(string); mode == "Pipeline" {
+	c := readDocs(t, path)[0]
+	if mode, _ := harness.Lookup(c, "spec", "mode").(string); mode == "Pipeline" {
 		return c
 	}
-	c = harness.DeepCopy(t, c)
-	spec = c["spec"].(doc)
-	input := doc{"apiVersion": "pt.fn.crossplane.io/v1beta1", "kind": "Resources"}
-	if env, ok := spec["environment"].(doc); ok {
-		if patches, ok := env["patches"].([]any); ok {
-			input["environment"] = doc{"patches": convertPatches(t, patches)}
-			delete(env, "patches")
-		}
-		if len(env) == 0 {
-			delete(spec, "environment")
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), renderTimeout)
+	defer cancel()
+	out := filepath.Join(t.TempDir(), "pipeline-composition.yaml")
+	cmd := exec.CommandContext(ctx, harness.Tool(t, "crank-v1"), "beta", "convert", "pipeline-composition", path, "-o", out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("crossplane beta convert pipeline-composition %s: %v\n%s", path, err, b)
 	}
-	if sets, ok := spec["patchSets"].([]any); ok {
-		for _, s := range sets {
-			sd := s.(doc)
-			sd["patches"] = convertPatches(t, harness.List(sd, "patches"))
-		}
-		input["patchSets"] = sets
-		delete(spec, "patchSets")
+	c = readDocs(t, out)[0]
+	if mode, _ := harness.Lookup(c, "spec", "mode").(string); mode != "Pipeline" {
+		t.Fatalf("crossplane beta convert pipeline-composition made %s a composition of mode %q", path, mode)
 	}
-	resources := harness.List(c, "spec", "resources")
-	for i, r := range resources {
-		rd := r.(doc)
-		if _, ok := rd["name"]; !ok {
-			rd["name"] = fmt.Sprintf("resource-%d", i)
-		}
-		for _, cd := range harness.List(rd, "connectionDetails") {
-			cdd := cd.(doc)
-			if _, ok := cdd["type"]; !ok {
-				switch {
-				case cdd["value"] != nil:
-					cdd["type"] = "FromValue"
-				case cdd["fromFieldPath"] != nil:
-					cdd["type"] = "FromFieldPath"
-				case cdd["fromConnectionSecretKey"] != nil:
-					cdd["type"] = "FromConnectionSecretKey"
-				}
-			}
-			if _, ok := cdd["name"]; !ok && cdd["type"] == "FromConnectionSecretKey" {
-				cdd["name"] = cdd["fromConnectionSecretKey"]
-			}
-		}
-		if patches, ok := rd["patches"].([]any); ok {
-			rd["patches"] = convertPatches(t, patches)
-		}
-	}
-	input["resources"] = resources
-	delete(spec, "resources")
-	spec["mode"] = "Pipeline"
-	spec["pipeline"] = []any{doc{
-		"step":        "patch-and-transform",
-		"functionRef": doc{"name": fnPatchAndTransform},
-		"input":       input,
-	}}
 	return c
-}
-
-// convertPatches sets what a classic patch left to its defaults: the
-// patch's type, FromCompositeFieldPath, and a string transform's type,
-// from the field it sets.
-func convertPatches(t *testing.T, patches []any) []any {
-	t.Helper()
-	for _, p := range patches {
-		pd := p.(doc)
-		if _, ok := pd["type"]; !ok {
-			pd["type"] = "FromCompositeFieldPath"
-		}
-		if harness.Lookup(pd, "policy", "mergeOptions") != nil {
-			t.Fatalf("patch %v has merge options, which the test doesn't convert", pd)
-		}
-		for _, tr := range harness.List(pd, "transforms") {
-			td := tr.(doc)
-			if td["math"] != nil {
-				t.Fatalf("transform %v is a math transform, which the test doesn't convert", td)
-			}
-			s, ok := td["string"].(doc)
-			if !ok {
-				continue
-			}
-			if _, ok := td["type"]; !ok {
-				td["type"] = "string"
-			}
-			if _, ok := s["type"]; !ok {
-				for field, typ := range map[string]string{"fmt": "Format", "convert": "Convert", "regexp": "Regexp"} {
-					if s[field] != nil {
-						s["type"] = typ
-					}
-				}
-			}
-		}
-	}
-	return patches
 }
 
 // withStep returns the composition with function-dependencies appended to

@@ -169,7 +169,11 @@ func identify(d doc) {
 	if external == "" {
 		external = name
 		if group == "ec2.aws.upbound.io" {
-			external = strings.ToLower(kind) + "-" + hash(kind+"/"+name, 16)
+			prefix, ok := ec2Prefixes[kind]
+			if !ok {
+				prefix = strings.ToLower(kind)
+			}
+			external = prefix + "-" + hash(kind+"/"+name, 17)
 		}
 		harness.Set(d, external, "metadata", "annotations", "crossplane.io/external-name")
 	}
@@ -190,12 +194,19 @@ func identify(d doc) {
 	harness.Set(d, id, "status", "atProvider", "id")
 	if service, ok := strings.CutSuffix(group, ".aws.upbound.io"); ok {
 		// IAM is global: its ARNs name no region.
-		region := "us-west-2"
+		region := harness.String(d, "spec", "forProvider", "region")
 		if service == "iam" {
 			region = ""
 		}
 		harness.Set(d, fmt.Sprintf("arn:aws:%s:%s:123456789012:%s/%s", service, region, strings.ToLower(kind), external), "status", "atProvider", "arn")
 	}
+}
+
+// ec2Prefixes start the ids EC2 gives the kinds of the corpus.
+var ec2Prefixes = map[string]string{
+	"VPC": "vpc", "Subnet": "subnet", "InternetGateway": "igw", "RouteTable": "rtb", "Route": "r-rtb",
+	"MainRouteTableAssociation": "rtbassoc", "RouteTableAssociation": "rtbassoc", "SecurityGroup": "sg",
+	"SecurityGroupRule": "sgr",
 }
 
 // A providerReference is what a provider's reference resolver knows of a
