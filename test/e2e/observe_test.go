@@ -48,10 +48,14 @@ func observe(t *testing.T, out output) []doc {
 		if upjet(d) {
 			identify(d)
 		}
-		harness.Set(d, []any{
-			doc{"type": "Ready", "status": "True", "reason": "Available"},
-			doc{"type": "Synced", "status": "True", "reason": "ReconcileSuccess"},
-		}, "status", "conditions")
+		// A ProviderConfig has no conditions; everything else composed
+		// here (managed resources, composites, Usages) is Ready.
+		if harness.String(d, "kind") != "ProviderConfig" {
+			harness.Set(d, []any{
+				doc{"type": "Ready", "status": "True", "reason": "Available", "lastTransitionTime": observedAt},
+				doc{"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "lastTransitionTime": observedAt},
+			}, "status", "conditions")
+		}
 		observed = append(observed, d)
 	}
 	// Sorted by name, as the API server lists them: a provider takes the
@@ -84,6 +88,9 @@ func observe(t *testing.T, out output) []doc {
 	}
 	return observed
 }
+
+// observedAt is when every observed condition last changed.
+const observedAt = "2024-01-01T00:00:00Z"
 
 // upjet says whether a composed resource is a managed resource of one of
 // the Upbound providers (provider-upjet-aws, -gcp, -azure), whose selectors
