@@ -59,12 +59,12 @@ const corpusDir = "corpus"
 // minCorpus is how many published compositions the corpus must hold.
 const minCorpus = 10
 
-// TestCorpus renders every corpus entry twice, as its first reconcile and
-// once its selectors are resolved, and checks that no step reports a Fatal
-// result; the Usages, condition and results are compared with the goldens.
+// TestCorpus renders every corpus entry three times, as its first
+// reconcile, once its selectors are resolved and once what the function
+// asked for is applied, and checks that no step reports a Fatal result; the
+// Usages, condition and results are compared with the goldens.
 func TestCorpus(t *testing.T) {
-	root := corpusDir
-	entries := corpusEntries(t, root)
+	entries := corpusEntries(t, corpusDir)
 	if len(entries) < minCorpus {
 		t.Fatalf("the corpus holds %d compositions, want at least %d", len(entries), minCorpus)
 	}
@@ -77,11 +77,11 @@ func TestCorpus(t *testing.T) {
 		fnPatchAndTransform: harness.Serve(t, harness.Tool(t, fnPatchAndTransform)),
 	}
 	crank := harness.Tool(t, "crank")
-	functions := corpusFunctions(t, filepath.Join(root, "functions.yaml"), addresses)
+	functions := corpusFunctions(t, filepath.Join(corpusDir, "functions.yaml"), addresses)
 
 	for _, entry := range entries {
 		t.Run(entry, func(t *testing.T) {
-			dir := filepath.Join(root, entry)
+			dir := filepath.Join(corpusDir, entry)
 			r := corpusRenderer{crank: crank, functions: functions, xrd: filepath.Join(dir, "xrd.yaml")}
 			composition := pipelineOf(t, filepath.Join(dir, "composition.yaml"))
 			xr := readDocs(t, filepath.Join(dir, "xr.yaml"))[0]
