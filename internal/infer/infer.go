@@ -88,7 +88,19 @@ func Edges(resources []Resource, k Kinds) Found {
 	}
 	ix := index(resources)
 	var found Found
-	for d := range resources {
+	d := 0
+	// unidentified reports a reference field of dependent d once: its
+	// fields are reported one after the other.
+	unidentified := func(via string) {
+		u := Unidentified{Dependent: resources[d].Name, Via: via}
+		for i := len(found.Unidentified) - 1; i >= 0 && found.Unidentified[i].Dependent == u.Dependent; i-- {
+			if found.Unidentified[i] == u {
+				return
+			}
+		}
+		found.Unidentified = append(found.Unidentified, u)
+	}
+	for ; d < len(resources); d++ {
 		seen := map[int]bool{d: true}
 		add := func(t int, via string) {
 			if !seen[t] {
@@ -103,13 +115,7 @@ func Edges(resources []Resource, k Kinds) Found {
 			ix.credentialsOf(d, add)
 		}
 		if k.ManagedReferences {
-			unidentified := map[string]bool{}
-			ix.referencesOf(d, add, func(via string) {
-				if !unidentified[via] {
-					unidentified[via] = true
-					found.Unidentified = append(found.Unidentified, Unidentified{Dependent: resources[d].Name, Via: via})
-				}
-			})
+			ix.referencesOf(d, add, unidentified)
 		}
 	}
 	return found
@@ -247,29 +253,46 @@ func inNamespace(m map[string]any, own string) string {
 // whose target it can't tell.
 func (ix indexed) referencesOf(d int, add func(int, string), unidentified func(string)) {
 	bodies := ix.resources[d].Bodies
-	parts := []string{"forProvider", "initProvider"}
 	// Each part of each body, decoded once: a reference's resolved value
-	// is read at its place in every body.
-	roots := make([][]any, len(parts))
+	// is read at its place in every body. Most resources reference
+	// nothing: nothing is allocated for a part no body has fields in.
+	var roots [len(parts)][]any
 	for p, part := range parts {
-		roots[p] = make([]any, len(bodies))
 		for b, body := range bodies {
-			fields := map[string]any{}
-			for _, key := range body.Keys("spec", part) {
+			keys := body.Keys("spec", part)
+			if len(keys) == 0 {
+				continue
+			}
+			var fields map[string]any
+			for _, key := range keys {
 				if !passedThrough[key] {
+					if fields == nil {
+						fields = make(map[string]any, len(keys))
+					}
 					fields[key] = body.Value("spec", part, key)
 				}
+			}
+			if fields == nil {
+				continue
+			}
+			if roots[p] == nil {
+				roots[p] = make([]any, len(bodies))
 			}
 			roots[p][b] = fields
 		}
 	}
 	for b := range bodies {
 		for p, part := range parts {
-			w := walker{ix: ix, d: d, roots: roots[p], add: add, unidentified: unidentified}
-			w.walk(roots[p][b], "spec."+part)
+			if roots[p] != nil && roots[p][b] != nil {
+				w := walker{ix: ix, d: d, roots: roots[p], add: add, unidentified: unidentified}
+				w.walk(roots[p][b], "spec."+part)
+			}
 		}
 	}
 }
+
+// parts are where a managed resource's references are.
+var parts = [...]string{"forProvider", "initProvider"}
 
 // passedThrough are the fields of spec.forProvider whose content a provider
 // passes on as it is, whose …Ref fields are no provider's references:
