@@ -408,7 +408,7 @@ func (w walker) identify(key string, candidates []int, values []string, at strin
 		return
 	}
 	if len(byValue) == 0 {
-		byValue = candidates
+		byValue = slices.Clone(candidates) // The next value has them all.
 	}
 	words := fieldWords(key)
 	byKind := slices.DeleteFunc(byValue, func(t int) bool { return !names(words, w.ix.resources[t].Identity.Kind) })

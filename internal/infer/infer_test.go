@@ -401,6 +401,18 @@ func TestAReferenceIsIdentifiedByValueThenByKind(t *testing.T) {
 				{Dependent: "group", Target: "sg", Via: "spec.forProvider.securityGroupIdSelector"},
 			},
 		},
+		"EachValueOfASelectorOnItsOwn": {
+			reason: "A selector resolved to two values: the first, which no candidate holds, leaves a kind the field doesn't name, so it is unidentified; the second still singles out the Cluster that holds it.",
+			resources: func(t *testing.T) []Resource {
+				return []Resource{
+					aws(t, "lb", "ec2", "LB", `}, spec: {forProvider: {subnetIdSelector: {matchLabels: {net: b}}, subnetIds: [ext-1, ext-2]}}}`),
+					res(t, "cluster", `{apiVersion: ec2.aws.upbound.io/v1beta1, kind: Cluster, metadata: {name: c, labels: {net: b}, annotations: {crossplane.io/external-name: ext-2}}}`),
+				}
+			},
+			kinds:        Kinds{ManagedReferences: true},
+			want:         []Edge{{Dependent: "lb", Target: "cluster", Via: "spec.forProvider.subnetIdSelector"}},
+			unidentified: []Unidentified{{Dependent: "lb", Via: "spec.forProvider.subnetIdSelector"}},
+		},
 		"ASelectorNothingSinglesOut": {
 			reason: "Two VPCs carry the selector's labels and the ID it resolved to: neither value nor kind tells them apart, so the field is unidentified.",
 			resources: func(t *testing.T) []Resource {
