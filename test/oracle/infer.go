@@ -37,7 +37,8 @@ const (
 )
 
 // ExternalNameAnnotation is where a managed resource holds the name of what
-// it manages; a …Selector's resolved value is that name.
+// it manages; a resolved reference's value is that name, or the id or ARN
+// its provider observes.
 const ExternalNameAnnotation = "crossplane.io/external-name"
 
 // providerConfigKinds are the kinds the credentials rule reads, and the
