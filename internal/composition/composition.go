@@ -66,7 +66,7 @@ func Decide(in *v1beta1.Input, req *fnv1.RunFunctionRequest) Plan {
 // and what to report. No step changes what an earlier one decided.
 func decide(in *v1beta1.Input, xr composite, rd read) Plan {
 	resources, unmatched := dependOn(rd.resources, in.Dependencies)
-	resources = inferred(resources, rd.inferFrom, in)
+	resources, notInferred := inferred(resources, rd.inferFrom, in)
 	g := graph.New(resources, graph.Options{
 		// The references are read all the same, so that a dependency the
 		// input declares is not written twice.
@@ -78,7 +78,7 @@ func decide(in *v1beta1.Input, xr composite, rd read) Plan {
 	held := order.HeldBack(g, refs.Unnamed, in.Creation == v1beta1.CreationWaitForReady)
 	rep := report.Of(report.Facts{
 		Graph: g, Finalizers: fin, Usages: use, References: refs, HeldBack: held,
-		Invalid: rd.invalid, Unmatched: unmatched,
+		Invalid: rd.invalid, Unmatched: unmatched, NotInferred: notInferred,
 		Enforce: in.Mode == v1beta1.ModeEnforce, CyclesFatal: in.OnCycle == v1beta1.CycleFatal,
 	})
 	return Plan{input: in, xr: xr, Graph: g, Finalizers: fin, Usages: use, References: refs, HeldBack: held, Report: rep, Invalid: rd.invalid}
@@ -146,15 +146,17 @@ func dependOn(resources []graph.Resource, dependencies []v1beta1.Dependency) ([]
 }
 
 // inferred returns the resources with the dependencies inference finds, of
-// the kinds the input asks for, leaving those it is given as they are.
-func inferred(resources []graph.Resource, from []infer.Resource, in *v1beta1.Input) []graph.Resource {
-	edges := infer.Edges(from, infer.Kinds{
+// the kinds the input asks for, leaving those it is given as they are, and
+// how many reference fields it found no single target for.
+func inferred(resources []graph.Resource, from []infer.Resource, in *v1beta1.Input) ([]graph.Resource, int) {
+	found := infer.Edges(from, infer.Kinds{
 		ProviderConfigs:   in.Infers(v1beta1.InferProviderConfigs),
 		Credentials:       in.Infers(v1beta1.InferCredentials),
 		ManagedReferences: in.Infers(v1beta1.InferManagedReferences),
 	})
+	edges := found.Edges
 	if len(edges) == 0 {
-		return resources
+		return resources, len(found.Unidentified)
 	}
 	byName := make(map[string]int, len(resources))
 	resources = slices.Clone(resources)
@@ -165,7 +167,7 @@ func inferred(resources []graph.Resource, from []infer.Resource, in *v1beta1.Inp
 		r := &resources[byName[e.Dependent]]
 		r.Inferred = append(r.Inferred, graph.Inferred{Target: e.Target, Via: e.Via})
 	}
-	return resources
+	return resources, len(found.Unidentified)
 }
 
 // A composite names the composite: as the owner of its Usages, and by UID

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 )
@@ -61,22 +62,50 @@ const (
 // its provider, which a resolved reference copies into the referencing field.
 const externalName = "crossplane.io/external-name"
 
+// Found is what inference finds: the edges, and the reference fields it
+// can't tell the target of.
+type Found struct {
+	Edges []Edge
+	// Unidentified are the …Ref, …Refs and resolved …Selector fields whose
+	// candidates nothing singles out: no edge is inferred for them.
+	Unidentified []Unidentified
+}
+
+// An Unidentified reference field of the Dependent, at Via: several
+// composed resources may be its target and nothing says which.
+type Unidentified struct {
+	Dependent, Via string
+}
+
 // Edges returns the edges of the kinds that the resources state, by
 // dependent in the resources' order, then by rule, then in the order each
 // rule reads the bodies: one for each dependent and target, never from a
-// resource to itself.
-func Edges(resources []Resource, k Kinds) []Edge {
+// resource to itself; and the reference fields it found no single target
+// for, in the same order, each once.
+func Edges(resources []Resource, k Kinds) Found {
 	if !k.ProviderConfigs && !k.Credentials && !k.ManagedReferences {
-		return nil
+		return Found{}
 	}
 	ix := index(resources)
-	var edges []Edge
-	for d := range resources {
+	var found Found
+	d := 0
+	// unidentified reports a reference field of dependent d once: its
+	// fields are reported one after the other.
+	unidentified := func(via string) {
+		u := Unidentified{Dependent: resources[d].Name, Via: via}
+		for i := len(found.Unidentified) - 1; i >= 0 && found.Unidentified[i].Dependent == u.Dependent; i-- {
+			if found.Unidentified[i] == u {
+				return
+			}
+		}
+		found.Unidentified = append(found.Unidentified, u)
+	}
+	for ; d < len(resources); d++ {
 		seen := map[int]bool{d: true}
 		add := func(t int, via string) {
 			if !seen[t] {
 				seen[t] = true
-				edges = append(edges, Edge{Dependent: resources[d].Name, Target: resources[t].Name, Via: via})
+				found.Edges = append(found.Edges, Edge{Dependent: resources[d].Name, Target: resources[t].Name, Via: via})
 			}
 		}
 		if k.ProviderConfigs {
@@ -86,10 +115,10 @@ func Edges(resources []Resource, k Kinds) []Edge {
 			ix.credentialsOf(d, add)
 		}
 		if k.ManagedReferences {
-			ix.referencesOf(d, add)
+			ix.referencesOf(d, add, unidentified)
 		}
 	}
-	return edges
+	return found
 }
 
 // indexed are the resources, with the places of those of each name, and
@@ -98,10 +127,12 @@ type indexed struct {
 	resources []Resource
 	byName    map[string][]int
 	all       []int
+	// ids are the identifiers of those whose identifiers were read.
+	ids map[int][]string
 }
 
 func index(resources []Resource) indexed {
-	ix := indexed{resources: resources, byName: map[string][]int{}, all: make([]int, len(resources))}
+	ix := indexed{resources: resources, byName: map[string][]int{}, all: make([]int, len(resources)), ids: map[int][]string{}}
 	for i, r := range resources {
 		ix.all[i] = i
 		if r.Identity.Name != "" {
@@ -218,20 +249,50 @@ func inNamespace(m map[string]any, own string) string {
 }
 
 // referencesOf finds the composed resources a managed resource references
-// under spec.forProvider and spec.initProvider.
-func (ix indexed) referencesOf(d int, add func(int, string)) {
-	for _, body := range ix.resources[d].Bodies {
-		for _, part := range []string{"forProvider", "initProvider"} {
-			fields := map[string]any{}
-			for _, key := range body.Keys("spec", part) {
+// under spec.forProvider and spec.initProvider, and the reference fields
+// whose target it can't tell.
+func (ix indexed) referencesOf(d int, add func(int, string), unidentified func(string)) {
+	bodies := ix.resources[d].Bodies
+	// Each part of each body, decoded once: a reference's resolved value
+	// is read at its place in every body. Most resources reference
+	// nothing: nothing is allocated for a part no body has fields in.
+	var roots [len(parts)][]any
+	for p, part := range parts {
+		for b, body := range bodies {
+			keys := body.Keys("spec", part)
+			if len(keys) == 0 {
+				continue
+			}
+			var fields map[string]any
+			for _, key := range keys {
 				if !passedThrough[key] {
+					if fields == nil {
+						fields = make(map[string]any, len(keys))
+					}
 					fields[key] = body.Value("spec", part, key)
 				}
 			}
-			ix.walk(d, fields, "spec."+part, add)
+			if fields == nil {
+				continue
+			}
+			if roots[p] == nil {
+				roots[p] = make([]any, len(bodies))
+			}
+			roots[p][b] = fields
+		}
+	}
+	for b := range bodies {
+		for p, part := range parts {
+			if roots[p] != nil && roots[p][b] != nil {
+				w := walker{ix: ix, d: d, roots: roots[p], add: add, unidentified: unidentified}
+				w.walk(roots[p][b], "spec."+part)
+			}
 		}
 	}
 }
+
+// parts are where a managed resource's references are.
+var parts = [...]string{"forProvider", "initProvider"}
 
 // passedThrough are the fields of spec.forProvider whose content a provider
 // passes on as it is, whose …Ref fields are no provider's references:
@@ -239,15 +300,26 @@ func (ix indexed) referencesOf(d int, add func(int, string)) {
 // of the remote cluster) and provider-helm's values.
 var passedThrough = map[string]bool{"manifest": true, "values": true}
 
+// A walker walks one part of a dependent's bodies for references.
+type walker struct {
+	ix indexed
+	d  int
+	// roots are the part in each of the dependent's bodies, and steps the
+	// keys and list indices from there to the object the walk is in.
+	roots []any
+	steps []any
+	add   func(int, string)
+	// unidentified reports a field whose target nothing singles out.
+	unidentified func(string)
+}
+
 // walk finds the references in a value at path, depth first, each key of an
-// object in sorted order and before what its value holds: a …Ref or …Refs
-// names its target, and a …Selector's target is the resource whose external
-// name its resolved field holds.
-func (ix indexed) walk(d int, v any, path string, add func(int, string)) {
+// object in sorted order and before what its value holds.
+func (w walker) walk(v any, path string) {
 	switch v := v.(type) {
 	case []any:
 		for i, item := range v {
-			ix.walk(d, item, path+"["+strconv.Itoa(i)+"]", add)
+			w.at(i).walk(item, path+"["+strconv.Itoa(i)+"]")
 		}
 	case map[string]any:
 		for _, key := range slices.Sorted(maps.Keys(v)) {
@@ -255,60 +327,127 @@ func (ix indexed) walk(d int, v any, path string, add func(int, string)) {
 			switch {
 			case strings.HasSuffix(key, "Ref"):
 				ref, _ := v[key].(map[string]any)
-				ix.named(d, key, ref, at, add)
+				w.named(key, ref, strings.TrimSuffix(key, "Ref"), at)
 			case strings.HasSuffix(key, "Refs"):
 				refs, _ := v[key].([]any)
 				for _, r := range refs {
 					ref, _ := r.(map[string]any)
-					ix.named(d, key, ref, at, add)
+					w.named(key, ref, strings.TrimSuffix(key, "Refs")+"s", at)
 				}
 			case strings.HasSuffix(key, "Selector"):
-				ix.selected(d, key, v, at, add)
+				w.selected(key, v[key], at)
 			}
-			ix.walk(d, v[key], at, add)
+			w.at(key).walk(v[key], at)
 		}
 	}
 }
 
-// named adds the edge to the resource a reference names: a resource of that
-// name in the dependent's namespace.
-func (ix indexed) named(d int, key string, ref map[string]any, at string, add func(int, string)) {
+// at is the walker one step further in.
+func (w walker) at(step any) walker {
+	w.steps = append(slices.Clip(w.steps), step)
+	return w
+}
+
+// named infers the target of a …Ref, or of one of a …Refs: among the
+// composed resources of its name in the dependent's namespace, the one
+// that is alone, or that value or kind singles out.
+func (w walker) named(key string, ref map[string]any, sibling, at string) {
 	name, _ := ref["name"].(string)
 	if name == "" {
 		return
 	}
-	ns := ix.resources[d].Identity.Namespace
-	for _, t := range ix.pick(d, key, ix.byName[name], func(t int) bool { return ix.resources[t].Identity.Namespace == ns }) {
-		add(t, at)
+	ns := w.ix.resources[w.d].Identity.Namespace
+	candidates := w.ix.candidates(w.d, w.ix.byName[name], func(t int) bool { return w.ix.resources[t].Identity.Namespace == ns })
+	if len(candidates) == 1 {
+		w.add(candidates[0], at)
+		return
 	}
+	w.identify(key, candidates, w.values(sibling), at)
 }
 
-// selected adds the edges to the resources a selector matched: for each
-// value the resolved field (the key without Selector, or its plural) holds,
-// those whose external name it is, and which carry every label the selector
-// matches.
-func (ix indexed) selected(d int, key string, in map[string]any, at string, add func(int, string)) {
-	selector, _ := in[key].(map[string]any)
-	if selector == nil {
+// selected infers the targets of a resolved …Selector: for each value the
+// field it fills holds (the key without Selector, or its plural), among
+// the composed resources of the dependent's namespace that carry every
+// label it matches, the one value or kind singles out. A selector not
+// resolved yet has no target.
+func (w walker) selected(key string, v any, at string) {
+	selector, ok := v.(map[string]any)
+	if !ok {
 		return
 	}
 	base := strings.TrimSuffix(key, "Selector")
-	values := resolvedValues(in[base])
+	values := append(w.values(base), w.values(base+"s")...)
 	if len(values) == 0 {
-		values = resolvedValues(in[base+"s"])
+		return
 	}
 	labels, _ := selector["matchLabels"].(map[string]any)
-	ns := ix.resources[d].Identity.Namespace
+	ns := w.ix.resources[w.d].Identity.Namespace
+	candidates := w.ix.candidates(w.d, w.ix.all, func(t int) bool {
+		r := w.ix.resources[t]
+		return r.Identity.Namespace == ns && slices.ContainsFunc(r.Bodies, func(b Body) bool { return carries(b, labels) })
+	})
 	for _, value := range values {
-		for _, t := range ix.pick(d, key, ix.all, func(t int) bool {
-			r := ix.resources[t]
-			return r.Identity.Namespace == ns && slices.ContainsFunc(r.Bodies, func(b Body) bool {
-				return b.Value("metadata", "annotations", externalName) == value && carries(b, labels)
-			})
-		}) {
-			add(t, at)
+		w.identify(key, candidates, []string{value}, at)
+	}
+}
+
+// identify adds the edge to the candidate a reference field means: the
+// only one whose external name, id or ARN is one of the values the field's
+// resolved sibling holds; else, of those (or of all when none is), the
+// only one of the kind the field names. Where neither singles one out, the
+// field is unidentified.
+func (w walker) identify(key string, candidates []int, values []string, at string) {
+	if len(candidates) == 0 {
+		return
+	}
+	byValue := slices.DeleteFunc(slices.Clone(candidates), func(t int) bool {
+		return !slices.ContainsFunc(w.ix.identifiers(t), func(id string) bool { return slices.Contains(values, id) })
+	})
+	if len(byValue) == 1 {
+		w.add(byValue[0], at)
+		return
+	}
+	if len(byValue) == 0 {
+		byValue = slices.Clone(candidates) // The next value has them all.
+	}
+	words := fieldWords(key)
+	byKind := slices.DeleteFunc(byValue, func(t int) bool { return !names(words, w.ix.resources[t].Identity.Kind) })
+	if len(byKind) == 1 {
+		w.add(byKind[0], at)
+		return
+	}
+	w.unidentified(at)
+}
+
+// values are the values the sibling of the object the walk is in holds,
+// in every body: a string, or the strings of a list; none empty, each
+// once. A provider fills it when it resolves the reference, so it is
+// often observed only.
+func (w walker) values(sibling string) []string {
+	var values []string
+	for _, root := range w.roots {
+		v := root
+		for _, step := range w.steps {
+			switch s := step.(type) {
+			case string:
+				m, _ := v.(map[string]any)
+				v = m[s]
+			case int:
+				l, _ := v.([]any)
+				v = nil
+				if s < len(l) {
+					v = l[s]
+				}
+			}
+		}
+		m, _ := v.(map[string]any)
+		for _, s := range resolvedValues(m[sibling]) {
+			if !slices.Contains(values, s) {
+				values = append(values, s)
+			}
 		}
 	}
+	return values
 }
 
 // resolvedValues are the values a resolved field holds: a string, or the
@@ -339,27 +478,82 @@ func carries(body Body, labels map[string]any) bool {
 	return true
 }
 
-// pick returns the targets of the dependent's reference field among the
-// candidates that match: neither the dependent nor
-// a ProviderConfig, which spec.providerConfigRef names; and where several
-// match, those whose kind the field's name holds (vpcIdRef, a VPC), if any
-// does.
-func (ix indexed) pick(d int, key string, candidates []int, match func(int) bool) []int {
+// candidates are those of the resources that match, but the dependent and
+// ProviderConfigs, which spec.providerConfigRef names.
+func (ix indexed) candidates(d int, resources []int, match func(int) bool) []int {
 	var found []int
-	for _, t := range candidates {
+	for _, t := range resources {
 		if k := ix.resources[t].Identity.Kind; t != d && k != providerConfig && k != clusterProviderConfig && match(t) {
 			found = append(found, t)
 		}
 	}
-	if len(found) < 2 {
-		return found
-	}
-	field := strings.ToLower(key)
-	byKind := slices.DeleteFunc(slices.Clone(found), func(t int) bool {
-		return !strings.Contains(field, strings.ToLower(ix.resources[t].Identity.Kind))
-	})
-	if len(byKind) > 0 {
-		return byKind
-	}
 	return found
+}
+
+// identifierFields are where a managed resource says what its provider
+// calls it: what a resolved reference copies into the referencing field.
+var identifierFields = [][]string{
+	{"metadata", "annotations", externalName},
+	{"status", "atProvider", "id"},
+	{"status", "atProvider", "arn"},
+}
+
+// identifiers are the resource's external name, id and ARN, in any of its
+// bodies (status only in the observed one), read once.
+func (ix indexed) identifiers(t int) []string {
+	if ids, ok := ix.ids[t]; ok {
+		return ids
+	}
+	var ids []string
+	for _, b := range ix.resources[t].Bodies {
+		for _, path := range identifierFields {
+			if s, _ := b.Value(path...).(string); s != "" {
+				ids = append(ids, s)
+			}
+		}
+	}
+	ix.ids[t] = ids
+	return ids
+}
+
+// fieldWords are the words of a reference field's name that may name its
+// target's kind: those before Ref, Refs or Selector, and before an Id,
+// Ids, Name, Names, Arn or Arns that ends them.
+func fieldWords(key string) []string {
+	words := camelWords(key)
+	if n := len(words); n > 0 && slices.Contains([]string{"ref", "refs", "selector"}, words[n-1]) {
+		words = words[:n-1]
+	}
+	if n := len(words); n > 0 && slices.Contains([]string{"id", "ids", "name", "names", "arn", "arns"}, words[n-1]) {
+		words = words[:n-1]
+	}
+	return words
+}
+
+// names tells whether a field of the words names the kind: the kind's
+// words are the field's last (vpcIdRef a VPC, routeTableIdRef a
+// RouteTable but no Route, gatewayIdRef no InternetGateway).
+func names(fieldWords []string, kind string) bool {
+	k := camelWords(kind)
+	return len(k) > 0 && len(k) <= len(fieldWords) && slices.Equal(k, fieldWords[len(fieldWords)-len(k):])
+}
+
+// camelWords splits a camel-case name into its words, lower case: a run of
+// capitals is a word, but for its last when a small letter follows
+// (DBSubnetGroup: db, subnet, group); digits stay in their word.
+func camelWords(s string) []string {
+	var words []string
+	start := 0
+	r := []rune(s)
+	for i := 1; i < len(r); i++ {
+		upper := unicode.IsUpper(r[i])
+		if upper && (!unicode.IsUpper(r[i-1]) || (i+1 < len(r) && unicode.IsLower(r[i+1]))) {
+			words = append(words, strings.ToLower(string(r[start:i])))
+			start = i
+		}
+	}
+	if len(r) > 0 {
+		words = append(words, strings.ToLower(string(r[start:])))
+	}
+	return words
 }

@@ -34,10 +34,11 @@ func res(t *testing.T, name string, bodies ...string) Resource {
 }
 
 type inferCase struct {
-	reason    string
-	resources func(t *testing.T) []Resource
-	kinds     Kinds
-	want      []Edge
+	reason       string
+	resources    func(t *testing.T) []Resource
+	kinds        Kinds
+	want         []Edge
+	unidentified []Unidentified
 }
 
 func check(t *testing.T, cases map[string]inferCase) {
@@ -45,7 +46,7 @@ func check(t *testing.T, cases map[string]inferCase) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got := Edges(tc.resources(t), tc.kinds)
-			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(Found{Edges: tc.want, Unidentified: tc.unidentified}, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nEdges(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
@@ -257,7 +258,7 @@ func TestAManagedResourceDependsOnWhatItsForProviderReferences(t *testing.T) {
 			want:  []Edge{{Dependent: "subnet", Target: "vpc", Via: "spec.forProvider.vpcIdRef"}},
 		},
 		"SameNameOtherKinds": {
-			reason: "Where resources of several kinds share the name, the kind the field's name holds wins; ProviderConfigs are never a reference's target, nor the resource itself.",
+			reason: "Where resources of several kinds share the name, the kind the field's name holds wins; ProviderConfigs are never a reference's target, nor the resource itself; a field that names none of their kinds infers nothing, and is unidentified.",
 			resources: func(t *testing.T) []Resource {
 				return []Resource{
 					res(t, "subnet", `{apiVersion: ec2.aws.upbound.io/v1beta1, kind: Subnet, metadata: {name: main}, spec: {forProvider: {vpcIdRef: {name: main}, zoneRef: {name: main}}}}`),
@@ -266,11 +267,189 @@ func TestAManagedResourceDependsOnWhatItsForProviderReferences(t *testing.T) {
 					res(t, "pc", `{apiVersion: aws.upbound.io/v1beta1, kind: ProviderConfig, metadata: {name: main}}`),
 				}
 			},
+			kinds:        Kinds{ManagedReferences: true},
+			want:         []Edge{{Dependent: "subnet", Target: "vpc", Via: "spec.forProvider.vpcIdRef"}},
+			unidentified: []Unidentified{{Dependent: "subnet", Via: "spec.forProvider.zoneRef"}},
+		},
+	})
+}
+
+// aws is a managed resource of an Upbound AWS provider's service, named
+// after the composite as many compositions name everything, with more of
+// its body in YAML.
+func aws(t *testing.T, name, service, kind, more string) Resource {
+	t.Helper()
+	return res(t, name, `{apiVersion: `+service+`.aws.upbound.io/v1beta1, kind: `+kind+`, metadata: {name: xr`+more+`}`)
+}
+
+func TestAReferenceIsIdentifiedByValueThenByKind(t *testing.T) {
+	check(t, map[string]inferCase{
+		"TheOnlyCandidateByName": {
+			reason: "A …Ref whose name one composed resource has (the dependent and ProviderConfigs aside) means it, whatever its kind.",
+			resources: func(t *testing.T) []Resource {
+				return []Resource{
+					aws(t, "route", "ec2", "Route", `}, spec: {forProvider: {gatewayIdRef: {name: xr}}}}`),
+					aws(t, "gateway", "ec2", "InternetGateway", `}}`),
+					res(t, "pc", `{apiVersion: aws.upbound.io/v1beta1, kind: ProviderConfig, metadata: {name: xr}}`),
+				}
+			},
+			kinds: Kinds{ManagedReferences: true},
+			want:  []Edge{{Dependent: "route", Target: "gateway", Via: "spec.forProvider.gatewayIdRef"}},
+		},
+		"TheResolvedValueSinglesItOut": {
+			reason: "Of the resources of the name, the one whose ID the provider copied into the resolved field (observed only) is the target, for the desired body's …Ref too; a kind the field doesn't name (gatewayIdRef, an InternetGateway) doesn't matter.",
+			resources: func(t *testing.T) []Resource {
+				return []Resource{
+					aws(t, "route", "ec2", "Route", `}, spec: {forProvider: {gatewayIdRef: {name: xr}, gatewayId: igw-1}}}`),
+					aws(t, "gateway", "ec2", "InternetGateway", `}, status: {atProvider: {id: igw-1}}}`),
+					aws(t, "nat", "ec2", "NATGateway", `}, status: {atProvider: {id: nat-1}}}`),
+					aws(t, "vpc", "ec2", "VPC", `, annotations: {crossplane.io/external-name: vpc-1}}}`),
+				}
+			},
+			kinds: Kinds{ManagedReferences: true},
+			want:  []Edge{{Dependent: "route", Target: "gateway", Via: "spec.forProvider.gatewayIdRef"}},
+		},
+		"AValueInAnyBody": {
+			reason: "The resolved field is read in every body at the reference's place: the desired body's …Refs and …Ref are identified by what the observed body holds, an external name or an ARN, where kinds can't tell.",
+			resources: func(t *testing.T) []Resource {
+				return []Resource{
+					res(t, "nodes",
+						`{apiVersion: eks.aws.upbound.io/v1beta1, kind: NodeGroup, metadata: {name: n}, spec: {forProvider: {scaling: [{subnetIds: [subnet-1]}], targetArn: "arn:role"}}}`,
+						`{apiVersion: eks.aws.upbound.io/v1beta1, kind: NodeGroup, metadata: {name: n}, spec: {forProvider: {scaling: [{subnetIdRefs: [{name: xr}]}], targetArnRef: {name: xr}}}}`),
+					aws(t, "subnet", "ec2", "Subnet", `, annotations: {crossplane.io/external-name: subnet-1}}}`),
+					res(t, "azure-subnet", `{apiVersion: network.azure.upbound.io/v1beta1, kind: Subnet, metadata: {name: xr}}`),
+					aws(t, "role", "iam", "Role", `}, status: {atProvider: {arn: "arn:role"}}}`),
+					aws(t, "policy", "iam", "Policy", `}, status: {atProvider: {arn: "arn:policy"}}}`),
+				}
+			},
+			kinds: Kinds{ManagedReferences: true},
+			want: []Edge{
+				{Dependent: "nodes", Target: "subnet", Via: "spec.forProvider.scaling[0].subnetIdRefs"},
+				{Dependent: "nodes", Target: "role", Via: "spec.forProvider.targetArnRef"},
+			},
+		},
+		"TheKindAmongThoseOfTheValue": {
+			reason: "A cluster, its auth and its node group may all carry the composite's name as external name: of those the value leaves, the kind clusterNameRef names is the target.",
+			resources: func(t *testing.T) []Resource {
+				return []Resource{
+					aws(t, "addon", "eks", "Addon", `}, spec: {forProvider: {clusterNameRef: {name: xr}, clusterName: xr}}}`),
+					aws(t, "cluster", "eks", "Cluster", `, annotations: {crossplane.io/external-name: xr}}}`),
+					aws(t, "auth", "eks", "ClusterAuth", `, annotations: {crossplane.io/external-name: xr}}}`),
+					aws(t, "nodes", "eks", "NodeGroup", `, annotations: {crossplane.io/external-name: xr}}}`),
+					aws(t, "role", "iam", "Role", `}}`),
+				}
+			},
+			kinds: Kinds{ManagedReferences: true},
+			want:  []Edge{{Dependent: "addon", Target: "cluster", Via: "spec.forProvider.clusterNameRef"}},
+		},
+		"TheKindWhenNoValueIsThereYet": {
+			reason: "Before the provider resolved it, or when no candidate holds the value, the kind the field names singles out the target: vpcIdRef a VPC, executionRoleArnRef a Role.",
+			resources: func(t *testing.T) []Resource {
+				return []Resource{
+					aws(t, "subnet", "ec2", "Subnet", `}, spec: {forProvider: {vpcIdRef: {name: xr}}}}`),
+					aws(t, "task", "ecs", "TaskDefinition", `}, spec: {forProvider: {executionRoleArnRef: {name: xr}, executionRoleArn: "arn:elsewhere"}}}`),
+					aws(t, "vpc", "ec2", "VPC", `}}`),
+					aws(t, "role", "iam", "Role", `}}`),
+					aws(t, "table", "ec2", "RouteTable", `}}`),
+				}
+			},
 			kinds: Kinds{ManagedReferences: true},
 			want: []Edge{
 				{Dependent: "subnet", Target: "vpc", Via: "spec.forProvider.vpcIdRef"},
-				{Dependent: "subnet", Target: "table", Via: "spec.forProvider.zoneRef"},
+				{Dependent: "task", Target: "role", Via: "spec.forProvider.executionRoleArnRef"},
 			},
 		},
+		"TheKindIsWholeWordsThatEndTheField": {
+			reason: "routeTableIdRef names a RouteTable, not the Route whose word it holds; gatewayIdRef doesn't name an InternetGateway, so of one and a VPC nothing singles out its target, and the field is unidentified once though both bodies hold it.",
+			resources: func(t *testing.T) []Resource {
+				return []Resource{
+					res(t, "assoc",
+						`{apiVersion: ec2.aws.upbound.io/v1beta1, kind: MainRouteTableAssociation, metadata: {name: xr}, spec: {forProvider: {routeTableIdRef: {name: xr}}}}`,
+						`{apiVersion: ec2.aws.upbound.io/v1beta1, kind: MainRouteTableAssociation, metadata: {name: xr}, spec: {forProvider: {routeTableIdRef: {name: xr}}}}`),
+					aws(t, "route", "ec2", "Route", `}, spec: {forProvider: {gatewayIdRef: {name: xr}}}}`),
+					aws(t, "table", "ec2", "RouteTable", `}}`),
+					aws(t, "gateway", "ec2", "InternetGateway", `}}`),
+					res(t, "route-2",
+						`{apiVersion: ec2.aws.upbound.io/v1beta1, kind: Route, metadata: {name: r2}, spec: {forProvider: {gatewayIdRef: {name: xr}}}}`,
+						`{apiVersion: ec2.aws.upbound.io/v1beta1, kind: Route, metadata: {name: r2}, spec: {forProvider: {gatewayIdRef: {name: xr}}}}`),
+				}
+			},
+			kinds: Kinds{ManagedReferences: true},
+			want:  []Edge{{Dependent: "assoc", Target: "table", Via: "spec.forProvider.routeTableIdRef"}},
+			unidentified: []Unidentified{
+				{Dependent: "route", Via: "spec.forProvider.gatewayIdRef"},
+				{Dependent: "route-2", Via: "spec.forProvider.gatewayIdRef"},
+			},
+		},
+		"ASelectorByTheSameRule": {
+			reason: "A resolved …Selector's candidates are those that carry its labels: of two VPCs, the one whose ID the field holds; a value no candidate holds leaves the kind the field names; a selector not resolved yet is no reference yet.",
+			resources: func(t *testing.T) []Resource {
+				return []Resource{
+					aws(t, "subnet", "ec2", "Subnet", `}, spec: {forProvider: {vpcIdSelector: {matchLabels: {net: a}}, vpcId: vpc-2}}}`),
+					aws(t, "group", "ec2", "SecurityGroupRule", `}, spec: {forProvider: {securityGroupIdSelector: {matchLabels: {net: a}}, securityGroupId: sg-9}}}`),
+					aws(t, "pending", "ec2", "Route", `}, spec: {forProvider: {vpcIdSelector: {matchLabels: {net: b}}}}}`),
+					res(t, "vpc-1", `{apiVersion: ec2.aws.upbound.io/v1beta1, kind: VPC, metadata: {name: one, labels: {net: a}, annotations: {crossplane.io/external-name: vpc-1}}}`),
+					res(t, "vpc-2", `{apiVersion: ec2.aws.upbound.io/v1beta1, kind: VPC, metadata: {name: two, labels: {net: a}}, status: {atProvider: {id: vpc-2}}}`),
+					res(t, "sg", `{apiVersion: ec2.aws.upbound.io/v1beta1, kind: SecurityGroup, metadata: {name: sg, labels: {net: a}}}`),
+					res(t, "vpc-b1", `{apiVersion: ec2.aws.upbound.io/v1beta1, kind: VPC, metadata: {name: b1, labels: {net: b}}}`),
+					res(t, "vpc-b2", `{apiVersion: ec2.aws.upbound.io/v1beta1, kind: VPC, metadata: {name: b2, labels: {net: b}}}`),
+				}
+			},
+			kinds: Kinds{ManagedReferences: true},
+			want: []Edge{
+				{Dependent: "subnet", Target: "vpc-2", Via: "spec.forProvider.vpcIdSelector"},
+				{Dependent: "group", Target: "sg", Via: "spec.forProvider.securityGroupIdSelector"},
+			},
+		},
+		"EachValueOfASelectorOnItsOwn": {
+			reason: "A selector resolved to two values: the first, which no candidate holds, leaves a kind the field doesn't name, so it is unidentified; the second still singles out the Cluster that holds it.",
+			resources: func(t *testing.T) []Resource {
+				return []Resource{
+					aws(t, "lb", "ec2", "LB", `}, spec: {forProvider: {subnetIdSelector: {matchLabels: {net: b}}, subnetIds: [ext-1, ext-2]}}}`),
+					res(t, "cluster", `{apiVersion: ec2.aws.upbound.io/v1beta1, kind: Cluster, metadata: {name: c, labels: {net: b}, annotations: {crossplane.io/external-name: ext-2}}}`),
+				}
+			},
+			kinds:        Kinds{ManagedReferences: true},
+			want:         []Edge{{Dependent: "lb", Target: "cluster", Via: "spec.forProvider.subnetIdSelector"}},
+			unidentified: []Unidentified{{Dependent: "lb", Via: "spec.forProvider.subnetIdSelector"}},
+		},
+		"ASelectorNothingSinglesOut": {
+			reason: "Two VPCs carry the selector's labels and the ID it resolved to: neither value nor kind tells them apart, so the field is unidentified.",
+			resources: func(t *testing.T) []Resource {
+				return []Resource{
+					aws(t, "subnet", "ec2", "Subnet", `}, spec: {forProvider: {vpcIdSelector: {matchLabels: {net: a}}, vpcId: vpc-1}}}`),
+					res(t, "vpc-1", `{apiVersion: ec2.aws.upbound.io/v1beta1, kind: VPC, metadata: {name: one, labels: {net: a}, annotations: {crossplane.io/external-name: vpc-1}}}`),
+					res(t, "vpc-2", `{apiVersion: ec2.aws.upbound.io/v1beta1, kind: VPC, metadata: {name: two, labels: {net: a}, annotations: {crossplane.io/external-name: vpc-1}}}`),
+				}
+			},
+			kinds:        Kinds{ManagedReferences: true},
+			unidentified: []Unidentified{{Dependent: "subnet", Via: "spec.forProvider.vpcIdSelector"}},
+		},
 	})
+}
+
+func TestTheKindsWordsEndTheFieldsWords(t *testing.T) {
+	cases := map[string]struct {
+		field, kind string
+		want        bool
+	}{
+		"AnAcronymKind":             {"vpcIdRef", "VPC", true},
+		"NameBeforeRef":             {"clusterNameRef", "Cluster", true},
+		"ArnBeforeRef":              {"executionRoleArnRef", "Role", true},
+		"IdsBeforeRefs":             {"vpcSecurityGroupIdRefs", "SecurityGroup", true},
+		"ASelector":                 {"subnetIdSelector", "Subnet", true},
+		"AnAcronymRunStartsAKind":   {"dbSubnetGroupNameRef", "DBSubnetGroup", true},
+		"AFirstWordIsNoKind":        {"routeTableIdRef", "Route", false},
+		"AKindOfMoreWordsThanField": {"gatewayIdRef", "InternetGateway", false},
+		"ALastWordOfTheKindAlone":   {"gatewayIdRef", "Gateway", true},
+		"NoWordsLeft":               {"idRef", "Id", false},
+		"PartOfAWordIsNone":         {"subnetworkRef", "Subnet", false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := names(fieldWords(tc.field), tc.kind); got != tc.want {
+				t.Errorf("names(fieldWords(%q), %q) = %t, want %t", tc.field, tc.kind, got, tc.want)
+			}
+		})
+	}
 }

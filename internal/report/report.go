@@ -153,6 +153,10 @@ type Facts struct {
 	Invalid    []InvalidReference
 	// Unmatched are the input's dependencies that match no resource.
 	Unmatched []explicit.Unmatched
+	// NotInferred counts the reference fields inference found several
+	// candidates for and nothing that singles out one: it infers no edge
+	// for them rather than guess.
+	NotInferred int
 
 	// Enforce is true when the plan's finalizers are written to desired
 	// state, false when they are only reported.
@@ -307,8 +311,14 @@ func summaryOf(f Facts, states edgeStates, v verdicts) string {
 	case f.CyclesFatal && len(g.Cycles) > 0:
 		verb = "to declare (the cycle failed the step: desired state left unchanged)"
 	}
-	return fmt.Sprintf("%d composed resources, %d references between them%s and %d to external objects%s; %d reference finalizers %s, %d pending until their Object exists",
-		len(g.Resources), len(g.Edges), byUsages, len(g.External), unprotected, f.Finalizers.Declared, verb, states.count[graph.Pending])
+	// A reference inference leaves out is said where there are some: the
+	// user may declare its edge.
+	notInferred := ""
+	if f.NotInferred > 0 {
+		notInferred = fmt.Sprintf("; %d references not inferred: nothing singles out their target", f.NotInferred)
+	}
+	return fmt.Sprintf("%d composed resources, %d references between them%s and %d to external objects%s; %d reference finalizers %s, %d pending until their Object exists%s",
+		len(g.Resources), len(g.Edges), byUsages, len(g.External), unprotected, f.Finalizers.Declared, verb, states.count[graph.Pending], notInferred)
 }
 
 // condition is False for the worst problem: a cycle, then edges this function

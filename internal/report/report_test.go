@@ -327,6 +327,11 @@ func TestSummaryCountsWhatTheFunctionFoundAndDeclared(t *testing.T) {
 			facts:  func(f Facts) Facts { f.Graph.Cycles = [][]string{{"a", "b", "a"}}; return f },
 			want:   "5 composed resources, 6 references between them and 1 to external objects, 1 of them unprotected; 2 reference finalizers declared, 2 pending until their Object exists",
 		},
+		"ReferencesNotInferred": {
+			reason: "It counts the reference fields inference left out because nothing singles out their target, only where there are some.",
+			facts:  func(f Facts) Facts { f.NotInferred = 2; return f },
+			want:   "5 composed resources, 6 references between them and 1 to external objects, 1 of them unprotected; 2 reference finalizers declared, 2 pending until their Object exists; 2 references not inferred: nothing singles out their target",
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

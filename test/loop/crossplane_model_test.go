@@ -112,6 +112,13 @@ var xpNamespaced = map[[2]string]bool{
 	{"ec2.aws.m.upbound.io", "Route"}:                true,
 	{"eks.aws.m.upbound.io", "Cluster"}:              true,
 	{"rds.aws.m.upbound.io", "Instance"}:             true,
+	// and those named after the composite (loopSharedNames).
+	{"ec2.aws.m.upbound.io", "InternetGateway"}:           true,
+	{"ec2.aws.m.upbound.io", "RouteTable"}:                true,
+	{"ec2.aws.m.upbound.io", "MainRouteTableAssociation"}: true,
+	{"eks.aws.m.upbound.io", "ClusterAuth"}:               true,
+	{"eks.aws.m.upbound.io", "NodeGroup"}:                 true,
+	{"iam.aws.m.upbound.io", "Role"}:                      true,
 }
 
 func xpIsObject(group, kind string) bool {
@@ -200,6 +207,11 @@ type xpModel struct {
 	// delay is the number of reconciles a resource of a composition resource
 	// name takes to become ready after its creation: 1 or 2.
 	delay func(name string) int
+	// atProvider is what a managed resource's provider observes of what it
+	// manages, by composition resource name (an id, an ARN): in
+	// status.atProvider from its first observation after it created it,
+	// before it is ready; nil for none.
+	atProvider func(name string) map[string]any
 
 	// tick orders every deletion event; a tick is unique.
 	tick int
@@ -473,8 +485,17 @@ func (m *xpModel) observedJSON(o *xpObject, n int) map[string]any {
 		md["deletionTimestamp"] = "2026-12-01T00:00:00Z"
 	}
 	out["metadata"] = md
+	status := map[string]any{}
 	if o.readyAt > 0 && o.readyAt <= n {
-		out["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True", "reason": "Available"}}}
+		status["conditions"] = []any{map[string]any{"type": "Ready", "status": "True", "reason": "Available"}}
+	}
+	if m.atProvider != nil && o.composedAs != "" {
+		if at := m.atProvider(o.composedAs); at != nil {
+			status["atProvider"] = at
+		}
+	}
+	if len(status) > 0 {
+		out["status"] = status
 	}
 	return out
 }

@@ -92,6 +92,9 @@ type propertyStats struct {
 	namespacedXR, duplicateIdentity, asks     int
 	// inferred counts the inferred edges by rule and state.
 	inferred map[string]int
+	// notInferred counts the requests with a reference inference found no
+	// single target for.
+	notInferred int
 }
 
 func (s propertyStats) String() string {
@@ -117,7 +120,8 @@ func (s propertyStats) reached() map[string]int {
 		"an edge inferred by ProviderConfigs": s.inferred[oracle.InferProviderConfigs], "an edge inferred by Credentials": s.inferred[oracle.InferCredentials],
 		"an edge inferred by ManagedReferences": s.inferred[oracle.InferManagedReferences], "an inferred edge declared": s.inferred[oracle.Declared.String()],
 		"an inferred edge protected": s.inferred[oracle.Protected.String()], "an inferred edge exposed": s.inferred[oracle.Exposed.String()],
-		"an inferred edge cyclic": s.inferred[oracle.Cyclic.String()],
+		"an inferred edge cyclic":  s.inferred[oracle.Cyclic.String()],
+		"a reference not inferred": s.notInferred,
 	}
 }
 
@@ -193,6 +197,9 @@ func (s *propertyStats) add(e *oracle.Plan, req *fnv1.RunFunctionRequest) {
 	s.edges += len(e.Edges)
 	if s.inferred == nil {
 		s.inferred = map[string]int{}
+	}
+	if strings.Contains(e.SummaryMessage(), " references not inferred: ") {
+		s.notInferred++
 	}
 	for _, ed := range e.Edges {
 		s.states[ed.State]++

@@ -123,6 +123,41 @@ func (g reqGen) inferenceShapes(req *fnv1.RunFunctionRequest, xrNamespace string
 			r.Resource = requesttest.MustStruct(body)
 		}
 	}
+	if g.chance(50) {
+		g.sharedNames(req, xrNamespace)
+	}
+}
+
+// sharedNames adds what issue 31's rule tells apart, drawn after the rest:
+// an InternetGateway, a RouteTable and a NATGateway all named main, some of
+// them with an external name, or an id or ARN their provider observes, and
+// a Route of that name whose gatewayIdRef and routeTableIdRef name main,
+// its gatewayId resolved to one of those or to nothing composed, or not
+// resolved yet.
+func (g reqGen) sharedNames(req *fnv1.RunFunctionRequest, xrNamespace string) {
+	group, namespace := "ec2.aws.upbound.io", ""
+	if xrNamespace != "" || g.chance(25) {
+		group, namespace = "ec2.aws.m.upbound.io", cmp.Or(xrNamespace, "ns-a")
+	}
+	for i, kind := range []string{"InternetGateway", "RouteTable", "NATGateway", "Route"} {
+		body := genBody(group+"/v1beta1", kind, "main", namespace)
+		id := fmt.Sprintf("id-%d", i)
+		switch {
+		case kind == "Route":
+			genSet(body, "spec.forProvider.gatewayIdRef", map[string]any{"name": "main"})
+			genSet(body, "spec.forProvider.routeTableIdRef", map[string]any{"name": "main"})
+			if g.chance(60) {
+				genSet(body, "spec.forProvider.gatewayId", pickOne(g, "id-0", "id-0", "id-2", "id-9"))
+			}
+		case !g.chance(75):
+			continue
+		case g.chance(30):
+			genSet(body, "metadata.annotations", map[string]any{oracle.ExternalNameAnnotation: id})
+		case g.chance(70):
+			genSet(body, pickOne(g, "status.atProvider.id", "status.atProvider.arn"), id)
+		}
+		g.addInferred(req, fmt.Sprintf("shared%02d", i), body)
+	}
 }
 
 // inferProviderConfig is a ProviderConfig or ClusterProviderConfig of
@@ -218,6 +253,10 @@ func (g reqGen) addInferred(req *fnv1.RunFunctionRequest, key string, body map[s
 		if observed && g.chance(20) {
 			d = genCopy(body)
 			delete(d, "spec") // Desired names nothing; what observed names was resolved.
+		}
+		if _, ok := d["status"]; ok {
+			d = genCopy(d)
+			delete(d, "status") // What a provider observes is observed only.
 		}
 		req.Desired.Resources[key] = &fnv1.Resource{Resource: requesttest.MustStruct(d)}
 	}

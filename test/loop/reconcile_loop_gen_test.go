@@ -106,7 +106,10 @@ type loopComposition struct {
 	// composite is deleted, to see that Usages hold them back.
 	deleteExternals bool
 	delays          map[string]int
-	features        map[string]bool
+	// atProvider is what the providers observe of the managed resources
+	// they manage, by composition resource name: see xpModel.atProvider.
+	atProvider map[string]map[string]any
+	features   map[string]bool
 	// slowRemoteDeletion makes every Object's remote object take a step to
 	// go, rather than none or one at random.
 	slowRemoteDeletion bool

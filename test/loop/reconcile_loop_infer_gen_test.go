@@ -32,11 +32,21 @@ func loopAWSGroup(service string, namespaced bool) string {
 }
 
 // loopInference adds the shapes the inference rules read to a composition,
-// and draws its infer.
+// and draws its infer; then, from the same RNG after all that, the shapes
+// of loopSharedNames, so that a seed that draws none of them makes the
+// composition it made before they existed.
 func loopInference(c *loopComposition, rng *rand.Rand, off map[string]bool) {
+	if loopInferenceShapes(c, rng, off) {
+		loopSharedNames(c, rng)
+	}
+}
+
+// loopInferenceShapes adds the shapes of issue 26: false when it leaves
+// the composition as it was.
+func loopInferenceShapes(c *loopComposition, rng *rand.Rand, off map[string]bool) bool {
 	chance := func(percent int) bool { return rng.IntN(100) < percent }
 	if chance(35) {
-		return // As the composition was.
+		return false // As the composition was.
 	}
 	if c.input != nil {
 		rules := []string{oracle.InferProviderConfigs, oracle.InferCredentials, oracle.InferManagedReferences}
@@ -216,7 +226,7 @@ func loopInference(c *loopComposition, rng *rand.Rand, off map[string]bool) {
 		}
 	}
 	if len(added) == 0 {
-		return
+		return true
 	}
 	c.phases[0] = append(original, added...)
 	// The composition changes: the inference resources go into its second
@@ -252,5 +262,109 @@ func loopInference(c *loopComposition, rng *rand.Rand, off map[string]bool) {
 	}
 	for _, r := range added {
 		c.features["inference shapes: "+strings.ToLower(r.kind.kind)] = true
+	}
+	return true
+}
+
+// loopSharedNames adds managed resources all named after the composite, as
+// many published compositions name them, whose reference fields only the
+// rule that identifies a target tells apart (issue 31): a Route whose
+// gatewayIdRef means an InternetGateway, which the field's name doesn't
+// name, and whose routeTableIdRef means the RouteTable, not the Route of
+// its name; a MainRouteTableAssociation of both; a NodeGroup whose
+// clusterNameRef means the Cluster though a ClusterAuth has its name and
+// external name too, and whose nodeRoleArnRef means a Role. A reference is
+// resolved (the provider filled the field beside it, and the target's
+// external name, or the id or ARN its provider observes once it exists,
+// holds that value) or not yet; an unresolved gatewayIdRef has no target
+// nothing singles out, and is counted.
+func loopSharedNames(c *loopComposition, rng *rand.Rand) {
+	chance := func(percent int) bool { return rng.IntN(100) < percent }
+	if !chance(45) {
+		return
+	}
+	var added []*loopResource
+	shared := func(name, service, kind string) *loopResource {
+		apiVersion := loopAWSGroup(service, c.namespaced) + "/v1beta1"
+		r := &loopResource{name: name, kind: &loopKind{[]string{apiVersion}, kind, c.namespaced}, apiVersion: apiVersion, objName: c.xrName}
+		if c.namespaced && chance(50) {
+			r.namespace = c.xrNamespace()
+		}
+		c.delays[name] = 1 + rng.IntN(2)
+		r.set("spec.forProvider.region", "eu-west-1")
+		added = append(added, r)
+		return r
+	}
+	ref := func(name string) map[string]any { return map[string]any{"name": name} }
+	// identified gives the target the identifier a resolved reference
+	// holds: its external name, or what its provider observes.
+	identified := func(r *loopResource, field, value string) {
+		if chance(40) {
+			r.set("metadata.annotations", map[string]any{oracle.ExternalNameAnnotation: value})
+			return
+		}
+		if c.atProvider == nil {
+			c.atProvider = map[string]map[string]any{}
+		}
+		c.atProvider[r.name] = map[string]any{field: value}
+	}
+	resolved := func(dependent *loopResource, field, value string) bool {
+		if !chance(55) {
+			c.features["shared names: a reference not resolved yet"] = true
+			return false
+		}
+		dependent.set("spec.forProvider."+field, value)
+		c.features["shared names: a reference resolved"] = true
+		return true
+	}
+	if chance(70) {
+		vpc := shared("shared-vpc", "ec2", "VPC")
+		igw := shared("shared-igw", "ec2", "InternetGateway")
+		shared("shared-table", "ec2", "RouteTable")
+		route := shared("shared-route", "ec2", "Route")
+		route.set("spec.forProvider.routeTableIdRef", ref(c.xrName))
+		if chance(25) {
+			// The only one of its name: the field needn't name its kind.
+			igw.objName = c.xrName + "-gateway"
+			c.features["shared names: a field that doesn't name its target's kind, the only one of its name"] = true
+		}
+		route.set("spec.forProvider.gatewayIdRef", ref(igw.objName))
+		if id := "igw-" + c.xrName; resolved(route, "gatewayId", id) {
+			identified(igw, "id", id)
+		}
+		if chance(50) {
+			assoc := shared("shared-association", "ec2", "MainRouteTableAssociation")
+			assoc.set("spec.forProvider.routeTableIdRef", ref(c.xrName))
+			assoc.set("spec.forProvider.vpcIdRef", ref(c.xrName))
+			if id := "vpc-" + c.xrName; resolved(assoc, "vpcId", id) {
+				identified(vpc, "id", id)
+			}
+		}
+		c.features["shared names: a Route and a RouteTable of one name"] = true
+	}
+	if chance(60) {
+		cluster := shared("shared-cluster", "eks", "Cluster")
+		auth := shared("shared-auth", "eks", "ClusterAuth")
+		nodes := shared("shared-nodes", "eks", "NodeGroup")
+		role := shared("shared-role", "iam", "Role")
+		nodes.set("spec.forProvider.clusterNameRef", ref(c.xrName))
+		nodes.set("spec.forProvider.nodeRoleArnRef", ref(c.xrName))
+		if resolved(nodes, "clusterName", c.xrName) {
+			// The cluster's external name is the composite's name, and so
+			// are its auth's and its node group's.
+			for _, r := range []*loopResource{cluster, auth, nodes} {
+				r.set("metadata.annotations", map[string]any{oracle.ExternalNameAnnotation: c.xrName})
+			}
+		}
+		if arn := "arn:aws:iam::123456789012:role/" + c.xrName; resolved(nodes, "nodeRoleArn", arn) {
+			identified(role, "arn", arn)
+		}
+	}
+	if len(added) == 0 {
+		return
+	}
+	c.features["shared names"] = true
+	for i := range c.phases {
+		c.phases[i] = slices.Concat(c.phases[i], added)
 	}
 }

@@ -337,6 +337,7 @@ func loopRunComposition(f *Function, c *loopComposition, seed uint64) *loopRun {
 		usageOfName: map[string][2]string{}, reached: map[string]int{}}
 	xr := xpComposite{apiVersion: "example.org/v1alpha1", kind: "XApp", name: c.xrName, namespace: c.xrNamespace(), uid: "uid-" + c.xrName}
 	r.m = newXPModel(rand.New(rand.NewPCG(seed^0x5bd1e995, uint64(c.index))), xr, c.delay, r.violate)
+	r.m.atProvider = func(name string) map[string]any { return c.atProvider[name] }
 	if c.slowRemoteDeletion {
 		r.m.remoteDeletion = func() int { return 1 }
 	}
@@ -373,6 +374,29 @@ func loopInferredBy(via string) string {
 		return oracle.InferCredentials
 	default:
 		return oracle.InferManagedReferences
+	}
+}
+
+// reachIdentified counts the reference edges of issue 31: to one of
+// several composed resources of one name, and by a field whose name doesn't
+// name its target's kind.
+func (r *loopRun) reachIdentified(p *oracle.Plan, e oracle.Edge) {
+	if loopInferredBy(e.Via) != oracle.InferManagedReferences {
+		return
+	}
+	target := p.Nodes[e.Target].Identity
+	shared := 0
+	for _, n := range p.Nodes {
+		if n.Identity.Name == target.Name && n.Identity.Namespace == target.Namespace {
+			shared++
+		}
+	}
+	if shared > 2 { // The dependent, the target and another.
+		r.reach("an edge inferred among shared names")
+	}
+	field := e.Via[strings.LastIndex(e.Via, ".")+1:]
+	if !strings.Contains(strings.ToLower(field), strings.ToLower(target.Kind)) {
+		r.reach("an edge inferred by a field that doesn't name its target's kind")
 	}
 }
 
@@ -763,11 +787,15 @@ func (r *loopRun) check(res xpResult, p *oracle.Plan, world []map[string]any) {
 			r.reach("a resource held back until a dependency is ready")
 		}
 	}
+	if strings.Contains(p.SummaryMessage(), " references not inferred: ") {
+		r.reach("a reference not inferred: nothing singles out its target")
+	}
 	for _, e := range p.Edges {
 		r.reach("an edge " + e.State.String())
 		if e.Origin == oracle.OriginInferred {
 			r.reach("an inferred edge " + e.State.String())
 			r.reach("an edge inferred by " + loopInferredBy(e.Via))
+			r.reachIdentified(p, e)
 		}
 		if e.State == oracle.Protected {
 			d, t := p.Nodes[e.Dependent], p.Nodes[e.Target]
@@ -1199,6 +1227,11 @@ func (s *loopStats) add(r *loopRun) {
 			"a user deleting a ProviderConfig", "a teardown ordering inferred edges",
 			"a composed kubernetes.crossplane.io/v1alpha1 ProviderConfig", "a composed kubernetes.m.crossplane.io/v1alpha1 ProviderConfig",
 			"a composed kubernetes.m.crossplane.io/v1alpha1 ClusterProviderConfig",
+			"shared names", "shared names: a reference resolved", "shared names: a reference not resolved yet",
+			"shared names: a Route and a RouteTable of one name",
+			"shared names: a field that doesn't name its target's kind, the only one of its name",
+			"an edge inferred among shared names", "an edge inferred by a field that doesn't name its target's kind",
+			"a reference not inferred: nothing singles out its target",
 		} {
 			s.reached[name] = 0
 		}

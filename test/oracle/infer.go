@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/crossplane-contrib/function-dependencies/test/harness"
 )
@@ -36,7 +37,8 @@ const (
 )
 
 // ExternalNameAnnotation is where a managed resource holds the name of what
-// it manages; a …Selector's resolved value is that name.
+// it manages; a resolved reference's value is that name, or the id or ARN
+// its provider observes.
 const ExternalNameAnnotation = "crossplane.io/external-name"
 
 // providerConfigKinds are the kinds the credentials rule reads, and the
@@ -184,67 +186,124 @@ func writes(w *Node, namespace, name string) string {
 	return ""
 }
 
-// inferManagedReferences is rule 3: in spec.forProvider and spec.initProvider,
-// walked depth first with each map's keys sorted, a …Ref's name and each of
-// a …Refs' names name a composed resource of the dependent's namespace, and
-// a …Selector's resolved value (the field it fills, or its plural) is the
-// external name of one that carries the selector's labels. ProviderConfigs
-// are rule 1's. Of several resources for one name, those whose kind the
-// field's name holds (vpcIdRef: a VPC), if any.
+// inferManagedReferences is rule 3, for one body. In spec.forProvider and
+// spec.initProvider, walked depth first with each map's keys sorted, a
+// reference is a …Ref's name, each name of a …Refs, and each value a
+// resolved …Selector's field holds (fooSelector fills foo or foos; one that
+// holds none is no reference yet). Its candidates are the composed resources
+// of the dependent's namespace, ProviderConfigs (rule 1's) and the
+// dependent aside: of the name, or that carry every label the selector
+// matches. A name only one has means it. Otherwise the candidates whose
+// external name, status.atProvider.id or .arn is a value of the field the
+// provider fills as it resolves (fooRef: foo, fooRefs: foos, in any body,
+// at the same place) single out the target when there is one; where several
+// are left (or none), the kind the field names does, as whole words that
+// end the field's name before Id(s), Name(s) or Arn(s). What nothing singles
+// out makes no edge and is counted (p.notInferred).
 func (p *Plan) inferManagedReferences(d *Node, body map[string]any, add func(target, via string)) {
-	match := func(key string, is func(t *Node) bool) []string {
-		var found []string
-		for _, tn := range p.Names {
-			t := p.Nodes[tn]
-			if tn != d.Name && t.Identity.Namespace == d.Identity.Namespace && !slices.Contains(providerConfigKinds, t.Identity.Kind) && is(t) {
-				found = append(found, tn)
+	// The maps of every body of d, by their path: where a reference's
+	// resolved sibling is looked for.
+	places := map[string][]map[string]any{}
+	for _, b := range d.bodies() {
+		for _, field := range []string{"forProvider", "initProvider"} {
+			root, _ := harness.Lookup(b, "spec", field).(map[string]any)
+			collectMaps("spec."+field, root, places)
+		}
+	}
+	siblingValues := func(place, key string) []string {
+		var out []string
+		for _, m := range places[place] {
+			for _, v := range resolvedValues(m[key]) {
+				if !slices.Contains(out, v) {
+					out = append(out, v)
+				}
 			}
 		}
-		if len(found) < 2 {
-			return found
-		}
-		if named := slices.DeleteFunc(slices.Clone(found), func(tn string) bool {
-			return !strings.Contains(strings.ToLower(key), strings.ToLower(p.Nodes[tn].Identity.Kind))
-		}); len(named) > 0 {
-			return named
-		}
-		return found
+		return out
 	}
-	byName := func(path, key, name string) {
-		for _, t := range match(key, func(t *Node) bool { return t.Identity.Name != "" && t.Identity.Name == name }) {
-			add(t, path)
+	others := func(keep func(t *Node) bool) []string {
+		var out []string
+		for _, tn := range p.Names {
+			t := p.Nodes[tn]
+			if tn != d.Name && t.Identity.Namespace == d.Identity.Namespace && !slices.Contains(providerConfigKinds, t.Identity.Kind) && keep(t) {
+				out = append(out, tn)
+			}
 		}
+		return out
 	}
-	visit := func(path string, m map[string]any, key string) {
+	// resolve names the target of one reference of the field key at path,
+	// or counts the field.
+	resolve := func(path, key string, candidates, values []string) {
+		if len(candidates) == 0 {
+			return // Nothing composed: an external reference.
+		}
+		var held []string
+		for _, tn := range candidates {
+			if slices.ContainsFunc(identifiers(p.Nodes[tn]), func(id string) bool { return slices.Contains(values, id) }) {
+				held = append(held, tn)
+			}
+		}
+		if len(held) == 1 {
+			add(held[0], path)
+			return
+		}
+		if len(held) == 0 {
+			held = candidates
+		}
+		var ofKind []string
+		for _, tn := range held {
+			if fieldNamesKind(key, p.Nodes[tn].Identity.Kind) {
+				ofKind = append(ofKind, tn)
+			}
+		}
+		if len(ofKind) == 1 {
+			add(ofKind[0], path)
+			return
+		}
+		if p.notInferred == nil {
+			p.notInferred = map[string]bool{}
+		}
+		p.notInferred[d.Name+" "+path] = true
+	}
+	byName := func(place, path, key, sibling, name string) {
+		if name == "" {
+			return
+		}
+		candidates := others(func(t *Node) bool { return t.Identity.Name == name })
+		if len(candidates) == 1 {
+			add(candidates[0], path)
+			return
+		}
+		resolve(path, key, candidates, siblingValues(place, sibling))
+	}
+	visit := func(place string, m map[string]any, key string) {
+		path := place + "." + key
 		switch v := m[key]; {
 		case strings.HasSuffix(key, "Ref"):
 			ref, _ := v.(map[string]any)
-			if name := harness.String(ref, "name"); name != "" {
-				byName(path, key, name)
-			}
+			byName(place, path, key, strings.TrimSuffix(key, "Ref"), harness.String(ref, "name"))
 		case strings.HasSuffix(key, "Refs"):
 			refs, _ := v.([]any)
 			for _, r := range refs {
 				ref, _ := r.(map[string]any)
-				if name := harness.String(ref, "name"); name != "" {
-					byName(path, key, name)
-				}
+				byName(place, path, key, strings.TrimSuffix(key, "Refs")+"s", harness.String(ref, "name"))
 			}
 		case strings.HasSuffix(key, "Selector"):
 			sel, ok := v.(map[string]any)
 			if !ok {
 				return
 			}
-			base := strings.TrimSuffix(key, "Selector")
-			values := resolvedValues(m[base])
-			if len(values) == 0 {
-				values = resolvedValues(m[base+"s"])
+			stem := strings.TrimSuffix(key, "Selector")
+			values := siblingValues(place, stem)
+			for _, v := range siblingValues(place, stem+"s") {
+				if !slices.Contains(values, v) {
+					values = append(values, v)
+				}
 			}
 			labels, _ := sel["matchLabels"].(map[string]any)
+			candidates := others(func(t *Node) bool { return carriesLabels(t, labels) })
 			for _, value := range values {
-				for _, t := range match(key, func(t *Node) bool { return selects(t, value, labels) }) {
-					add(t, path)
-				}
+				resolve(path, key, candidates, []string{value})
 			}
 		}
 	}
@@ -260,13 +319,29 @@ func (p *Plan) inferManagedReferences(d *Node, body map[string]any, add func(tar
 	}
 }
 
+// collectMaps records every map under v by its path, as walk writes paths.
+func collectMaps(path string, v any, into map[string][]map[string]any) {
+	switch v := v.(type) {
+	case map[string]any:
+		into[path] = append(into[path], v)
+		for k, e := range v {
+			collectMaps(path+"."+k, e, into)
+		}
+	case []any:
+		for i, e := range v {
+			collectMaps(fmt.Sprintf("%s[%d]", path, i), e, into)
+		}
+	}
+}
+
 // walk visits every key of every map under v, depth first, each map's keys
-// in sorted order, each key before what its value holds; path is v's.
-func walk(path string, v any, visit func(path string, m map[string]any, key string)) {
+// in sorted order, each key before what its value holds; place is the
+// path of the map the key is in.
+func walk(path string, v any, visit func(place string, m map[string]any, key string)) {
 	switch v := v.(type) {
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(v)) {
-			visit(path+"."+k, v, k)
+			visit(path, v, k)
 			walk(path+"."+k, v[k], visit)
 		}
 	case []any:
@@ -276,7 +351,7 @@ func walk(path string, v any, visit func(path string, m map[string]any, key stri
 	}
 }
 
-// resolvedValues are the values a selector resolved to: a string, or the
+// resolvedValues are the values a resolved field holds: a string, or the
 // strings of a list; none when empty.
 func resolvedValues(v any) []string {
 	switch v := v.(type) {
@@ -296,14 +371,27 @@ func resolvedValues(v any) []string {
 	return nil
 }
 
-// selects tells whether a selector that resolved to value, with the
-// labels, selects t: one of t's bodies has the external name and all the
-// labels.
-func selects(t *Node, value string, labels map[string]any) bool {
-	return slices.ContainsFunc(t.bodies(), func(b map[string]any) bool {
-		if harness.String(b, "metadata", "annotations", ExternalNameAnnotation) != value {
-			return false
+// identifiers are what t's provider calls it, in any of its bodies: its
+// external name, and the id and ARN the provider observed.
+func identifiers(t *Node) []string {
+	var out []string
+	for _, b := range t.bodies() {
+		for _, s := range []string{
+			harness.String(b, "metadata", "annotations", ExternalNameAnnotation),
+			harness.String(b, "status", "atProvider", "id"),
+			harness.String(b, "status", "atProvider", "arn"),
+		} {
+			if s != "" {
+				out = append(out, s)
+			}
 		}
+	}
+	return out
+}
+
+// carriesLabels tells whether a body of t carries all the labels.
+func carriesLabels(t *Node, labels map[string]any) bool {
+	return slices.ContainsFunc(t.bodies(), func(b map[string]any) bool {
 		for k, v := range labels {
 			if s, ok := v.(string); !ok || harness.String(b, "metadata", "labels", k) != s {
 				return false
@@ -311,4 +399,29 @@ func selects(t *Node, value string, labels map[string]any) bool {
 		}
 		return true
 	})
+}
+
+// fieldNamesKind tells whether a reference field names the kind: with its
+// Ref, Refs or Selector and then an Id, Ids, Name, Names, Arn or Arns cut
+// off, the field ends with the kind, which starts one of its words (the
+// field's first letter, or a capital).
+func fieldNamesKind(field, kind string) bool {
+	stem := field
+	for _, suffix := range []string{"Selector", "Refs", "Ref"} {
+		if s, ok := strings.CutSuffix(stem, suffix); ok {
+			stem = s
+			break
+		}
+	}
+	for _, suffix := range []string{"Ids", "Id", "Names", "Name", "Arns", "Arn"} {
+		if s, ok := strings.CutSuffix(stem, suffix); ok {
+			stem = s
+			break
+		}
+	}
+	at := len(stem) - len(kind)
+	if kind == "" || at < 0 || !strings.EqualFold(stem[at:], kind) {
+		return false
+	}
+	return at == 0 || unicode.IsUpper(rune(stem[at]))
 }

@@ -297,18 +297,70 @@ func TestInference(t *testing.T) {
 			want: want{edges: []string{"lb → vpc: pending (inferred: spec.forProvider.fooRef.vpcIdRef)"}},
 		},
 		"TheFieldsNameTellsKindsApart": {
-			reason: "Of two resources of one name, vpcIdRef means the VPC; networkRef names neither kind, so it means both.",
+			reason: "Of two resources of one name, vpcIdRef means the VPC; networkRef names neither kind, so nothing singles out its target: no edge, and the summary counts it, with no result of its own.",
 			state: state(Input{Infer: inferAll}, map[string]res{
 				"vpc":    ec2("VPC", "main"),
 				"ns":     resource("v1", "Namespace", "main"),
 				"subnet": ec2("Subnet", "s").set("spec.forProvider.vpcIdRef", pcRef("main")),
 				"thing":  ec2("Thing", "t").set("spec.forProvider.networkRef", pcRef("main")),
 			}, nil),
+			want: want{
+				edges:          []string{"subnet → vpc: pending (inferred: spec.forProvider.vpcIdRef)"},
+				summaryMessage: "4 composed resources, 1 references between them (1 of them inferred, 1 by Usages) and 0 to external objects; 0 reference finalizers declared, 1 pending until their Object exists; 1 references not inferred: nothing singles out their target",
+				results:        []Result{},
+			},
+		},
+		"SharedNamesByTheResolvedValue": {
+			reason: "Everything is named after the composite: the ID the provider copied into the field beside the …Ref (observed only) singles out the target, an external name, an observed id or ARN, for the desired body's …Ref too.",
+			state: state(Input{Infer: []string{InferManagedReferences}}, map[string]res{
+				"route":   ec2("Route", "xr").set("spec.forProvider.gatewayIdRef", pcRef("xr")),
+				"gateway": ec2("InternetGateway", "xr"),
+				"nat":     ec2("NATGateway", "xr"),
+				"table":   ec2("RouteTable", "xr").external("rtb-1"),
+				"nodes":   resource("eks.aws.upbound.io/v1beta1", "NodeGroup", "xr").set("spec.forProvider.targetArnRef", pcRef("xr")),
+			}, map[string]res{
+				"route":   ec2("Route", "xr").uid("u-route").set("spec.forProvider.gatewayIdRef", pcRef("xr")).set("spec.forProvider.gatewayId", "igw-1"),
+				"gateway": ec2("InternetGateway", "xr").uid("u-igw").set("status.atProvider.id", "igw-1"),
+				"nat":     ec2("NATGateway", "xr").uid("u-nat").set("status.atProvider.id", "nat-1").set("status.atProvider.arn", "arn:nat"),
+				"nodes":   resource("eks.aws.upbound.io/v1beta1", "NodeGroup", "xr").uid("u-nodes").set("spec.forProvider.targetArn", "arn:nat"),
+			}),
 			want: want{edges: []string{
-				"subnet → vpc: pending (inferred: spec.forProvider.vpcIdRef)",
-				"thing → ns: pending (inferred: spec.forProvider.networkRef)",
-				"thing → vpc: pending (inferred: spec.forProvider.networkRef)",
+				"nodes → nat: declared (inferred: spec.forProvider.targetArnRef)",
+				"route → gateway: declared (inferred: spec.forProvider.gatewayIdRef)",
 			}},
+		},
+		"SharedNamesByKindAsWholeWords": {
+			reason: "Without a value that singles one out, the kind the field names as its last words does: routeTableIdRef a RouteTable and not a Route; gatewayIdRef no InternetGateway, so of one and a VPC it has no target.",
+			state: state(Input{Infer: inferAll}, map[string]res{
+				"assoc":   ec2("MainRouteTableAssociation", "xr").set("spec.forProvider.routeTableIdRef", pcRef("xr")).set("spec.forProvider.vpcIdRef", pcRef("xr")),
+				"route":   ec2("Route", "xr").set("spec.forProvider.gatewayIdRef", pcRef("xr")).set("spec.forProvider.routeTableId", "rtb-9"),
+				"table":   ec2("RouteTable", "xr"),
+				"gateway": ec2("InternetGateway", "xr"),
+				"vpc":     ec2("VPC", "xr"),
+			}, nil),
+			want: want{
+				edges: []string{
+					"assoc → table: pending (inferred: spec.forProvider.routeTableIdRef)",
+					"assoc → vpc: pending (inferred: spec.forProvider.vpcIdRef)",
+				},
+				summaryMessage: "5 composed resources, 2 references between them (2 of them inferred, 2 by Usages) and 0 to external objects; 0 reference finalizers declared, 2 pending until their Object exists; 1 references not inferred: nothing singles out their target",
+			},
+		},
+		"ASelectorByTheSameRule": {
+			reason: "A resolved selector's candidates carry its labels: of two VPCs, the value singles one out; of two that share it, nothing does, and the field is counted; one not resolved yet is nothing yet.",
+			state: state(Input{Infer: inferAll}, map[string]res{
+				"subnet":  ec2("Subnet", "s").set("spec.forProvider.vpcIdSelector", map[string]any{"matchLabels": map[string]any{"net": "a"}}).set("spec.forProvider.vpcId", "vpc-2"),
+				"rule":    ec2("Rule", "r").set("spec.forProvider.vpcIdSelector", map[string]any{"matchLabels": map[string]any{"net": "b"}}).set("spec.forProvider.vpcId", "vpc-3"),
+				"pending": ec2("Route", "p").set("spec.forProvider.vpcIdSelector", map[string]any{"matchLabels": map[string]any{"net": "b"}}),
+				"vpc-1":   ec2("VPC", "one").external("vpc-1", "net", "a"),
+				"vpc-2":   ec2("VPC", "two").external("vpc-2", "net", "a"),
+				"vpc-3":   ec2("VPC", "three").external("vpc-3", "net", "b"),
+				"vpc-4":   ec2("VPC", "four").external("vpc-3", "net", "b"),
+			}, nil),
+			want: want{
+				edges:          []string{"subnet → vpc-2: pending (inferred: spec.forProvider.vpcIdSelector)"},
+				summaryMessage: "7 composed resources, 1 references between them (1 of them inferred, 1 by Usages) and 0 to external objects; 0 reference finalizers declared, 1 pending until their Object exists; 1 references not inferred: nothing singles out their target",
+			},
 		},
 		"TheObservedBodyIsReadFirst": {
 			reason: "One pair found in both bodies is named by the observed body's field, though the desired body's sorts first.",

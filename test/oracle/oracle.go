@@ -688,6 +688,9 @@ type Plan struct {
 	Cycles    [][]string
 	cycleOf   map[string]int
 	Unmatched []Unmatched
+	// notInferred are the reference fields inference found no single
+	// target for, as "dependent path": see inferManagedReferences.
+	notInferred map[string]bool
 	// Unseen are the UIDs that reference finalizers on observed resources
 	// name and no observed resource has, read from observed state alone.
 	// ObjectGroups are the API groups of the Objects the composition uses,
@@ -820,8 +823,13 @@ func (p *Plan) SummaryMessage() string {
 		n, rest, _ := strings.Cut(strings.Join(parts, ", "), " ")
 		byUsages = " (" + n + " of them " + rest + ")"
 	}
-	return fmt.Sprintf("%d composed resources, %d references between them%s and %d to external objects%s; %d reference finalizers %s, %d pending until their Object exists",
-		s.Resources, s.References, byUsages, s.External, unprotected, s.Declared, verb, s.Pending)
+	// The reference fields inference leaves out, where there are some.
+	notInferred := ""
+	if n := len(p.notInferred); n > 0 {
+		notInferred = fmt.Sprintf("; %d references not inferred: nothing singles out their target", n)
+	}
+	return fmt.Sprintf("%d composed resources, %d references between them%s and %d to external objects%s; %d reference finalizers %s, %d pending until their Object exists%s",
+		s.Resources, s.References, byUsages, s.External, unprotected, s.Declared, verb, s.Pending, notInferred)
 }
 
 // ConditionMessage is the condition's whole message: what it says, then
