@@ -81,6 +81,9 @@ func (c *Command) Run() error {
 	for _, cycle := range p.Graph.Cycles {
 		fmt.Fprintf(c.diagnostics, "cycle: %s\n", graph.Path(cycle))
 	}
+	for _, l := range p.Graph.LeftOut {
+		fmt.Fprintf(c.diagnostics, "inferred edge left out: %s → %s via %s closes %s\n", l.Edge.Dependent, l.Edge.Target, l.Edge.Via, graph.Path(l.Cycle))
+	}
 	if len(p.Graph.Cycles) > 0 && in.OnCycle == v1beta1.CycleFatal {
 		// The function declares nothing then: no finalizer is missing.
 		return errors.Wrap(errCycle, "the function fails its step on it (onCycle: Fatal)")

@@ -145,6 +145,22 @@ spec:
     manifest: {apiVersion: v1, kind: ConfigMap, metadata: {name: app, namespace: default}}
 `
 	unprotected := write("unprotected.yaml", onPC)
+	// The Object makes the Secret its own ProviderConfig reads.
+	inferredCycle := write("inferred-cycle.yaml", `apiVersion: kubernetes.crossplane.io/v1alpha1
+kind: ProviderConfig
+metadata: {name: remote, uid: uid-remote, annotations: {crossplane.io/composition-resource-name: config}}
+spec:
+  credentials: {source: Secret, secretRef: {name: kubeconfig, namespace: default, key: kubeconfig}}
+---
+apiVersion: kubernetes.crossplane.io/v1alpha2
+kind: Object
+metadata: {name: maker, uid: uid-maker, annotations: {crossplane.io/composition-resource-name: maker}}
+spec:
+  providerConfigRef: {name: remote}
+  forProvider:
+    manifest: {apiVersion: v1, kind: Secret, metadata: {name: kubeconfig, namespace: default}}
+`)
+	inferAll := write("infer-all.yaml", "apiVersion: dependencies.fn.crossplane.io/v1beta1\nkind: Input\ninfer: [ProviderConfigs, Credentials]\n")
 	protected := write("protected.yaml", onPC+`---
 apiVersion: protection.crossplane.io/v1beta1
 kind: ClusterUsage
@@ -199,6 +215,13 @@ spec:
 			input:           warning,
 			files:           []string{cyclic},
 			wantDiagnostics: "cycle: a → b → a\n",
+		},
+		"InferredEdgesThatWouldCloseACycleAreLeftOut": {
+			reason: "Inferred edges that would close a cycle are named with the cycle and left out, as the function leaves them out: no cycle fails, nothing is missing.",
+			input:  inferAll,
+			files:  []string{inferredCycle},
+			wantDiagnostics: "inferred edge left out: config → maker via spec.credentials.secretRef → spec.forProvider.manifest closes config → maker → config\n" +
+				"inferred edge left out: maker → config via spec.providerConfigRef closes maker → config → maker\n",
 		},
 		"CompositionWithoutTheFunctionsStep": {
 			reason:      "A Composition with no step whose input is the function's is an error naming the file.",

@@ -13,23 +13,61 @@ import (
 // whether an edge lies on a cycle, that is whether both ends are in the same
 // group.
 func cycles(out [][]int) ([][]int, func(from, to int) bool) {
-	groups := cyclicComponents(out)
+	return cyclesOf(out, cyclicComponents(out))
+}
+
+// cyclesOf is cycles, given the groups cyclicComponents found.
+func cyclesOf(out [][]int, groups [][]int) ([][]int, func(from, to int) bool) {
 	if len(groups) == 0 {
 		return nil, func(int, int) bool { return false }
 	}
+	groups = slices.Clone(groups)
 	slices.SortFunc(groups, func(a, b []int) int { return slices.Min(a) - slices.Min(b) })
-	component := make([]int, len(out))
+	component := componentOf(len(out), groups)
+	paths := make([][]int, len(groups))
+	for i, members := range groups {
+		paths[i] = shortestCycle(out, slices.Min(members), component)
+	}
+	return paths, func(from, to int) bool { return component[from] >= 0 && component[from] == component[to] }
+}
+
+// componentOf returns, for each of n nodes, the place of its group among
+// the groups, or -1 when it is in none.
+func componentOf(n int, groups [][]int) []int {
+	component := make([]int, n)
 	for i := range component {
 		component[i] = -1
 	}
-	var paths [][]int
 	for i, members := range groups {
 		for _, m := range members {
 			component[m] = i
 		}
-		paths = append(paths, shortestCycle(out, slices.Min(members), component))
 	}
-	return paths, func(from, to int) bool { return component[from] >= 0 && component[from] == component[to] }
+	return component
+}
+
+// closing returns, for each edge from[i] → to[i] whose ends are in one of
+// the groups, the cycle it closes: the edge, then the shortest way from its
+// target back to its dependent (so [0 1 2 0] for the edge 0 → 1), and nil
+// for an edge on no cycle. It searches once from each target, so that edges
+// that share one cost one search of its group.
+func closing(out [][]int, groups [][]int, edges [][2]int) [][]int {
+	component := componentOf(len(out), groups)
+	searched := map[int]map[int]int{}
+	cycles := make([][]int, len(edges))
+	for i, e := range edges {
+		from, to := e[0], e[1]
+		if component[from] < 0 || component[from] != component[to] {
+			continue
+		}
+		parent, ok := searched[to]
+		if !ok {
+			parent, _ = breadthFirst(out, to, component)
+			searched[to] = parent
+		}
+		cycles[i] = append([]int{from}, pathTo(parent, to, from)...)
+	}
+	return cycles
 }
 
 // cyclicComponents returns the strongly connected components that hold a
@@ -102,37 +140,47 @@ func cyclicComponents(out [][]int) [][]int {
 }
 
 // shortestCycle returns the shortest cycle from start back to it within
-// start's component, found breadth first visiting successors in ascending
-// order.
+// start's component: the way to the first node, breadth first, with an edge
+// back to start, then start.
 func shortestCycle(out [][]int, start int, component []int) []int {
-	parent := map[int]int{}
-	queue := []int{start}
-	for len(queue) > 0 {
-		v := queue[0]
-		queue = queue[1:]
-		for _, w := range out[v] {
-			if w == start {
-				return pathTo(parent, start, v)
-			}
-			if _, seen := parent[w]; seen || component[w] != component[start] {
-				continue
-			}
-			parent[w] = v
-			queue = append(queue, w)
+	parent, order := breadthFirst(out, start, component)
+	for _, v := range order {
+		if _, back := slices.BinarySearch(out[v], start); back {
+			return append(pathTo(parent, start, v), start)
 		}
 	}
 	panic("graph: a strongly connected component has no cycle through its first node")
 }
 
-// pathTo returns the nodes from start to last through parent links, followed
-// by start again to close the cycle.
+// breadthFirst searches start's component from start, visiting successors
+// in ascending order, so that the way to each node is the shortest, and the
+// smallest by place among equally short ones. It returns the node each was
+// reached from, and the nodes in the order reached, start first.
+func breadthFirst(out [][]int, start int, component []int) (map[int]int, []int) {
+	parent := map[int]int{start: start}
+	order := []int{start}
+	for next := 0; next < len(order); next++ {
+		v := order[next]
+		for _, w := range out[v] {
+			if _, seen := parent[w]; seen || component[w] != component[start] {
+				continue
+			}
+			parent[w] = v
+			order = append(order, w)
+		}
+	}
+	return parent, order
+}
+
+// pathTo returns the nodes from start to last through parent links.
 func pathTo(parent map[int]int, start, last int) []int {
-	path := []int{start}
-	for v := last; v != start; v = parent[v] {
+	path := []int{last}
+	for v := last; v != start; {
+		v = parent[v]
 		path = append(path, v)
 	}
-	slices.Reverse(path[1:])
-	return append(path, start)
+	slices.Reverse(path)
+	return path
 }
 
 // Path prints a cycle as the path of its resources' names, each with an

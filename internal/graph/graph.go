@@ -130,6 +130,19 @@ type Edge struct {
 	Broken bool
 }
 
+// A LeftOut edge is an inferred edge whose ends reach each other through the
+// whole graph, declared and inferred edges alike: it would close a cycle.
+// Inference is a guess and the user's declared edges are not, so such an
+// edge is left out of the graph before cycles are judged: no inferred edge
+// can fail the step, and onCycle governs the declared edges alone.
+type LeftOut struct {
+	Edge Edge
+	// Cycle is the cycle the edge closes, such as [a b c a]: the edge, then
+	// the shortest way from its target back to its dependent in the whole
+	// graph, the smallest by name among equally short ones.
+	Cycle []string
+}
+
 // An External edge is a reference to an object that no composed resource is.
 type External struct {
 	Dependent string
@@ -156,9 +169,12 @@ type Graph struct {
 	// resource is.
 	External []External
 	// Cycles are paths such as [a b a]: one through each group of resources
-	// that depend on each other, from its first name back to it by the
-	// shortest way.
+	// that depend on each other by the edges left in Edges, from its first
+	// name back to it by the shortest way.
 	Cycles [][]string
+	// LeftOut are the inferred edges that would close a cycle, in the order
+	// of Edges: none of them is in Edges.
+	LeftOut []LeftOut
 
 	index map[string]int
 	// edgesFrom[d] is the place of resource d's first edge, and
@@ -235,25 +251,40 @@ func New(resources []Resource, o Options) *Graph {
 		// Numbers are in name order.
 		slices.SortFunc(g.Edges[firstEdge:], func(a, b Edge) int { return a.To - b.To })
 	}
-	// The successors of each resource, for the cycle search.
-	g.edgesFrom = make([]int, len(resources)+1)
-	targets := make([]int, len(g.Edges))
-	for i, e := range g.Edges {
-		targets[i] = e.To
-		g.edgesFrom[e.From+1] = i + 1
-	}
-	out := make([][]int, len(resources))
-	for d := range resources {
-		g.edgesFrom[d+1] = max(g.edgesFrom[d+1], g.edgesFrom[d])
-		out[d] = targets[g.edgesFrom[d]:g.edgesFrom[d+1]:g.edgesFrom[d+1]]
-	}
-	paths, onCycle := cycles(out)
-	for _, p := range paths {
-		names := make([]string, len(p))
-		for i, n := range p {
-			names[i] = resources[n].Name
+	out := g.successors()
+	groups := cyclicComponents(out)
+	if len(groups) > 0 {
+		// An inferred edge on a cycle of the whole graph is left out; what
+		// remains may still hold cycles, of declared edges.
+		inferred := make([][2]int, 0, len(g.Edges))
+		for _, e := range g.Edges {
+			if e.Origin == FromInference {
+				inferred = append(inferred, [2]int{e.From, e.To})
+			}
 		}
-		g.Cycles = append(g.Cycles, names)
+		closed := closing(out, groups, inferred)
+		kept, i := g.Edges[:0], 0
+		for _, e := range g.Edges {
+			if e.Origin != FromInference {
+				kept = append(kept, e)
+				continue
+			}
+			if cycle := closed[i]; cycle != nil {
+				g.LeftOut = append(g.LeftOut, LeftOut{Edge: e, Cycle: g.names(cycle)})
+			} else {
+				kept = append(kept, e)
+			}
+			i++
+		}
+		if len(g.LeftOut) > 0 {
+			g.Edges = kept
+			out = g.successors()
+			groups = cyclicComponents(out)
+		}
+	}
+	paths, onCycle := cyclesOf(out, groups)
+	for _, p := range paths {
+		g.Cycles = append(g.Cycles, g.names(p))
 	}
 	if o.BreakCycles {
 		for i, e := range g.Edges {
@@ -261,6 +292,33 @@ func New(resources []Resource, o Options) *Graph {
 		}
 	}
 	return g
+}
+
+// successors returns the successors of each resource by the graph's edges,
+// each resource's in ascending order, and indexes the edges by dependent for
+// Edge.
+func (g *Graph) successors() [][]int {
+	g.edgesFrom = make([]int, len(g.Resources)+1)
+	targets := make([]int, len(g.Edges))
+	for i, e := range g.Edges {
+		targets[i] = e.To
+		g.edgesFrom[e.From+1] = i + 1
+	}
+	out := make([][]int, len(g.Resources))
+	for d := range g.Resources {
+		g.edgesFrom[d+1] = max(g.edgesFrom[d+1], g.edgesFrom[d])
+		out[d] = targets[g.edgesFrom[d]:g.edgesFrom[d+1]:g.edgesFrom[d+1]]
+	}
+	return out
+}
+
+// names returns the names of the resources at the places.
+func (g *Graph) names(places []int) []string {
+	names := make([]string, len(places))
+	for i, n := range places {
+		names[i] = g.Resources[n].Name
+	}
+	return names
 }
 
 // Edge returns the place of the edge from one resource to another, by their

@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -61,15 +62,26 @@ func named(name string) func(*Resource) {
 
 func notObserved(r *Resource) { r.Observed = nil }
 
+// inferring adds the inferred dependencies, each "target via field".
+func inferring(deps ...string) func(*Resource) {
+	return func(r *Resource) {
+		for _, d := range deps {
+			target, via, _ := strings.Cut(d, " via ")
+			r.Inferred = append(r.Inferred, Inferred{Target: target, Via: via})
+		}
+	}
+}
+
 // shape is what a graph says of its resources' dependencies.
 type shape struct {
 	Edges    []Edge
 	External []External
 	Cycles   [][]string
+	LeftOut  []LeftOut
 }
 
 func shapeOf(g *Graph) shape {
-	return shape{Edges: g.Edges, External: g.External, Cycles: g.Cycles}
+	return shape{Edges: g.Edges, External: g.External, Cycles: g.Cycles, LeftOut: g.LeftOut}
 }
 
 type graphCase struct {
@@ -87,6 +99,14 @@ func checkGraphs(t *testing.T, cases map[string]graphCase) {
 			for _, e := range g.Edges {
 				if g.Resources[e.From].Name != e.Dependent || g.Resources[e.To].Name != e.Target {
 					t.Errorf("edge %s → %s: From and To are %d and %d, the places of %s and %s", e.Dependent, e.Target, e.From, e.To, g.Resources[e.From].Name, g.Resources[e.To].Name)
+				}
+			}
+			for _, l := range g.LeftOut {
+				if g.Resources[l.Edge.From].Name != l.Edge.Dependent || g.Resources[l.Edge.To].Name != l.Edge.Target {
+					t.Errorf("left-out edge %s → %s: From and To are %d and %d", l.Edge.Dependent, l.Edge.Target, l.Edge.From, l.Edge.To)
+				}
+				if _, ok := g.Edge(l.Edge.From, l.Edge.To); ok {
+					t.Errorf("left-out edge %s → %s is still found by Edge", l.Edge.Dependent, l.Edge.Target)
 				}
 			}
 			got := shapeOf(g)
@@ -373,6 +393,89 @@ func TestTheEdgesOfACycleAreBrokenOnlyWhenCyclesAreBroken(t *testing.T) {
 	})
 }
 
+func TestAnInferredEdgeThatWouldCloseACycleIsLeftOutBeforeCyclesAreJudged(t *testing.T) {
+	inferred := func(dependent, target, via string) Edge {
+		return Edge{Dependent: dependent, Target: target, Origin: FromInference, Via: via}
+	}
+	checkGraphs(t, map[string]graphCase{
+		"WithADeclaredEdge": {
+			reason: "An inferred edge against a declared one is left out with the cycle it closes: no cycle remains.",
+			resources: []Resource{
+				with(plain("pc"), dependingOn("maker")),
+				with(plain("maker"), inferring("pc via spec.providerConfigRef")),
+			},
+			want: shape{
+				Edges:   []Edge{{Dependent: "pc", Target: "maker", Origin: FromInput}},
+				LeftOut: []LeftOut{{Edge: inferred("maker", "pc", "spec.providerConfigRef"), Cycle: []string{"maker", "pc", "maker"}}},
+			},
+		},
+		"InferredOnly": {
+			reason: "Inferred edges that close a cycle among themselves are all left out, each with its own cycle.",
+			resources: []Resource{
+				with(plain("maker"), inferring("pc via spec.providerConfigRef")),
+				with(plain("pc"), inferring("maker via spec.credentials.secretRef")),
+			},
+			want: shape{LeftOut: []LeftOut{
+				{Edge: inferred("maker", "pc", "spec.providerConfigRef"), Cycle: []string{"maker", "pc", "maker"}},
+				{Edge: inferred("pc", "maker", "spec.credentials.secretRef"), Cycle: []string{"pc", "maker", "pc"}},
+			}},
+		},
+		"ThroughAnotherInferredEdge": {
+			reason: "The whole graph counts: an inferred edge whose cycle goes through another inferred edge is left out too, and the cycle is the shortest way back, the smallest by name.",
+			resources: []Resource{
+				with(plain("a"), inferring("b via spec.bRef")),
+				with(plain("b"), inferring("c via spec.cRef"), dependingOn("d")),
+				with(plain("c"), dependingOn("a")),
+				with(plain("d"), dependingOn("a")),
+			},
+			want: shape{
+				Edges: []Edge{
+					{Dependent: "b", Target: "d", Origin: FromInput},
+					{Dependent: "c", Target: "a", Origin: FromInput},
+					{Dependent: "d", Target: "a", Origin: FromInput},
+				},
+				LeftOut: []LeftOut{
+					{Edge: inferred("a", "b", "spec.bRef"), Cycle: []string{"a", "b", "c", "a"}},
+					{Edge: inferred("b", "c", "spec.cRef"), Cycle: []string{"b", "c", "a", "b"}},
+				},
+			},
+		},
+		"DeclaredCycleStays": {
+			reason: "A cycle of declared edges stays, for onCycle, broken with BreakCycles; an inferred chord inside it is left out, and an inferred edge into it stays.",
+			resources: []Resource{
+				with(object("a", "b"), inferring("c via spec.cRef")),
+				object("b", "c"),
+				object("c", "a"),
+				with(plain("d"), inferring("a via spec.aRef")),
+			},
+			o: Options{BreakCycles: true},
+			want: shape{
+				Edges: []Edge{
+					{Dependent: "a", Target: "b", Broken: true},
+					{Dependent: "b", Target: "c", Broken: true},
+					{Dependent: "c", Target: "a", Broken: true},
+					inferred("d", "a", "spec.aRef"),
+				},
+				Cycles:  [][]string{{"a", "b", "c", "a"}},
+				LeftOut: []LeftOut{{Edge: inferred("a", "c", "spec.cRef"), Cycle: []string{"a", "c", "a"}}},
+			},
+		},
+		"NotOnACycle": {
+			reason: "An inferred edge on no cycle stays, as does an inferred edge parallel to a declared one, which adds nothing.",
+			resources: []Resource{
+				with(plain("app"), inferring("db via spec.dbRef", "pc via spec.providerConfigRef"), dependingOn("pc")),
+				with(plain("db"), inferring("pc via spec.providerConfigRef")),
+				plain("pc"),
+			},
+			want: shape{Edges: []Edge{
+				inferred("app", "db", "spec.dbRef"),
+				{Dependent: "app", Target: "pc", Origin: FromInput},
+				inferred("db", "pc", "spec.providerConfigRef"),
+			}},
+		},
+	})
+}
+
 // TestTheGraphDoesNotDependOnTheOrderOfItsInput proves the graph doesn't
 // depend on the order of the resources or of an Object's references.
 func TestTheGraphDoesNotDependOnTheOrderOfItsInput(t *testing.T) {
@@ -380,6 +483,9 @@ func TestTheGraphDoesNotDependOnTheOrderOfItsInput(t *testing.T) {
 	resources = append(resources, object("shared"))
 	for i := range 30 {
 		d := object(fmt.Sprintf("d%02d", i), "shared", fmt.Sprintf("d%02d", (i+1)%30), "external")
+		// One inferred edge on the references' cycle, left out, and one
+		// parallel to a reference's, which adds nothing.
+		d = with(d, inferring(fmt.Sprintf("d%02d via spec.ref", (i+3)%30), "shared via spec.sharedRef"))
 		resources = append(resources, d)
 	}
 	want := New(resources, Options{BreakCycles: true})
@@ -387,13 +493,19 @@ func TestTheGraphDoesNotDependOnTheOrderOfItsInput(t *testing.T) {
 	for i, r := range resources {
 		r.References = slices.Clone(r.References)
 		slices.Reverse(r.References)
+		r.Inferred = slices.Clone(r.Inferred)
+		slices.Reverse(r.Inferred)
 		reversed[len(resources)-1-i] = r
 	}
 	got := New(reversed, Options{BreakCycles: true})
+	if len(want.LeftOut) != 30 {
+		t.Errorf("New(...) left out %d inferred edges, want the 30 on the cycle", len(want.LeftOut))
+	}
 	if diff := cmp.Diff(shapeOf(want), shapeOf(got), cmpopts.IgnoreFields(objectref.Target{}, "Index")); diff != "" {
 		t.Errorf("New(reversed): -want, +got:\n%s", diff)
 	}
-	if diff := cmp.Diff(want.Resources, got.Resources, cmpopts.IgnoreFields(objectref.Target{}, "Index"), cmpopts.SortSlices(func(a, b objectref.Target) bool { return a.Name < b.Name })); diff != "" {
+	if diff := cmp.Diff(want.Resources, got.Resources, cmpopts.IgnoreFields(objectref.Target{}, "Index"), cmpopts.SortSlices(func(a, b objectref.Target) bool { return a.Name < b.Name }),
+		cmpopts.SortSlices(func(a, b Inferred) bool { return a.Target < b.Target })); diff != "" {
 		t.Errorf("New(reversed).Resources: -want, +got:\n%s", diff)
 	}
 }

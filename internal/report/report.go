@@ -23,6 +23,8 @@ const ConditionType = "DeletionOrdered"
 const (
 	ReasonProtected         = "Protected"
 	ReasonFinalizersPending = "FinalizersPending"
+	ReasonUsagesPending     = "UsagesPending"
+	ReasonProtectionPending = "ProtectionPending"
 	ReasonUnprotectedEdges  = "UnprotectedEdges"
 	ReasonCycle             = "Cycle"
 
@@ -35,6 +37,7 @@ const (
 	ReasonHeldBack         = "HeldBack"
 	ReasonUnmatched        = "UnmatchedDependency"
 	ReasonUsageImpossible  = "UsageImpossible"
+	ReasonInferredCycle    = "InferredCycle"
 )
 
 // Severity of a result.
@@ -202,11 +205,20 @@ func Of(f Facts) Report {
 	if len(g.Cycles) > 0 && !f.CyclesFatal {
 		add(Warning, ReasonCycle, "references form a cycle, so no finalizer is declared on its edges: "+cyclePaths(g.Cycles))
 	}
+	if left := g.LeftOut; len(left) > 0 {
+		// Whatever onCycle says: it governs the declared edges. An inferred
+		// edge is a guess, and one that would close a cycle never fails the
+		// step.
+		add(Warning, ReasonInferredCycle, "inferred references would close a cycle, so they are left out and nothing orders their deletion: "+
+			listOf(left, func(l graph.LeftOut) string {
+				return fmt.Sprintf("%s → %s (via %s; cycle %s)", l.Edge.Dependent, l.Edge.Target, l.Edge.Via, graph.Path(l.Cycle))
+			}))
+	}
 	if targets := slices.Sorted(maps.Keys(removed)); len(targets) > 0 {
 		add(Warning, ReasonTargetRemoved, "the composition no longer includes resources that live Objects still reference, so they may be deleted first: "+
 			listOf(targets, func(t string) string { return fmt.Sprintf("%s (referenced by %s)", t, list(removed[t])) }))
 	}
-	if edges, n := states.list(graph.TargetDeleting); n > 0 {
+	if edges, n := states.list(false, graph.TargetDeleting); n > 0 {
 		add(Warning, ReasonTargetDeleting, "referenced resources are being deleted without their dependents' finalizers, which can no longer be added: "+edges)
 	}
 	if stale := staleOf(f); len(stale) > 0 {
@@ -317,56 +329,125 @@ func summaryOf(f Facts, states edgeStates, v verdicts) string {
 	if f.NotInferred > 0 {
 		notInferred = fmt.Sprintf("; %d references not inferred: nothing singles out their target", f.NotInferred)
 	}
+	// Pending finalizers wait for their Object; a pending Usage, for both
+	// its ends, is none of them.
 	return fmt.Sprintf("%d composed resources, %d references between them%s and %d to external objects%s; %d reference finalizers %s, %d pending until their Object exists%s",
-		len(g.Resources), len(g.Edges), byUsages, len(g.External), unprotected, f.Finalizers.Declared, verb, states.count[graph.Pending], notInferred)
+		len(g.Resources), len(g.Edges), byUsages, len(g.External), unprotected, f.Finalizers.Declared, verb, states.count[stateBy{graph.Pending, ByFinalizer}], notInferred)
 }
 
 // condition is False for the worst problem: a cycle, then edges this function
-// can't protect, then edges whose protection is still on its way.
+// can't protect, then edges whose protection is still on its way. What it
+// says of the edges is the words of their standing and of what protects
+// them.
 func condition(f Facts, edges edgeStates) Condition {
 	if cycles := f.Graph.Cycles; len(cycles) > 0 {
 		return Condition{Reason: ReasonCycle, Message: "references form a cycle: " + cyclePaths(cycles)}
 	}
-	if listed, n := edges.list(graph.StatesOf(graph.StandingMissing, f.Enforce)...); n > 0 {
-		return Condition{Reason: ReasonUnprotectedEdges, Message: "referenced resources lack their dependents' finalizers: " + listed}
-	}
-	if listed, n := edges.list(graph.StatesOf(graph.StandingPending, f.Enforce)...); n > 0 {
-		return Condition{Reason: ReasonFinalizersPending, Message: "finalizers are declared but not yet applied, or wait for their Object to exist: " + listed}
+	for _, standing := range []graph.Standing{graph.StandingMissing, graph.StandingPending} {
+		states := graph.StatesOf(standing, f.Enforce)
+		by := edges.protections(states...)
+		if len(by) == 0 {
+			continue
+		}
+		w, label := conditionWords[standing].mixed, true
+		if len(by) == 1 && conditionWords[standing].by[by[0]].reason != "" {
+			w, label = conditionWords[standing].by[by[0]], false
+		}
+		listed, _ := edges.list(label, states...)
+		return Condition{Reason: w.reason, Message: w.message + ": " + listed}
 	}
 	return Condition{Status: true, Reason: ReasonProtected, Message: "every live reference between composed resources is protected"}
 }
 
-// edgeStates counts the edges by state.
+// A wording is what the condition says of the edges it lists.
+type wording struct{ reason, message string }
+
+// conditionWords are, for each standing the condition lists edges of, its
+// words for edges all protected one way, by that protection, and its words
+// for edges protected in several ways, each then labelled with its own.
+var conditionWords = map[graph.Standing]struct {
+	by    [len(protectionLabels)]wording
+	mixed wording
+}{
+	graph.StandingMissing: {
+		by: [len(protectionLabels)]wording{
+			ByFinalizer: {ReasonUnprotectedEdges, "referenced resources lack their dependents' finalizers"},
+			ByUsage:     {ReasonUnprotectedEdges, "referenced resources lack their dependents' Usages"},
+			Unprotected: {ReasonUnprotectedEdges, "nothing keeps referenced resources from being deleted before their dependents"},
+		},
+		mixed: wording{ReasonUnprotectedEdges, "referenced resources lack what keeps them from being deleted before their dependents"},
+	},
+	graph.StandingPending: {
+		by: [len(protectionLabels)]wording{
+			ByFinalizer: {ReasonFinalizersPending, "finalizers are declared but not yet applied, or wait for their Object to exist"},
+			ByUsage:     {ReasonUsagesPending, "Usages are declared but not yet in force, or wait for both their ends to exist"},
+		},
+		mixed: wording{ReasonProtectionPending, "finalizers and Usages are declared but not yet in force, or wait for what they protect to exist"},
+	},
+}
+
+// protectionLabels label each edge a mixed list names.
+var protectionLabels = [...]string{ByFinalizer: "finalizer", ByUsage: "Usage", Unprotected: "unprotected"}
+
+// stateBy is a state of edges a protection protects.
+type stateBy struct {
+	state      graph.State
+	protection Protection
+}
+
+// edgeStates counts the edges by state and protection.
 type edgeStates struct {
 	edges    []graph.Edge
 	verdicts []verdict
-	count    map[graph.State]int
+	count    map[stateBy]int
 }
 
 func statesOf(edges []graph.Edge, verdicts []verdict) edgeStates {
-	s := edgeStates{edges: edges, verdicts: verdicts, count: map[graph.State]int{}}
+	s := edgeStates{edges: edges, verdicts: verdicts, count: map[stateBy]int{}}
 	for _, v := range verdicts {
-		s.count[v.state]++
+		s.count[stateBy{v.state, v.protection}]++
 	}
 	return s
 }
 
-// list lists the edges in the states, state after state, as list does, and
-// counts them.
-func (s edgeStates) list(states ...graph.State) (string, int) {
+// protections are the protections of the edges in the states, in order.
+func (s edgeStates) protections(states ...graph.State) []Protection {
+	var out []Protection
+	for p := range Protection(len(protectionLabels)) {
+		for _, state := range states {
+			if s.count[stateBy{state, p}] > 0 {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// list lists the edges in the states, state after state, as list does, each
+// labelled with its protection when label is true, and counts them.
+func (s edgeStates) list(label bool, states ...graph.State) (string, int) {
 	n := 0
 	var named []string
 	for _, state := range states {
-		n += s.count[state]
-		if s.count[state] == 0 {
+		inState := 0
+		for p := range Protection(len(protectionLabels)) {
+			inState += s.count[stateBy{state, p}]
+		}
+		n += inState
+		if inState == 0 {
 			continue // Nothing to name: don't scan the edges.
 		}
 		for i, e := range s.edges {
 			if len(named) == protocol.MaxListedInMessage {
 				break
 			}
-			if s.verdicts[i].state == state {
-				named = append(named, e.Dependent+" → "+e.Target)
+			if v := s.verdicts[i]; v.state == state {
+				name := e.Dependent + " → " + e.Target
+				if label {
+					name += " (" + protectionLabels[v.protection] + ")"
+				}
+				named = append(named, name)
 			}
 		}
 	}

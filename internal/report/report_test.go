@@ -73,9 +73,20 @@ func TestConditionIsFalseForTheWorstProblem(t *testing.T) {
 			want:   Condition{Reason: ReasonFinalizersPending, Message: "finalizers are declared but not yet applied, or wait for their Object to exist: a → s, b → s"},
 		},
 		"UsagePendingInEnforce": {
-			reason: "A Usage emitted but not observed yet is pending as a finalizer is.",
+			reason: "A Usage emitted but not observed yet is pending as a finalizer is, and the condition says Usages.",
 			facts:  planned(edge("a", "s", ByUsage, graph.Declared), edge("b", "s", ByUsage, graph.Pending)),
-			want:   Condition{Reason: ReasonFinalizersPending, Message: "finalizers are declared but not yet applied, or wait for their Object to exist: a → s, b → s"},
+			want:   Condition{Reason: ReasonUsagesPending, Message: "Usages are declared but not yet in force, or wait for both their ends to exist: a → s, b → s"},
+		},
+		"MixedPending": {
+			reason: "Pending finalizers and Usages together are pending protection, each edge labelled with what protects it.",
+			facts:  planned(edge("a", "s", ByUsage, graph.Declared), edge("b", "s", ByFinalizer, graph.Declared), edge("c", "s", ByFinalizer, graph.Pending)),
+			want: Condition{Reason: ReasonProtectionPending,
+				Message: "finalizers and Usages are declared but not yet in force, or wait for what they protect to exist: a → s (Usage), b → s (finalizer), c → s (finalizer)"},
+		},
+		"UsageMissingInReport": {
+			reason: "In Report mode a Usage not yet observed is missing, and the condition says Usages.",
+			facts:  report(planned(edge("a", "s", ByUsage, graph.Declared), edge("b", "s", ByUsage, graph.Protected))),
+			want:   Condition{Reason: ReasonUnprotectedEdges, Message: "referenced resources lack their dependents' Usages: a → s"},
 		},
 		"MissingInReport": {
 			reason: "In Report mode nothing is declared, so a missing finalizer is unprotected.",
@@ -85,15 +96,24 @@ func TestConditionIsFalseForTheWorstProblem(t *testing.T) {
 		"ExposedIsUnprotected": {
 			reason: "An edge nothing protects, such as an input dependency of a resource that is not an Object without Usages, is unprotected.",
 			facts:  planned(edge("a", "s", ByFinalizer, graph.Declared), edge("app", "db", Unprotected, graph.Exposed)),
-			want:   Condition{Reason: ReasonUnprotectedEdges, Message: "referenced resources lack their dependents' finalizers: app → db"},
+			want:   Condition{Reason: ReasonUnprotectedEdges, Message: "nothing keeps referenced resources from being deleted before their dependents: app → db"},
 		},
 		"UnprotectedBeatsPending": {
 			reason: "Edges the function can't protect are worse than pending ones, listed state after state.",
 			facts: planned(
 				edge("a", "s", ByFinalizer, graph.Declared), edge("b", "t", ByFinalizer, graph.TargetDeleting),
-				edge("c", "s", ByFinalizer, graph.TargetRemoved), edge("d", "s", ByUsage, graph.TargetDeleting),
+				edge("c", "s", ByFinalizer, graph.TargetRemoved), edge("d", "s", ByUsage, graph.Pending),
 			),
-			want: Condition{Reason: ReasonUnprotectedEdges, Message: "referenced resources lack their dependents' finalizers: c → s, b → t, d → s"},
+			want: Condition{Reason: ReasonUnprotectedEdges, Message: "referenced resources lack their dependents' finalizers: c → s, b → t"},
+		},
+		"UnprotectedOfEveryKind": {
+			reason: "Edges missing their protection in several ways are each labelled with their own.",
+			facts: planned(
+				edge("b", "t", ByFinalizer, graph.TargetDeleting), edge("c", "s", ByFinalizer, graph.TargetRemoved),
+				edge("d", "s", ByUsage, graph.TargetDeleting), edge("app", "db", Unprotected, graph.Exposed),
+			),
+			want: Condition{Reason: ReasonUnprotectedEdges,
+				Message: "referenced resources lack what keeps them from being deleted before their dependents: c → s (finalizer), b → t (finalizer), d → s (Usage), app → db (unprotected)"},
 		},
 		"CycleBeatsAll": {
 			reason: "A cycle is the worst problem.",
@@ -332,6 +352,19 @@ func TestSummaryCountsWhatTheFunctionFoundAndDeclared(t *testing.T) {
 			facts:  func(f Facts) Facts { f.NotInferred = 2; return f },
 			want:   "5 composed resources, 6 references between them and 1 to external objects, 1 of them unprotected; 2 reference finalizers declared, 2 pending until their Object exists; 2 references not inferred: nothing singles out their target",
 		},
+		"PendingUsagesAreNoFinalizers": {
+			reason: "Edges whose Usage is pending are not counted among the finalizers pending until their Object exists.",
+			facts: func(f Facts) Facts {
+				for i, e := range f.Graph.Edges {
+					if e.Dependent == "d2" {
+						f.Finalizers.Protected[i] = false
+						f.Usages.States[i] = graph.Pending
+					}
+				}
+				return f
+			},
+			want: "5 composed resources, 6 references between them (2 of them by Usages) and 1 to external objects, 1 of them unprotected; 2 reference finalizers declared, 0 pending until their Object exists",
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -370,6 +403,35 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 			reason: "A cycle that doesn't fail the step is a warning: its edges get no finalizer.",
 			facts:  decision{resources: []graph.Resource{graphtest.Object("a", "b"), graphtest.Object("b", "a")}, graph: graph.Options{BreakCycles: true}}.facts(),
 			want:   []Result{{Severity: Warning, Reason: ReasonCycle, Message: "references form a cycle, so no finalizer is declared on its edges: a → b → a"}},
+		},
+		"InferredCycle": {
+			reason: "Inferred edges that would close a cycle are a warning, whatever onCycle says, each named with its field and its cycle; the cycle of declared edges stays the input's to judge.",
+			facts: func() Facts {
+				f := decision{resources: []graph.Resource{
+					graphtest.With(graphtest.ConfigMap("pc", "maker"), graphtest.Inferring("spec.credentials.secretRef", "maker")),
+					graphtest.With(graphtest.ConfigMap("maker"), graphtest.Inferring("spec.providerConfigRef", "pc")),
+					graphtest.With(graphtest.Object("a", "b"), graphtest.Inferring("spec.cRef", "c")),
+					graphtest.Object("b", "a"),
+					graphtest.With(graphtest.ConfigMap("c"), graphtest.Inferring("spec.aRef", "a")),
+				}}.facts()
+				f.CyclesFatal = true
+				return f
+			}(),
+			want: []Result{
+				{Severity: Fatal, Reason: ReasonCycle, Message: "cannot order deletion: references form a cycle: a → b → a"},
+				{Severity: Normal, Reason: ReasonSummary, Message: "5 composed resources, 3 references between them and 0 to external objects; 2 reference finalizers to declare (the cycle failed the step: desired state left unchanged), 0 pending until their Object exists"},
+				{Severity: Warning, Reason: ReasonInferredCycle, Message: "inferred references would close a cycle, so they are left out and nothing orders their deletion: " +
+					"a → c (via spec.cRef; cycle a → c → a), c → a (via spec.aRef; cycle c → a → c), maker → pc (via spec.providerConfigRef; cycle maker → pc → maker)"},
+			},
+		},
+		"InferredCycleAlone": {
+			reason: "An inferred edge left out fails nothing and leaves the condition to the edges that remain.",
+			facts: decision{resources: []graph.Resource{
+				graphtest.With(graphtest.Object("maker"), graphtest.Inferring("spec.providerConfigRef", "pc")),
+				graphtest.With(graphtest.ConfigMap("pc"), graphtest.Inferring("spec.credentials.secretRef", "maker")),
+			}}.facts(),
+			want: []Result{{Severity: Warning, Reason: ReasonInferredCycle, Message: "inferred references would close a cycle, so they are left out and nothing orders their deletion: " +
+				"maker → pc (via spec.providerConfigRef; cycle maker → pc → maker), pc → maker (via spec.credentials.secretRef; cycle pc → maker → pc)"}},
 		},
 		"TargetRemoved": {
 			reason: "A target the composition no longer includes is named once, with its dependents.",
@@ -453,7 +515,7 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 			want: []Result{{Severity: Warning, Reason: ReasonInvalidReference, Message: "cannot read references: d1: spec.references[0]: Required value"}},
 		},
 		"EveryOneInItsPlace": {
-			reason: "Results come in a fixed order: a fatal cycle, the summary, a cycle warned about, removed and deleting targets, stale finalizers, held back, unmatched, impossible Usages, invalid references.",
+			reason: "Results come in a fixed order: a fatal cycle, the summary, a cycle warned about, inferred edges left out, removed and deleting targets, stale finalizers, held back, unmatched, impossible Usages, invalid references.",
 			facts: func() Facts {
 				f := decision{
 					resources: []graph.Resource{
@@ -462,6 +524,8 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 						graphtest.With(graphtest.Object("deleting"), graphtest.Deleting), graphtest.Object("x", "deleting"),
 						graphtest.Object("e", "elsewhere"),
 						graphtest.With(shared, graphtest.Carrying(f("gone"))), graphtest.Object("d1", "shared"),
+						graphtest.With(graphtest.ConfigMap("i1"), graphtest.Inferring("spec.i2Ref", "i2")),
+						graphtest.With(graphtest.ConfigMap("i2"), graphtest.Inferring("spec.i1Ref", "i1")),
 					},
 					graph: graph.Options{BreakCycles: true},
 				}.facts()
@@ -472,8 +536,9 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 				return f
 			}(),
 			want: []Result{
-				{Severity: Normal, Reason: ReasonSummary, Message: "9 composed resources, 5 references between them and 1 to external objects, 1 of them unprotected; 1 reference finalizers declared, 0 pending until their Object exists"},
+				{Severity: Normal, Reason: ReasonSummary, Message: "11 composed resources, 5 references between them and 1 to external objects, 1 of them unprotected; 1 reference finalizers declared, 0 pending until their Object exists"},
 				{Severity: Warning, Reason: ReasonCycle},
+				{Severity: Warning, Reason: ReasonInferredCycle},
 				{Severity: Warning, Reason: ReasonTargetRemoved},
 				{Severity: Warning, Reason: ReasonTargetDeleting},
 				{Severity: Warning, Reason: ReasonStaleFinalizer},

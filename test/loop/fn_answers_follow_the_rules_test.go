@@ -120,8 +120,7 @@ func (s propertyStats) reached() map[string]int {
 		"an edge inferred by ProviderConfigs": s.inferred[oracle.InferProviderConfigs], "an edge inferred by Credentials": s.inferred[oracle.InferCredentials],
 		"an edge inferred by ManagedReferences": s.inferred[oracle.InferManagedReferences], "an inferred edge declared": s.inferred[oracle.Declared.String()],
 		"an inferred edge protected": s.inferred[oracle.Protected.String()], "an inferred edge exposed": s.inferred[oracle.Exposed.String()],
-		"an inferred edge cyclic":  s.inferred[oracle.Cyclic.String()],
-		"a reference not inferred": s.notInferred,
+		"a reference not inferred": s.notInferred, "an inferred edge left out on a cycle": s.inferred["left out"],
 	}
 }
 
@@ -208,6 +207,7 @@ func (s *propertyStats) add(e *oracle.Plan, req *fnv1.RunFunctionRequest) {
 			s.inferred[ed.State.String()]++
 		}
 	}
+	s.inferred["left out"] += len(e.LeftOut)
 	if e.Writes() {
 		for _, a := range e.Missing {
 			s.declaredAdded += len(a)

@@ -92,6 +92,12 @@ func loopInferenceShapes(c *loopComposition, rng *rand.Rand, off map[string]bool
 	// first: one of its Objects that used a ProviderConfig added here would
 	// close a cycle.
 	touchOriginal := !c.features["wide patterns"]
+	// inferring are the pairs [dependent, target] the shapes make an
+	// inference rule read, for cycles of declared and inferred edges.
+	var inferring [][2]*loopResource
+	infers := func(dependent, target *loopResource) {
+		inferring = append(inferring, [2]*loopResource{dependent, target})
+	}
 
 	// ProviderConfigs: provider-kubernetes' of the composite's scope, used
 	// by its Objects; a cluster-scoped composite's namespaced Objects use a
@@ -113,11 +119,13 @@ func loopInferenceShapes(c *loopComposition, rng *rand.Rand, off map[string]bool
 			switch {
 			case r.kind.namespaced == pc.kind.namespaced:
 				r.set("spec.providerConfigRef", map[string]any{"name": pc.objName})
+				infers(r, pc)
 			case !c.namespaced:
 				if cluster == nil {
 					cluster = newResource("pc-cluster", oracle.NamespacedObjectGroup+"/v1alpha1", "ClusterProviderConfig", false)
 				}
 				r.set("spec.providerConfigRef", map[string]any{"kind": "ClusterProviderConfig", "name": cluster.objName})
+				infers(r, cluster)
 			}
 		}
 	}
@@ -133,6 +141,7 @@ func loopInferenceShapes(c *loopComposition, rng *rand.Rand, off map[string]bool
 		switch {
 		case aws != nil && chance(85):
 			r.set("spec.providerConfigRef", map[string]any{"name": aws.objName})
+			infers(r, aws)
 		case chance(50):
 			r.set("spec.providerConfigRef", map[string]any{"name": "default"})
 		}
@@ -155,9 +164,11 @@ func loopInferenceShapes(c *loopComposition, rng *rand.Rand, off map[string]bool
 			subnet.set("spec.forProvider.vpcIdSelector", map[string]any{"matchControllerRef": true})
 			subnet.set("spec.forProvider.vpcId", external)
 		}
+		infers(subnet, vpc)
 		if chance(60) {
 			cl := managed("net-cluster", "eks", "Cluster")
 			cl.set("spec.forProvider.vpcConfig", []any{map[string]any{"subnetIdRefs": []any{map[string]any{"name": subnet.objName}}}})
+			infers(cl, subnet)
 			if chance(50) {
 				cl.objName = "" // Crossplane names it: nothing names it back.
 			}
@@ -166,14 +177,15 @@ func loopInferenceShapes(c *loopComposition, rng *rand.Rand, off map[string]bool
 			route := managed("net-route", "ec2", "Route")
 			route.set("spec.initProvider.vpcIdSelector", map[string]any{"matchLabels": map[string]any{"network": c.xrName}})
 			route.set("spec.initProvider.vpcId", external)
+			infers(route, vpc)
 		}
 	}
 
 	// Credentials: a ProviderConfig reads them from a Secret a composed
 	// resource writes: the Secret itself, a database's connection secret,
 	// or an Object that manages it. The writer may use a ProviderConfig of
-	// its own; when the composition may have cycles, sometimes the one it
-	// writes the credentials of.
+	// its own, or the one it writes the credentials of, which closes a
+	// cycle of inferred edges.
 	if len(pcs) > 0 && chance(60) {
 		pc := pcs[rng.IntN(len(pcs))]
 		field := "spec.credentials.secretRef"
@@ -191,16 +203,16 @@ func loopInferenceShapes(c *loopComposition, rng *rand.Rand, off map[string]bool
 		}
 		pc.set(field, ref)
 		secret := map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": secretName, "namespace": ns}}
-		// A composition that may have cycles gets the Object more often,
-		// which may close one.
+		// The Object more often, which may close a cycle.
 		writer := rng.IntN(3)
-		if !c.acyclic && chance(50) {
+		if chance(30) {
 			writer = 2
 		}
 		switch writer {
 		case 0:
 			w := newResource("credentials", "v1", "Secret", true)
 			w.objName, w.namespace = secretName, ns
+			infers(pc, w)
 		case 1:
 			w := managed("database", "rds", "Instance")
 			to := map[string]any{"name": secretName}
@@ -208,6 +220,7 @@ func loopInferenceShapes(c *loopComposition, rng *rand.Rand, off map[string]bool
 				to["namespace"] = ns
 			}
 			w.set("spec.writeConnectionSecretToRef", to)
+			infers(pc, w)
 		default:
 			group := oracle.ClusterObjectGroup
 			if c.namespaced {
@@ -215,8 +228,11 @@ func loopInferenceShapes(c *loopComposition, rng *rand.Rand, off map[string]bool
 			}
 			w := newResource("credentials-maker", group+"/v1alpha1", oracle.ObjectKind, c.namespaced)
 			w.set("spec.forProvider.manifest", secret)
+			infers(pc, w)
 			switch {
-			case !c.acyclic && !off["cycles"] && pc.kind.kind == "ProviderConfig" && xpGroup(pc.apiVersion) == group && chance(60):
+			case !off["cycles"] && pc.kind.kind == "ProviderConfig" && xpGroup(pc.apiVersion) == group && chance(60):
+				// Inferred edges never make a cycle the step fails on:
+				// they are left out.
 				w.set("spec.providerConfigRef", map[string]any{"name": pc.objName})
 				c.features["an inferred cycle"] = true
 			case chance(50):
@@ -224,6 +240,27 @@ func loopInferenceShapes(c *loopComposition, rng *rand.Rand, off map[string]bool
 				w.set("spec.providerConfigRef", map[string]any{"name": admin.objName})
 			}
 		}
+	}
+	// A declared dependency against inferred ones: a target of an inferred
+	// edge depends, by the input's word, on its dependent, or on a
+	// dependent of that (cluster → subnet → vpc, and vpc on the cluster).
+	// The inferred edges are left out, so infer adds no cycle to judge.
+	if !off["cycles"] && !off["explicit"] && c.input != nil && !c.features["one Object under two names"] && len(inferring) > 0 && chance(30) {
+		pair := inferring[rng.IntN(len(inferring))]
+		dependency := pair[0]
+		for _, p := range inferring {
+			if p[1] == dependency && p[0] != pair[1] && chance(50) {
+				dependency = p[0]
+				break
+			}
+		}
+		for _, in := range []map[string]any{c.input, c.switched} {
+			if in != nil {
+				deps, _ := in["dependencies"].([]any)
+				in["dependencies"] = append(slices.Clone(deps), map[string]any{"resource": pair[1].name, "dependsOn": []any{dependency.name}})
+			}
+		}
+		c.features["a declared dependency against inferred ones"] = true
 	}
 	if len(added) == 0 {
 		return true

@@ -114,6 +114,7 @@ const (
 	loopGraph           = "the graph is in the context exactly when graph: Context asks for it, with the rules' edges"
 	loopSilent          = "a composite with nothing wrong gets no result at its fixed point"
 	loopNoGap           = "an edge once protected stays protected while the function protects it, whatever protects it next"
+	loopNeverWorse      = "turning infer on never adds a Fatal result, never drops a declared edge's finalizer or Usage, and converges as without it"
 )
 
 // loopMaxReconciles bounds a composite's life: no composition the generator
@@ -134,6 +135,15 @@ func TestReconcileLoop(t *testing.T) {
 	for i := *loopFirst; i < *loopFirst+*loopN; i++ {
 		c := loopGenerate(i, rand.New(rand.NewPCG(*loopSeed, uint64(i))), off)
 		r := loopRunComposition(f, c, *loopSeed)
+		if without := c.withoutInfer(); without != nil {
+			// Never worse than off: the same composition, every seed the
+			// same, with infer removed.
+			offRun := loopRunComposition(f, without, *loopSeed)
+			r.compareWithInferOff(offRun)
+			if *loopTraceAll {
+				t.Logf("composition %d with infer off:\n%s", i, offRun.report(""))
+			}
+		}
 		stats.add(r)
 		if *loopTraceAll {
 			t.Logf("composition %d:\n%s", i, r.report(""))
@@ -215,6 +225,13 @@ type loopRun struct {
 	presence    map[string]int            // flap keys: 1 present, 2 dropped since
 	usageName   map[string]string
 	usageOfName map[string][2]string // the edge and the ends it joins
+
+	// fatal: some reconcile failed the step. final is the plan of the
+	// fixed point, once converged.
+	fatal bool
+	final *oracle.Plan
+	// offReconciles are those of the run with infer off, when there is one.
+	offReconciles int
 
 	// Figures.
 	reconciles, took, total, depth int
@@ -479,6 +496,10 @@ func (r *loopRun) live(f *Function) {
 		}
 		r.check(res, p, world)
 		r.checkNoGap(p)
+		r.fatal = r.fatal || res.fatal
+		for _, l := range p.LeftOut {
+			r.reachLeftOut(p, l)
+		}
 
 		names, held := map[string]bool{}, map[string]bool{}
 		released := 0
@@ -572,20 +593,122 @@ func (r *loopRun) live(f *Function) {
 		r.violate(loopConverges, fmt.Sprintf("desired state last changed at reconcile %d, so it took %d reconciles from reconcile %d; the graph's depth is %d (the last creation or release at reconcile %d), so the bound is %d",
 			changedAt, r.took, start, r.depth, last, r.depth+3+slack))
 	}
+	r.final = p
 	r.checkFixedPoint(p)
 	r.checkSilence(res, p)
+}
+
+// withoutInfer returns the composition with infer removed from its input,
+// every other field shared, or nil when it has no infer to remove.
+func (c *loopComposition) withoutInfer() *loopComposition {
+	if len(asList(c.input["infer"])) == 0 && len(asList(c.switched["infer"])) == 0 {
+		return nil
+	}
+	without := *c
+	without.input, without.switched = maps.Clone(c.input), maps.Clone(c.switched)
+	delete(without.input, "infer")
+	delete(without.switched, "infer")
+	return &without
+}
+
+// compareWithInferOff checks that inference is never worse than none, from
+// the run of the same composition with infer off: no reconcile fails the
+// step unless one does without infer; the run converges wherever that one
+// does; and its fixed point declares every reference finalizer, and keeps
+// every Usage, that protects a live edge between composed resources at the
+// other's, all of them declared edges. The run with infer off is checked
+// by every other property as well.
+func (r *loopRun) compareWithInferOff(off *loopRun) {
+	r.offReconciles = off.reconciles
+	r.reach("a composition run again with infer off")
+	for _, v := range off.violations {
+		r.violations = append(r.violations, loopViolation{v.property, "with infer off: " + v.detail, v.reconcile})
+	}
+	never := func(format string, args ...any) {
+		r.violations = append(r.violations, loopViolation{loopNeverWorse, fmt.Sprintf(format, args...), r.reconciles})
+	}
+	if r.fatal && !off.fatal {
+		never("a reconcile failed the step, and none does with infer off")
+	}
+	if off.fatal {
+		r.reach("a Fatal result with infer off")
+	}
+	if !off.converged {
+		return
+	}
+	if !r.converged {
+		never("no fixed point, though the run with infer off reaches one at reconcile %d", off.reconciles)
+		return
+	}
+	// A Usage of an inferred edge may refuse Crossplane the deletion of a
+	// resource the composition removed while its user remains: Crossplane
+	// then applies nothing, so a resource the composition added is never
+	// created. That is what a Usage is for; the edges of what exists are
+	// protected all the same.
+	exists := func(name string) bool { n := r.final.Nodes[name]; return n != nil && n.Observed }
+	exempt := func(dependent, target string) bool {
+		if r.blocked && !off.blocked && (!exists(dependent) || !exists(target)) {
+			r.reach("an edge with infer off whose end a Usage of an inferred edge keeps from being created")
+			return true
+		}
+		return false
+	}
+	type pair struct{ dependent, target string }
+	declared, used := map[pair]bool{}, map[pair]bool{}
+	for _, e := range r.final.Edges {
+		declared[pair{e.Dependent, e.Target}] = e.Declared
+	}
+	for _, u := range r.final.Usages {
+		used[pair{u.Dependent, u.Target}] = true
+	}
+	for _, e := range off.final.Edges {
+		// What protects a live edge, in force or on its way. A finalizer
+		// kept for a dependent on its way out, or the Usage of a target
+		// already being deleted, protects nothing, and the model's timing
+		// of deletions is its own in each run.
+		if e.State != oracle.Protected && e.State != oracle.Declared || exempt(e.Dependent, e.Target) {
+			continue
+		}
+		if e.Declared && !declared[pair{e.Dependent, e.Target}] {
+			never("the fixed point doesn't declare %s's reference finalizer on %s, which it declares with infer off", e.Dependent, e.Target)
+		}
+		if e.Protection == oracle.ByUsage && !used[pair{e.Dependent, e.Target}] {
+			never("the fixed point has no Usage of %s by %s, which protects that edge with infer off", e.Target, e.Dependent)
+		}
+	}
+}
+
+// reachLeftOut counts an inferred edge left out by what its cycle is made
+// of: declared edges with it, or inferred ones only.
+func (r *loopRun) reachLeftOut(p *oracle.Plan, l oracle.LeftOut) {
+	declared := false
+	for i := 1; i+1 < len(l.Cycle); i++ {
+		if slices.ContainsFunc(p.Edges, func(e oracle.Edge) bool {
+			return e.Dependent == l.Cycle[i] && e.Target == l.Cycle[i+1] && e.Origin != oracle.OriginInferred
+		}) {
+			declared = true
+		}
+	}
+	if declared {
+		r.reach("an inferred edge left out, on a cycle with declared edges")
+	} else {
+		r.reach("an inferred edge left out, on a cycle of inferred edges")
+	}
+	if len(p.Cycles) > 0 {
+		r.reach("an inferred edge left out beside a cycle of declared edges")
+	}
 }
 
 // checkSilence checks that a fixed point with nothing wrong gets no result
 // of any severity: Crossplane turns each into an event on every reconcile.
 // Nothing is wrong when DeletionOrdered is True (every live edge between
 // composed resources protected) and there is no cycle, no reference that
-// can't be read, no dependency of the input that matches nothing, no edge no
+// can't be read, no inferred edge left out, no dependency of the input that matches nothing, no edge no
 // Usage can protect, no stale finalizer, nothing held back, and, in Report
 // mode, nothing Enforce would change. References to objects outside the
 // composition are no problem by themselves.
 func (r *loopRun) checkSilence(res xpResult, p *oracle.Plan) {
-	if !p.Condition.Status || len(p.Cycles) > 0 || len(p.Problems) > 0 || len(p.Unmatched) > 0 ||
+	if !p.Condition.Status || len(p.Cycles) > 0 || len(p.LeftOut) > 0 || len(p.Problems) > 0 || len(p.Unmatched) > 0 ||
 		len(p.Impossible) > 0 || len(p.Stale) > 0 || len(p.HeldBack) > 0 || p.Changes() {
 		return
 	}
@@ -1185,6 +1308,7 @@ func (r *loopRun) reachInput(p *oracle.Plan) {
 type loopStats struct {
 	compositions, reconciles, teardowns, maxTook, maxTotal, atBound, maxDepth int
 	fixedTrue, blocked, providerDeadlocks, silent                             int
+	offRuns, offReconciles                                                    int
 	reached                                                                   map[string]int
 }
 
@@ -1223,7 +1347,11 @@ func (s *loopStats) add(r *loopRun) {
 			"infer ProviderConfigs", "infer Credentials", "infer ManagedReferences", "inference shapes without infer",
 			"an edge inferred by ProviderConfigs", "an edge inferred by Credentials", "an edge inferred by ManagedReferences",
 			"an inferred edge pending", "an inferred edge declared", "an inferred edge protected", "an inferred edge exposed",
-			"an inferred edge cyclic", "an inferred edge target deleting", "an inferred cycle", "an inference resource removed",
+			"an inferred edge target deleting", "an inferred cycle", "an inference resource removed",
+			"an inferred edge left out, on a cycle with declared edges", "an inferred edge left out, on a cycle of inferred edges",
+			"an inferred edge left out beside a cycle of declared edges", "a declared dependency against inferred ones",
+			"a composition run again with infer off", "a Fatal result with infer off",
+			"an edge with infer off whose end a Usage of an inferred edge keeps from being created",
 			"a user deleting a ProviderConfig", "a teardown ordering inferred edges",
 			"a composed kubernetes.crossplane.io/v1alpha1 ProviderConfig", "a composed kubernetes.m.crossplane.io/v1alpha1 ProviderConfig",
 			"a composed kubernetes.m.crossplane.io/v1alpha1 ClusterProviderConfig",
@@ -1238,6 +1366,10 @@ func (s *loopStats) add(r *loopRun) {
 	}
 	s.compositions++
 	s.reconciles += r.reconciles
+	if r.offReconciles > 0 {
+		s.offRuns++
+		s.offReconciles += r.offReconciles
+	}
 	if r.converged {
 		s.maxTook = max(s.maxTook, r.took)
 		s.maxTotal = max(s.maxTotal, r.total)
@@ -1275,6 +1407,7 @@ func (s *loopStats) add(r *loopRun) {
 
 func (s loopStats) String() string {
 	return fmt.Sprintf("%d reconciles; the most any composition needed to converge: %d from its last change (depth %d at most; %d converged exactly at depth + 3), %d from its first reconcile; "+
-		"%d teardowns checked (%d deadlocked by provider-kubernetes' own finalizers on a cycle); DeletionOrdered True at %d fixed points; %d fixed points with nothing wrong checked to have no result; %d blocked by a Usage",
-		s.reconciles, s.maxTook, s.maxDepth, s.atBound, s.maxTotal, s.teardowns, s.providerDeadlocks, s.fixedTrue, s.silent, s.blocked)
+		"%d teardowns checked (%d deadlocked by provider-kubernetes' own finalizers on a cycle); DeletionOrdered True at %d fixed points; %d fixed points with nothing wrong checked to have no result; %d blocked by a Usage; "+
+		"%d compositions with infer run again without it (%d reconciles more)",
+		s.reconciles, s.maxTook, s.maxDepth, s.atBound, s.maxTotal, s.teardowns, s.providerDeadlocks, s.fixedTrue, s.silent, s.blocked, s.offRuns, s.offReconciles)
 }

@@ -65,7 +65,7 @@ var (
 var inferAll = []string{InferProviderConfigs, InferCredentials, InferManagedReferences}
 
 func TestInference(t *testing.T) {
-	no := false
+	no, yes := false, true
 	// usedProviderConfig is an Object that uses a composed ProviderConfig,
 	// both observed; with usage, the function's observed Usage of the one by
 	// the other.
@@ -134,7 +134,7 @@ func TestInference(t *testing.T) {
 				usages:         []map[string]any{pcUsage},
 				finalizers:     map[string][]string{"obj": nil, "pc": nil},
 				labels:         map[string]map[string]string{"obj": {DependentLabel: "u-app"}},
-				condition:      "False FinalizersPending: finalizers are declared but not yet applied, or wait for their Object to exist: obj → pc",
+				condition:      "False UsagesPending: Usages are declared but not yet in force, or wait for both their ends to exist: obj → pc",
 				summaryMessage: "2 composed resources, 1 references between them (1 of them inferred, 1 by Usages) and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists",
 				results:        []Result{{Normal, "Summary"}},
 			},
@@ -398,15 +398,45 @@ func TestInference(t *testing.T) {
 			}, nil),
 			want: want{edges: []string{"subnet → vpc: pending (inferred: spec.forProvider.vpcIdRef)"}, heldBack: map[string]string{}},
 		},
-		"InferredEdgesCloseCycles": {
-			reason: "An Object that makes the Secret of the ProviderConfig it uses closes a cycle, which fails the step.",
+		"InferredEdgesThatCloseACycleAreLeftOut": {
+			reason: "An Object that makes the Secret of the ProviderConfig it uses would close a cycle of inferred edges: both are left out with a warning, and the step, whatever onCycle says, goes on.",
 			state: state(Input{Infer: inferAll}, map[string]res{
 				"pc":    kubernetesPC("pc").set("spec.credentials.secretRef", secretRef("creds", "ns-a")),
 				"maker": object("maker").set("spec.providerConfigRef", pcRef("pc")).set("spec.forProvider.manifest", manifestOf("Secret", "creds", "ns-a")),
 			}, nil),
 			want: want{
-				condition: "False Cycle: references form a cycle: maker → pc → maker",
-				results:   []Result{{Fatal, "Cycle"}},
+				edges:     []string{},
+				leftOut:   []string{"maker → pc via spec.providerConfigRef: maker → pc → maker", "pc → maker via spec.credentials.secretRef → spec.forProvider.manifest: pc → maker → pc"},
+				condition: "True Protected: every live reference between composed resources is protected",
+				results:   []Result{{Warning, "InferredCycle"}},
+				usages:    []map[string]any{},
+				writes:    &yes,
+			},
+		},
+		"AnInferredEdgeAgainstADeclaredOneIsLeftOut": {
+			reason: "An inferred edge that closes a cycle with a declared one is left out; the declared edge stays, and no cycle is left for onCycle.",
+			state: state(Input{Infer: inferAll, Dependencies: []Dependency{{Resource: "maker", DependsOn: []string{"pc"}}}}, map[string]res{
+				"pc":    kubernetesPC("pc").set("spec.credentials.secretRef", secretRef("creds", "ns-a")),
+				"maker": object("maker").set("spec.forProvider.manifest", manifestOf("Secret", "creds", "ns-a")),
+			}, nil),
+			want: want{
+				edges:   []string{"maker → pc: pending (explicit)"},
+				leftOut: []string{"pc → maker via spec.credentials.secretRef → spec.forProvider.manifest: pc → maker → pc"},
+				results: []Result{{Normal, "Summary"}, {Warning, "InferredCycle"}},
+				writes:  &yes,
+			},
+		},
+		"ADeclaredCycleStaysOnCyclesToJudge": {
+			reason: "A cycle of declared edges fails the step as without infer; an inferred edge inside it is left out all the same.",
+			state: state(Input{Infer: inferAll, Dependencies: []Dependency{{Resource: "maker", DependsOn: []string{"other"}}, {Resource: "other", DependsOn: []string{"maker"}}}}, map[string]res{
+				"pc":    kubernetesPC("pc").set("spec.credentials.secretRef", secretRef("creds", "ns-a")),
+				"maker": object("maker").set("spec.providerConfigRef", pcRef("pc")).set("spec.forProvider.manifest", manifestOf("Secret", "creds", "ns-a")),
+				"other": object("other"),
+			}, nil),
+			want: want{
+				leftOut:   []string{"maker → pc via spec.providerConfigRef: maker → pc → maker", "pc → maker via spec.credentials.secretRef → spec.forProvider.manifest: pc → maker → pc"},
+				condition: "False Cycle: references form a cycle: maker → other → maker",
+				results:   []Result{{Fatal, "Cycle"}, {Normal, "Summary"}, {Warning, "InferredCycle"}},
 				writes:    &no,
 			},
 		},

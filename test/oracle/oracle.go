@@ -35,7 +35,8 @@
 // With the input's infer, edges no spec.references entry and no dependencies
 // entry names are found in the composed resources' bodies (infer.go): an
 // edge's Origin says what made it, and a Usage always protects an inferred
-// one.
+// one. An inferred edge that would close a cycle is left out of the graph
+// before cycles are found ([Plan.LeftOut]): infer never fails a step.
 //
 // # What it does not model
 //
@@ -503,6 +504,14 @@ type External struct {
 	State      EdgeState
 }
 
+// A LeftOut edge is an inferred edge that would close a cycle, with the
+// cycle: the edge, then the fewest edges back from its target to its
+// dependent, the smallest by name of those ways, as [d t … d].
+type LeftOut struct {
+	Edge  Edge
+	Cycle []string
+}
+
 // A Stale finalizer is a reference finalizer on an observed resource that
 // names no Object referencing the resource in this composition.
 type Stale struct{ Resource, Finalizer string }
@@ -613,35 +622,54 @@ type Summary struct {
 	// Declared counts finalizers, not edges: two Objects that claim one UID
 	// share one.
 	Declared int
-	// Pending counts the edges whose dependent (or, for a Usage, an end)
-	// doesn't exist yet.
+	// Pending counts the edges a finalizer protects whose dependent Object
+	// doesn't exist yet, or isn't managed yet: the summary says "pending
+	// until their Object exists", which a Usage waiting for an end is not.
 	Pending int
 }
 
 // Condition is the composite's DeletionOrdered condition.
 type Condition struct {
 	Status bool
-	// Reason is Protected, FinalizersPending, UnprotectedEdges or Cycle.
+	// Reason is Protected, Cycle, UnprotectedEdges, or for edges whose
+	// protection is on its way, FinalizersPending, UsagesPending or, when
+	// some are finalizers and some Usages, ProtectionPending.
 	Reason string
 	// Edges are the edges the message names, state after state in edge order:
 	// removed, deleting, exposed and (Report mode) declared ones for
-	// UnprotectedEdges; (Enforce mode) declared, then pending ones for
-	// FinalizersPending.
+	// UnprotectedEdges; (Enforce mode) declared, then pending ones for the
+	// pending reasons. Where not one protection protects them all (Mixed),
+	// each is followed by its own: " (finalizer)", " (Usage)" or
+	// " (unprotected)".
 	Edges []string
+	// By is what protects every edge Edges names, unless Mixed.
+	By    Protection
+	Mixed bool
 	// Cycles are the cycles' paths, for Cycle.
 	Cycles []string
 }
 
 // Prefix is the message up to the list of edges it names: the whole message
-// for Cycle and Protected.
+// for Cycle and Protected. It says what protects the edges: a message never
+// speaks of finalizers for an edge a Usage protects, or that nothing does.
 func (c Condition) Prefix() string {
-	switch c.Reason {
-	case "Cycle":
+	switch {
+	case c.Reason == "Cycle":
 		return "references form a cycle: " + List(c.Cycles)
-	case "UnprotectedEdges":
+	case c.Reason == "UnprotectedEdges" && c.Mixed:
+		return "referenced resources lack what keeps them from being deleted before their dependents: "
+	case c.Reason == "UnprotectedEdges" && c.By == ByFinalizer:
 		return "referenced resources lack their dependents' finalizers: "
-	case "FinalizersPending":
+	case c.Reason == "UnprotectedEdges" && c.By == ByUsage:
+		return "referenced resources lack their dependents' Usages: "
+	case c.Reason == "UnprotectedEdges":
+		return "nothing keeps referenced resources from being deleted before their dependents: "
+	case c.Reason == "FinalizersPending":
 		return "finalizers are declared but not yet applied, or wait for their Object to exist: "
+	case c.Reason == "UsagesPending":
+		return "Usages are declared but not yet in force, or wait for both their ends to exist: "
+	case c.Reason == "ProtectionPending":
+		return "finalizers and Usages are declared but not yet in force, or wait for what they protect to exist: "
 	default:
 		return "every live reference between composed resources is protected"
 	}
@@ -685,8 +713,11 @@ type Plan struct {
 	// reach each other, from its smallest name, the shortest way back to it,
 	// the smallest by name among equally short ones; in the order of their
 	// smallest names.
-	Cycles    [][]string
-	cycleOf   map[string]int
+	Cycles  [][]string
+	cycleOf map[string]int
+	// LeftOut are the inferred edges that would close a cycle, in edge
+	// order: none of them is in Edges. See leaveOutInferredCycles.
+	LeftOut   []LeftOut
 	Unmatched []Unmatched
 	// notInferred are the reference fields inference found no single
 	// target for, as "dependent path": see inferManagedReferences.
@@ -782,7 +813,13 @@ func (p *Plan) Summary() Summary {
 	for _, fs := range p.Declare {
 		declared += len(fs)
 	}
-	return Summary{Resources: len(p.Nodes), References: len(p.Edges), External: len(p.External), Declared: declared, Pending: p.Count(Pending)}
+	pending := 0
+	for _, e := range p.Edges {
+		if e.State == Pending && e.Protection == ByFinalizer {
+			pending++
+		}
+	}
+	return Summary{Resources: len(p.Nodes), References: len(p.Edges), External: len(p.External), Declared: declared, Pending: pending}
 }
 
 // SummaryMessage is the summary the condition's message ends with, and the
@@ -881,6 +918,7 @@ func (p *Plan) Results() []Result {
 	add(p.Changes(), Normal, "Summary")
 	add(len(p.Cycles) > 0 && p.CyclesFatal(), Fatal, "Cycle")
 	add(len(p.Cycles) > 0 && !p.CyclesFatal(), Warning, "Cycle")
+	add(len(p.LeftOut) > 0, Warning, "InferredCycle")
 	add(len(p.Stale) > 0, Warning, "StaleFinalizer")
 	add(len(p.Problems) > 0, Warning, "InvalidReference")
 	add(p.Count(TargetRemoved) > 0, Warning, "ReferencedResourceRemoved")
@@ -903,6 +941,7 @@ func Expect(s State) *Plan {
 	}
 	p.readNodes(s)
 	p.addEdges()
+	p.leaveOutInferredCycles()
 	p.findCycles()
 	p.decide()
 	p.decideUsages()
@@ -1530,16 +1569,30 @@ func (p *Plan) condition() {
 		p.Condition = Condition{Reason: "Cycle", Cycles: p.CyclePaths()}
 		return
 	}
-	list := func(states ...EdgeState) []string {
-		var out []string
+	// list names the edges in the states, and what protects them: one
+	// protection, or mixed, each edge then labelled with its own.
+	list := func(states ...EdgeState) ([]string, Protection, bool) {
+		var in []Edge
 		for _, s := range states {
 			for _, e := range p.Edges {
 				if e.State == s {
-					out = append(out, e.String())
+					in = append(in, e)
 				}
 			}
 		}
-		return out
+		mixed := slices.ContainsFunc(in, func(e Edge) bool { return e.Protection != in[0].Protection })
+		var out []string
+		for _, e := range in {
+			name := e.String()
+			if mixed {
+				name += " (" + map[Protection]string{ByFinalizer: "finalizer", ByUsage: "Usage", Unprotected: "unprotected"}[e.Protection] + ")"
+			}
+			out = append(out, name)
+		}
+		if len(in) == 0 {
+			return nil, 0, false
+		}
+		return out, in[0].Protection, mixed
 	}
 	unprotected := []EdgeState{TargetRemoved, TargetDeleting, Exposed}
 	pending := []EdgeState{Pending}
@@ -1549,12 +1602,16 @@ func (p *Plan) condition() {
 		// Report mode declares nothing: a missing finalizer stays missing.
 		unprotected = append(unprotected, Declared)
 	}
-	if edges := list(unprotected...); len(edges) > 0 {
-		p.Condition = Condition{Reason: "UnprotectedEdges", Edges: edges}
+	if edges, by, mixed := list(unprotected...); len(edges) > 0 {
+		p.Condition = Condition{Reason: "UnprotectedEdges", Edges: edges, By: by, Mixed: mixed}
 		return
 	}
-	if edges := list(pending...); len(edges) > 0 {
-		p.Condition = Condition{Reason: "FinalizersPending", Edges: edges}
+	if edges, by, mixed := list(pending...); len(edges) > 0 {
+		reason := map[Protection]string{ByFinalizer: "FinalizersPending", ByUsage: "UsagesPending"}[by]
+		if mixed {
+			reason = "ProtectionPending"
+		}
+		p.Condition = Condition{Reason: reason, Edges: edges, By: by, Mixed: mixed}
 		return
 	}
 	p.Condition = Condition{Status: true, Reason: "Protected"}
@@ -1609,15 +1666,42 @@ func (p *Plan) dependent(name string) bool {
 		slices.ContainsFunc(p.External, func(e External) bool { return e.Dependent == name })
 }
 
-// findCycles finds every group of nodes that reach each other through edges
-// and, for each, the path the README promises. It works from reachability,
-// breadth first from every node: slow, and plainly right.
-func (p *Plan) findCycles() {
+// leaveOutInferredCycles leaves out of the graph every inferred edge whose
+// target reaches its dependent through the edges, inferred or not: it would
+// close a cycle. Inference guesses, the user's edges are the user's word:
+// such an edge is never protected nor judged by onCycle, and a Warning names
+// it (InferredCycle), so that turning infer on never fails a step that
+// passes without it.
+func (p *Plan) leaveOutInferredCycles() {
+	if !slices.ContainsFunc(p.Edges, func(e Edge) bool { return e.Origin == OriginInferred }) {
+		return
+	}
+	out := p.successors()
+	dist := p.distances(out)
+	var kept []Edge
+	for _, e := range p.Edges {
+		if _, back := dist[e.Target][e.Dependent]; e.Origin == OriginInferred && back {
+			p.LeftOut = append(p.LeftOut, LeftOut{Edge: e, Cycle: append([]string{e.Dependent}, way(out, dist, e.Target, e.Dependent)...)})
+			continue
+		}
+		kept = append(kept, e)
+	}
+	p.Edges = kept
+}
+
+// successors are each name's edges' targets, in name order.
+func (p *Plan) successors() map[string][]string {
 	out := map[string][]string{}
 	for _, e := range p.Edges {
 		out[e.Dependent] = append(out[e.Dependent], e.Target) // Sorted: edges are.
 	}
-	// dist[a][w] is the fewest edges, at least one, from a to w.
+	return out
+}
+
+// distances returns, for each pair of names a and w, the fewest edges, at
+// least one, from a to w, when there is a way; breadth first from every
+// name.
+func (p *Plan) distances(out map[string][]string) map[string]map[string]int {
 	dist := map[string]map[string]int{}
 	for _, a := range p.Names {
 		d := map[string]int{}
@@ -1636,6 +1720,40 @@ func (p *Plan) findCycles() {
 		}
 		dist[a] = d
 	}
+	return dist
+}
+
+// way returns the shortest way from one name to another (itself, for a
+// cycle), the smallest by name of those: from each name, the smallest next
+// one from which the rest is still the fewest edges.
+func way(out map[string][]string, dist map[string]map[string]int, from, to string) []string {
+	left := func(w string) (int, bool) {
+		if w == to {
+			return 0, true
+		}
+		d, ok := dist[w][to]
+		return d, ok
+	}
+	path := []string{from}
+	cur := from
+	for remaining := dist[from][to]; remaining > 0; remaining-- {
+		for _, w := range out[cur] {
+			if n, ok := left(w); ok && n == remaining-1 {
+				cur = w
+				break
+			}
+		}
+		path = append(path, cur)
+	}
+	return path
+}
+
+// findCycles finds every group of nodes that reach each other through edges
+// and, for each, the path the README promises. It works from reachability,
+// breadth first from every node: slow, and plainly right.
+func (p *Plan) findCycles() {
+	out := p.successors()
+	dist := p.distances(out)
 	reaches := func(a, b string) bool { _, ok := dist[a][b]; return ok }
 	for _, a := range p.Names {
 		if _, done := p.cycleOf[a]; done || !reaches(a, a) {
@@ -1647,28 +1765,8 @@ func (p *Plan) findCycles() {
 				p.cycleOf[b] = i
 			}
 		}
-		// a is the group's smallest name: names are sorted. From it, take
-		// the smallest next node from which home is still the fewest edges
-		// away; home itself is 0 away.
-		home := func(w string) (int, bool) {
-			if w == a {
-				return 0, true
-			}
-			d, ok := dist[w][a]
-			return d, ok
-		}
-		path := []string{a}
-		cur := a
-		for remaining := dist[a][a]; remaining > 0; remaining-- {
-			for _, w := range out[cur] {
-				if back, ok := home(w); ok && back == remaining-1 {
-					cur = w
-					break
-				}
-			}
-			path = append(path, cur)
-		}
-		p.Cycles = append(p.Cycles, path)
+		// a is the group's smallest name: names are sorted.
+		p.Cycles = append(p.Cycles, way(out, dist, a, a))
 	}
 }
 

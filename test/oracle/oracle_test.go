@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -141,6 +142,8 @@ type want struct {
 	// that observed state lacks.
 	unseenUsers []string
 	labels      map[string]map[string]string
+	// leftOut are the inferred edges left out: "a → b via field: a → b → a".
+	leftOut []string
 }
 
 func edges(p *Plan) []string {
@@ -517,7 +520,25 @@ func TestExpect(t *testing.T) {
 			want: want{
 				edges:     []string{"bucket → ns: exposed (explicit)"},
 				usages:    []map[string]any{},
-				condition: "False UnprotectedEdges: referenced resources lack their dependents' finalizers: bucket → ns",
+				condition: "False UnprotectedEdges: nothing keeps referenced resources from being deleted before their dependents: bucket → ns",
+			},
+		},
+		"MixedPendingProtectionsAreEachLabelled": {
+			reason: "A pending Usage and a pending finalizer make ProtectionPending, each edge labelled with what protects it, state after state; the summary's pending edges are the finalizer's alone.",
+			state: state(Input{Usages: "All", Dependencies: []Dependency{{Resource: "bucket", DependsOn: []string{"ns"}}}}, map[string]res{
+				"dep":    object("dep").refs(dependsOn("shared")),
+				"shared": object("shared"),
+				"bucket": resource("s3.example.org/v1", "Bucket", "b"),
+				"ns":     resource("v1", "Namespace", "ns"),
+			}, map[string]res{
+				"bucket": resource("s3.example.org/v1", "Bucket", "b").uid("u1"),
+				"ns":     resource("v1", "Namespace", "ns").uid("u2"),
+				"shared": object("shared").uid("u-shared"),
+			}),
+			want: want{
+				edges:     []string{"bucket → ns: declared (explicit)", "dep → shared: pending"},
+				condition: "False ProtectionPending: finalizers and Usages are declared but not yet in force, or wait for what they protect to exist: bucket → ns (Usage), dep → shared (finalizer)",
+				summary:   &Summary{Resources: 4, References: 2, Declared: 0, Pending: 1},
 			},
 		},
 		"ExternalReferenceGetsANamespacedUsage": {
@@ -736,6 +757,13 @@ func (w want) check(t *testing.T, reason string, p *Plan) {
 	}
 	if w.finalizers != nil {
 		check("finalizers", w.finalizers, p.Finalizers)
+	}
+	if w.leftOut != nil {
+		var got []string
+		for _, l := range p.LeftOut {
+			got = append(got, fmt.Sprintf("%s via %s: %s", l.Edge, l.Edge.Via, strings.Join(l.Cycle, " → ")))
+		}
+		check("left out", w.leftOut, got)
 	}
 	if w.condition != "" {
 		status := map[bool]string{true: "True", false: "False"}[p.Condition.Status]
