@@ -306,7 +306,7 @@ func TestInference(t *testing.T) {
 			}, nil),
 			want: want{
 				edges:          []string{"subnet → vpc: pending (inferred: spec.forProvider.vpcIdRef)"},
-				summaryMessage: "4 composed resources, 1 references between them (1 of them inferred, 1 by Usages) and 0 to external objects; 0 reference finalizers declared, 1 pending until their Object exists; 1 references not inferred: nothing singles out their target",
+				summaryMessage: "4 composed resources, 1 references between them (1 of them inferred, 1 by Usages) and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists; 1 references not inferred: nothing singles out their target",
 				results:        []Result{},
 			},
 		},
@@ -343,7 +343,7 @@ func TestInference(t *testing.T) {
 					"assoc → table: pending (inferred: spec.forProvider.routeTableIdRef)",
 					"assoc → vpc: pending (inferred: spec.forProvider.vpcIdRef)",
 				},
-				summaryMessage: "5 composed resources, 2 references between them (2 of them inferred, 2 by Usages) and 0 to external objects; 0 reference finalizers declared, 2 pending until their Object exists; 1 references not inferred: nothing singles out their target",
+				summaryMessage: "5 composed resources, 2 references between them (2 of them inferred, 2 by Usages) and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists; 1 references not inferred: nothing singles out their target",
 			},
 		},
 		"ASelectorByTheSameRule": {
@@ -359,7 +359,7 @@ func TestInference(t *testing.T) {
 			}, nil),
 			want: want{
 				edges:          []string{"subnet → vpc-2: pending (inferred: spec.forProvider.vpcIdSelector)"},
-				summaryMessage: "7 composed resources, 1 references between them (1 of them inferred, 1 by Usages) and 0 to external objects; 0 reference finalizers declared, 1 pending until their Object exists; 1 references not inferred: nothing singles out their target",
+				summaryMessage: "7 composed resources, 1 references between them (1 of them inferred, 1 by Usages) and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists; 1 references not inferred: nothing singles out their target",
 			},
 		},
 		"TheObservedBodyIsReadFirst": {
