@@ -18,6 +18,7 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
 	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
+	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 )
 
 // namespacedRequest is a namespaced XR in team composing a ConfigMap
@@ -432,5 +433,35 @@ func TestDecidingLeavesTheCompositionAsItWasRead(t *testing.T) {
 		if r.DependsOn != nil {
 			t.Errorf("decide(...) wrote the input's dependencies into the composition it read: %s depends on %v", r.Name, r.DependsOn)
 		}
+	}
+}
+
+// TestAStepThatWritesUsagesAtAllProtectsTheDependenciesItDeclares proves the
+// rule of which edges no finalizer protects get a Usage: a step that writes
+// Usages at all (infer, protection: Usages or Both, usages other than
+// Disabled) protects the dependencies it declares; only a step that writes
+// none leaves them unprotected, and reports them.
+func TestAStepThatWritesUsagesAtAllProtectsTheDependenciesItDeclares(t *testing.T) {
+	cases := map[string]struct {
+		in   v1beta1.Input
+		want usage.Policy
+	}{
+		"Defaults":             {in: v1beta1.Input{}, want: usage.None},
+		"Infer":                {in: v1beta1.Input{Infer: []v1beta1.Inference{v1beta1.InferProviderConfigs}}, want: usage.Declared},
+		"ProtectionUsages":     {in: v1beta1.Input{Protection: v1beta1.ProtectionUsages}, want: usage.Declared},
+		"ProtectionBoth":       {in: v1beta1.Input{Protection: v1beta1.ProtectionBoth}, want: usage.Declared},
+		"ProtectionFinalizers": {in: v1beta1.Input{Protection: v1beta1.ProtectionFinalizers}, want: usage.None},
+		"External":             {in: v1beta1.Input{Usages: v1beta1.UsagesExternal}, want: usage.External},
+		"ExternalAndInfer":     {in: v1beta1.Input{Usages: v1beta1.UsagesExternal, Infer: []v1beta1.Inference{v1beta1.InferCredentials}}, want: usage.External},
+		"All":                  {in: v1beta1.Input{Usages: v1beta1.UsagesAll}, want: usage.All},
+		"Every":                {in: v1beta1.Input{Usages: v1beta1.UsagesEvery}, want: usage.All},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			tc.in.Default()
+			if diff := cmp.Diff(tc.want, usagePolicy(&tc.in)); diff != "" {
+				t.Errorf("usagePolicy(%+v): -want, +got:\n%s", tc.in, diff)
+			}
+		})
 	}
 }

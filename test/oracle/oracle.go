@@ -142,6 +142,15 @@ func (in Input) ObjectEdges() string {
 	return cmp.Or(in.Protection, "Finalizers")
 }
 
+// WritesUsages tells whether the step writes Usages at all: it infers edges,
+// protects Objects' edges with Usages, or asks for Usages of the edges no
+// finalizer protects. Only then does a Usage protect a dependency the input
+// declares of a resource that is not an Object: a user's stack that takes
+// none would fail the composite.
+func (in Input) WritesUsages() bool {
+	return len(in.Infer) > 0 || (in.Usages != "" && in.Usages != "Disabled") || in.ObjectEdges() == "Usages" || in.ObjectEdges() == "Both"
+}
+
 // A Dependency is one entry of the input's dependencies: composition resource
 // names or anchored RE2 patterns.
 type Dependency struct {
@@ -852,6 +861,19 @@ func (p *Plan) Changes() bool {
 	return false
 }
 
+// UnprotectedDependencies are the edges only the input declares whose
+// dependent is no Object, which nothing protects since the step writes no
+// Usage, as the warning names them: all but those a broken cycle holds.
+func (p *Plan) UnprotectedDependencies() []string {
+	var out []string
+	for _, e := range p.Edges {
+		if e.Origin == OriginExplicit && !p.Nodes[e.Dependent].Object && !p.Input.WritesUsages() && e.State != Cyclic {
+			out = append(out, e.String())
+		}
+	}
+	return out
+}
+
 // CyclePaths are the cycles as messages name them: a → b → a.
 func (p *Plan) CyclePaths() []string {
 	out := make([]string, len(p.Cycles))
@@ -880,6 +902,7 @@ func (p *Plan) Results() []Result {
 	add(len(p.HeldBack) > 0, Normal, "HeldBack")
 	add(len(p.Unmatched) > 0, Warning, "UnmatchedDependency")
 	add(len(p.Impossible) > 0, Warning, "UsageImpossible")
+	add(len(p.UnprotectedDependencies()) > 0, Warning, "UnprotectedDependencies")
 	slices.SortFunc(rs, func(a, b Result) int { return strings.Compare(a.Severity+"/"+a.Reason, b.Severity+"/"+b.Reason) })
 	return rs
 }
@@ -1176,7 +1199,7 @@ func (p *Plan) addEdges() {
 			switch {
 			case n.Object:
 				e.Protection = ByFinalizer
-			case p.Input.Usages == "All" || p.Input.Usages == "Every":
+			case p.Input.WritesUsages():
 				e.Protection = ByUsage
 			}
 			targets[t] = e

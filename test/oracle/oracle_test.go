@@ -508,9 +508,28 @@ func TestExpect(t *testing.T) {
 				observedAs: []string{"usage-a-b-c", ""},
 			},
 		},
-		"NonObjectDependentNeedsUsagesAll": {
-			reason: "An explicit edge of a resource that is no Object gets a Usage only with usages: All; else nothing protects it.",
+		"NonObjectDependentGetsAUsageWhereTheStepWritesUsages": {
+			reason: "An explicit edge of a resource that is no Object gets a Usage wherever the step writes Usages at all: here for the edges out of the composition.",
 			state: state(Input{Usages: "External", Dependencies: []Dependency{{Resource: "bucket", DependsOn: []string{"ns"}}}}, nil, map[string]res{
+				"bucket": resource("s3.example.org/v1", "Bucket", "b").uid("u1"),
+				"ns":     resource("v1", "Namespace", "ns").uid("u2"),
+			}),
+			want: want{
+				edges: []string{"bucket → ns: declared (explicit)"},
+				usages: []map[string]any{{
+					"apiVersion": ProtectionAPI, "kind": "ClusterUsage", "metadata": map[string]any{},
+					"spec": map[string]any{
+						"of": map[string]any{"apiVersion": "v1", "kind": "Namespace", "resourceRef": map[string]any{"name": "ns"}},
+						"by": map[string]any{"apiVersion": "s3.example.org/v1", "kind": "Bucket", "resourceRef": map[string]any{"name": "b"}},
+						"reason": "bucket depends on ns (function-dependencies)", "replayDeletion": true,
+					},
+				}},
+				results: []Result{{Normal, "Summary"}},
+			},
+		},
+		"NonObjectDependentIsUnprotectedAndWarnedWithoutUsages": {
+			reason: "A step that writes no Usage leaves an explicit edge of a resource that is no Object unprotected, and warns: a Usage by default would fail a composite on a stack without them.",
+			state: state(Input{Dependencies: []Dependency{{Resource: "bucket", DependsOn: []string{"ns"}}}}, nil, map[string]res{
 				"bucket": resource("s3.example.org/v1", "Bucket", "b").uid("u1"),
 				"ns":     resource("v1", "Namespace", "ns").uid("u2"),
 			}),
@@ -518,6 +537,7 @@ func TestExpect(t *testing.T) {
 				edges:     []string{"bucket → ns: exposed (explicit)"},
 				usages:    []map[string]any{},
 				condition: "False UnprotectedEdges: referenced resources lack their dependents' finalizers: bucket → ns",
+				results:   []Result{{Warning, "UnprotectedDependencies"}},
 			},
 		},
 		"ExternalReferenceGetsANamespacedUsage": {
