@@ -519,8 +519,8 @@ func TestExpect(t *testing.T) {
 				usages: []map[string]any{{
 					"apiVersion": ProtectionAPI, "kind": "ClusterUsage", "metadata": map[string]any{},
 					"spec": map[string]any{
-						"of": map[string]any{"apiVersion": "v1", "kind": "Namespace", "resourceRef": map[string]any{"name": "ns"}},
-						"by": map[string]any{"apiVersion": "s3.example.org/v1", "kind": "Bucket", "resourceRef": map[string]any{"name": "b"}},
+						"of":     map[string]any{"apiVersion": "v1", "kind": "Namespace", "resourceRef": map[string]any{"name": "ns"}},
+						"by":     map[string]any{"apiVersion": "s3.example.org/v1", "kind": "Bucket", "resourceRef": map[string]any{"name": "b"}},
 						"reason": "bucket depends on ns (function-dependencies)", "replayDeletion": true,
 					},
 				}},
