@@ -73,7 +73,7 @@ func decide(in *v1beta1.Input, xr composite, rd read) Plan {
 		IgnoreReferences: in.References == v1beta1.ReferencesIgnore,
 		BreakCycles:      in.OnCycle == v1beta1.CycleWarning,
 	})
-	fin, use := protect(g, in, xr.Ref, rd.usages)
+	fin, use := protect(g, in, xr.Ref, rd.usages, usage.ComposedEdges(g, rd.composedUsages, rd.labelsOf(g)))
 	refs := explicit.Referencing(g)
 	held := order.HeldBack(g, refs.Unnamed, in.Creation == v1beta1.CreationWaitForReady)
 	rep := report.Of(report.Facts{
@@ -89,8 +89,8 @@ func decide(in *v1beta1.Input, xr composite, rd read) Plan {
 // gives way once its Usage is in force; where finalizers replace Usages,
 // an edge's Usage stays until its finalizer is carried. Either way, switching
 // a live composite from one to the other leaves no edge unprotected.
-func protect(g *graph.Graph, in *v1beta1.Input, xr objectref.Ref, observed map[string]map[string]any) (finalizer.Plan, usage.Plan) {
-	o := usage.Options{Policy: usagePolicy(in), API: string(in.UsageAPI), Owner: xr, Observed: observed}
+func protect(g *graph.Graph, in *v1beta1.Input, xr objectref.Ref, observed map[string]map[string]any, composed map[usage.Ends]bool) (finalizer.Plan, usage.Plan) {
+	o := usage.Options{Policy: usagePolicy(in), API: string(in.UsageAPI), Owner: xr, Observed: observed, Composed: composed}
 	switch in.ObjectEdges() {
 	case v1beta1.ProtectionUsages:
 		o.Objects = usage.Instead

@@ -109,6 +109,24 @@ func TestDependencies(t *testing.T) {
 				summary: "3 composed resources, 2 references between them (2 of them inferred, 2 by Usages) and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists",
 			},
 		},
+		"ComposedUsagesAreRespected": {
+			reason: "An edge a Usage the composition composes itself already protects gets no second one from the function: here by a selector that selects the one composed ProviderConfig, and by the Object's name.",
+			req: func() *fnv1.RunFunctionRequest {
+				r := kubeconfigChain(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "infer": ["ProviderConfigs", "Credentials"]}`)
+				body := `"apiVersion": "protection.crossplane.io/v1beta1", "kind": "ClusterUsage", "metadata": {"name": "app-uses-config"%s}, "spec": {"of": {"apiVersion": "kubernetes.crossplane.io/v1alpha1", "kind": "ProviderConfig", "resourceSelector": {"matchControllerRef": true}}, "by": {"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "resourceRef": {"name": "app"}}}`
+				r.Desired.Resources["app-uses-config"] = &fnv1.Resource{Resource: resource.MustStructJSON("{" + fmt.Sprintf(body, "") + "}")}
+				r.Observed.Resources["app-uses-config"] = &fnv1.Resource{Resource: resource.MustStructJSON("{" + fmt.Sprintf(body, `, "uid": "uid-usage"`) + "}")}
+				return r
+			}(),
+			want: want{
+				count: 5,
+				desired: map[string]*fnv1.Resource{
+					"usage-6-config-kubeconfig": chainUsage("usage-6-config-kubeconfig", "config", "kubeconfig", `"apiVersion": "kubernetes.crossplane.io/v1alpha1", "kind": "ProviderConfig", "resourceRef": {"name": "remote"}`, `"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "resourceRef": {"name": "kubeconfig"}`),
+				},
+				absent:  []string{"usage-3-app-config"},
+				summary: "4 composed resources, 2 references between them (2 of them inferred, 2 by Usages) and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists",
+			},
+		},
 		"NoInferenceUnasked": {
 			reason: "Without infer, the same composition has no edge and desired state stays as it was.",
 			req:    kubeconfigChain(""),

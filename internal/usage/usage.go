@@ -131,6 +131,12 @@ type Options struct {
 	// observing it, and the edge's key becomes that of an object outside the
 	// composition.
 	Observed map[string]map[string]any
+	// Composed are the edges between composed resources that Usages the
+	// composition composes itself protect, by their ends, and whether one
+	// exists (ComposedEdges). Such an edge gets no Usage of this function
+	// once one of those exists; until then an observed one of the
+	// function's stays, so that no edge is unprotected in between.
+	Composed map[Ends]bool
 }
 
 // observed tells whether the Usage of that composition resource name exists.
@@ -228,12 +234,13 @@ func Decide(g *graph.Graph, o Options) Plan {
 		d, t := &g.Resources[ge.From], &g.Resources[ge.To]
 		handOver := false
 		byFinalizer := finalizer.Protects(g, ge)
+		composedObserved, composed := o.Composed[Ends{By: ge.From, Of: ge.To}]
 		switch {
 		case ge.Origin == graph.FromInference:
 			// Always a Usage: inference is asked for to order deletion, and
 			// no finalizer protects such an edge.
 		case !byFinalizer:
-			if o.Policy == None {
+			if o.Policy == None && !composed {
 				if !ge.Broken {
 					p.Unprotected = append(p.Unprotected, Edge{Key: Key(d.Name, t.Name), Dependent: d.Name, Dependency: t.Name, By: d.Ref(), Of: t.Ref()})
 				}
@@ -248,6 +255,11 @@ func Decide(g *graph.Graph, o Options) Plan {
 		e := Edge{Key: Key(d.Name, t.Name), Dependent: d.Name, Dependency: t.Name, By: d.Ref(), Of: t.Ref()}
 		e.Key = o.keyOf(e, p.Usages)
 		if handOver && !o.observed(e.Key) {
+			continue
+		}
+		if composed && (composedObserved || !o.observed(e.Key)) {
+			// The composition's own Usage protects the edge, by its state.
+			p.States[i] = stateOf(d, t, composedObserved, ge.Broken)
 			continue
 		}
 		state := stateOf(d, t, o.observed(e.Key), ge.Broken)

@@ -187,6 +187,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 		handOver  []int
 		api       string
 		observed  map[string]map[string]any
+		composed  map[Ends]bool
 	}
 	type want struct {
 		states, external map[int]graph.State
@@ -378,6 +379,46 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			args:   args{resources: []graph.Resource{bucket("assets"), graphtest.With(graphtest.ConfigMap("web", "assets"), graphtest.NotObserved)}, policy: All},
 			want:   want{states: map[int]graph.State{0: graph.Pending}},
 		},
+		"AComposedUsageTakesTheEdge": {
+			reason: "An edge a Usage of the composition's own protects gets none of the function's: protected once that one exists, declared before. Resources: app 0, cache 1, db 2.",
+			args: args{
+				resources: []graph.Resource{db, app, cache},
+				policy:    All, composed: map[Ends]bool{{By: 0, Of: 2}: true, {By: 1, Of: 2}: false},
+			},
+			want: want{states: map[int]graph.State{0: graph.Protected, 1: graph.Declared}},
+		},
+		"AComposedUsageProtectsWhatTheFunctionWouldNot": {
+			reason: "A step that writes no Usage leaves unprotected only the declared edges nothing else protects.",
+			args: args{
+				resources: []graph.Resource{db, app, cache},
+				composed:  map[Ends]bool{{By: 0, Of: 2}: true},
+			},
+			want: want{states: map[int]graph.State{0: graph.Protected}, unprotected: []Edge{between(cache, db)}},
+		},
+		"TheFunctionsUsageStaysUntilTheComposedOneExists": {
+			reason: "The function's observed Usage of an edge stays until the composition's own exists, so that no edge is unprotected in between.",
+			args: args{
+				resources: []graph.Resource{db, app},
+				policy:    All, observed: map[string]map[string]any{Key("app", "db"): nil}, composed: map[Ends]bool{{By: 0, Of: 1}: false},
+			},
+			want: want{states: map[int]graph.State{0: graph.Protected}, usages: []Edge{between(app, db)}},
+		},
+		"AComposedUsageNeedsNoUsageOfTheAPI": {
+			reason: "An edge no Usage of the API can express is no problem when the composition's own Usage protects it.",
+			args: args{
+				resources: []graph.Resource{db, app},
+				policy:    All, api: ApiextensionsAPI, composed: map[Ends]bool{{By: 0, Of: 1}: true},
+			},
+			want: want{states: map[int]graph.State{0: graph.Protected}},
+		},
+		"AComposedUsageOfAnObjectsEdgeInsteadOfTheFunctions": {
+			reason: "With Usages instead of finalizers, an Object's edge a composed Usage protects gets none of the function's. Resources: d1 0, shared 1.",
+			args: args{
+				resources: []graph.Resource{shared, graphtest.Object("d1", "shared")},
+				objects:   Instead, composed: map[Ends]bool{{By: 0, Of: 1}: true},
+			},
+			want: want{states: map[int]graph.State{0: graph.Protected}},
+		},
 		"CrossplaneV1": {
 			reason: "Crossplane v1's Usages protect cluster-scoped resources only: namespaced ends are problems.",
 			args:   args{resources: []graph.Resource{db, app}, policy: All, api: ApiextensionsAPI},
@@ -394,7 +435,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			}
 			g := graph.New(tc.args.resources, tc.args.graph)
 			handOver := func(i int) bool { return slices.Contains(tc.args.handOver, i) }
-			got := Decide(g, Options{Policy: tc.args.policy, Objects: tc.args.objects, HandOver: handOver, API: api, Owner: xr, Observed: tc.args.observed})
+			got := Decide(g, Options{Policy: tc.args.policy, Objects: tc.args.objects, HandOver: handOver, API: api, Owner: xr, Observed: tc.args.observed, Composed: tc.args.composed})
 			usages := map[string]map[string]any{}
 			for _, e := range tc.want.usages {
 				u, problem := write(api, xr, e)
