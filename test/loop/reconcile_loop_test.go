@@ -70,6 +70,7 @@ var loopFeatureNames = []string{
 	"explicit",             // dependencies in the input
 	"cycles",               // compositions not kept acyclic
 	"inference",            // ProviderConfigs, credentials and managed references, and the input's infer
+	"composed-usages",      // Usages the composition composes itself
 }
 
 // loopKnownBugFeatures are what issue 13's bugs need: (1) Usages begetting
@@ -763,8 +764,14 @@ func (r *loopRun) check(res xpResult, p *oracle.Plan, world []map[string]any) {
 			r.reach("a resource held back until a dependency is ready")
 		}
 	}
+	if len(p.UnprotectedDependencies()) > 0 {
+		r.reach("a dependency declared and left unprotected")
+	}
 	for _, e := range p.Edges {
 		r.reach("an edge " + e.State.String())
+		if _, ok := p.Composed[[2]string{e.Dependent, e.Target}]; ok {
+			r.reach("an edge a composed Usage protects, " + e.State.String())
+		}
 		if e.Origin == oracle.OriginInferred {
 			r.reach("an inferred edge " + e.State.String())
 			r.reach("an edge inferred by " + loopInferredBy(e.Via))
@@ -1199,6 +1206,9 @@ func (s *loopStats) add(r *loopRun) {
 			"a user deleting a ProviderConfig", "a teardown ordering inferred edges",
 			"a composed kubernetes.crossplane.io/v1alpha1 ProviderConfig", "a composed kubernetes.m.crossplane.io/v1alpha1 ProviderConfig",
 			"a composed kubernetes.m.crossplane.io/v1alpha1 ClusterProviderConfig",
+			"a composed Usage by name", "a composed Usage by selector", "a composed Usage whose selector selects several",
+			"an edge a composed Usage protects, protected", "an edge a composed Usage protects, declared",
+			"a dependency declared and left unprotected",
 		} {
 			s.reached[name] = 0
 		}
