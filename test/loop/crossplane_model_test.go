@@ -1045,7 +1045,7 @@ func (m *xpModel) usageController(u *xpObject, step int) {
 		if !m.selectFor(u, "of") || !m.selectFor(u, "by") {
 			return
 		}
-		ofKey, byKey, hasBy, replay = usageRefs(u)
+		ofKey, byKey, hasBy, _ = usageRefs(u)
 		of, by = m.objects[ofKey], m.objects[byKey]
 		if !u.usageSeen {
 			u.usageSeen = true

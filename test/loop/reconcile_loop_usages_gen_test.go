@@ -98,7 +98,7 @@ func loopComposedUsages(c *loopComposition, rng *rand.Rand) {
 		if dns != "" && (!c.namespaced || chance(50)) {
 			u.namespace = dns
 		}
-		end := func(r *loopResource, field, ns string) map[string]any {
+		end := func(r *loopResource, ns string) map[string]any {
 			e := map[string]any{"apiVersion": r.apiVersion, "kind": r.kind.kind}
 			if chance(55) {
 				if r.objName == "" {
@@ -136,8 +136,8 @@ func loopComposedUsages(c *loopComposition, rng *rand.Rand) {
 			}
 			return e
 		}
-		u.set("spec.of", end(p.t, "of", tns))
-		u.set("spec.by", end(p.d, "by", dns))
+		u.set("spec.of", end(p.t, tns))
+		u.set("spec.by", end(p.d, dns))
 		u.set("spec.reason", "a Usage of the composition's own")
 		if chance(70) {
 			u.set("spec.replayDeletion", true)

@@ -1050,7 +1050,8 @@ func (p *Plan) readComposedUsages() {
 	for _, name := range p.Names {
 		u := p.Nodes[name]
 		g, k := u.Identity.Group, u.Identity.Kind
-		if !u.Desired || !(g == "protection.crossplane.io" && (k == "Usage" || k == "ClusterUsage") || g == "apiextensions.crossplane.io" && k == "Usage") {
+		usage := g == "protection.crossplane.io" && (k == "Usage" || k == "ClusterUsage") || g == "apiextensions.crossplane.io" && k == "Usage"
+		if !u.Desired || !usage {
 			continue
 		}
 		// Only Crossplane v2's Usage is namespaced: its ends are in its
