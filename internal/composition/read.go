@@ -92,7 +92,14 @@ func readComposed(c request.Composition, in *v1beta1.Input) read {
 		}
 		r.IsObject = objectref.IsObject(r.Identity.Group, r.Identity.Kind)
 		if r.Desired != nil && usage.IsUsage(r.Identity.Group, r.Identity.Kind) {
-			rd.composedUsages = append(rd.composedUsages, composedUsage(cr.Desired, r))
+			// Crossplane's Usage controller writes what a selector selects
+			// into resourceRef, which then stands: the observed Usage says
+			// what it protects, once there is one.
+			u := cr.Desired
+			if cr.IsObserved && cr.Observed.Exists() {
+				u = cr.Observed
+			}
+			rd.composedUsages = append(rd.composedUsages, composedUsage(u, r))
 		}
 		if r.IsObject {
 			targets, errs := source.References(r.Identity.Group)

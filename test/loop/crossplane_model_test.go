@@ -491,6 +491,20 @@ type xpResult struct {
 func (m *xpModel) observedJSON(o *xpObject, n int) map[string]any {
 	out := make(map[string]any, len(o.body)+4)
 	maps.Copy(out, o.body)
+	if len(o.selected) > 0 {
+		// The Usage controller wrote what it selected into resourceRef.
+		spec := maps.Clone(out["spec"].(map[string]any))
+		for field, k := range o.selected {
+			end := maps.Clone(spec[field].(map[string]any))
+			ref := map[string]any{"name": k.name}
+			if k.namespace != o.key.namespace {
+				ref["namespace"] = k.namespace
+			}
+			end["resourceRef"] = ref
+			spec[field] = end
+		}
+		out["spec"] = spec
+	}
 	out["apiVersion"] = o.apiVersion
 	out["kind"] = o.key.kind
 	md := map[string]any{"name": o.key.name, "uid": o.uid}

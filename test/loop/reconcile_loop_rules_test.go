@@ -268,7 +268,8 @@ func (r *loopRun) teardown() {
 	// composite lived or at its fixed point, keeps its order: nothing
 	// legitimately unprotects an edge while both ends exist (a dependent
 	// removed from the composition goes before its finalizer and its Usage
-	// do; a dependency removed stays while they hold it).
+	// do; a dependency removed stays while they hold it), but an input that
+	// stops writing Usages, which warns about what it leaves unprotected.
 	for _, o := range slices.SortedFunc(maps.Values(r.protected), func(a, b loopOrdered) int { return strings.Compare(a.edge+a.dependentUID, b.edge+b.dependentUID) }) {
 		start, started := m.deletionStart[o.targetUID]
 		end, ended := m.deletionEnd[o.dependentUID]

@@ -764,7 +764,8 @@ func (r *loopRun) check(res xpResult, p *oracle.Plan, world []map[string]any) {
 			r.reach("a resource held back until a dependency is ready")
 		}
 	}
-	if len(p.UnprotectedDependencies()) > 0 {
+	unprotected := p.UnprotectedDependencies()
+	if len(unprotected) > 0 {
 		r.reach("a dependency declared and left unprotected")
 	}
 	for _, e := range p.Edges {
@@ -776,9 +777,15 @@ func (r *loopRun) check(res xpResult, p *oracle.Plan, world []map[string]any) {
 			r.reach("an inferred edge " + e.State.String())
 			r.reach("an edge inferred by " + loopInferredBy(e.Via))
 		}
-		if e.State == oracle.Protected {
-			d, t := p.Nodes[e.Dependent], p.Nodes[e.Target]
+		d, t := p.Nodes[e.Dependent], p.Nodes[e.Target]
+		switch {
+		case e.State == oracle.Protected:
 			r.protected[[2]string{d.UID, t.UID}] = loopOrdered{e.String(), d.UID, t.UID, e.Origin == oracle.OriginInferred}
+		case slices.Contains(unprotected, e.String()):
+			// An input that no longer writes Usages leaves a declared edge
+			// of a resource that is no Object unprotected, and says so:
+			// its order is the user's to keep.
+			delete(r.protected, [2]string{d.UID, t.UID})
 		}
 	}
 	for _, e := range p.External {

@@ -60,10 +60,19 @@ func loopComposedUsages(c *loopComposition, rng *rand.Rand) {
 			}
 		}
 	}
-	if len(res) > 1 && (len(pairs) == 0 || chance(15)) {
-		i, j := rng.IntN(len(res)), rng.IntN(len(res))
+	// A pair of resources with no edge at all: one that nothing relates
+	// can close no cycle through the Usage.
+	dependents, dependencies := loopEnds(res, c.input)
+	var loose []*loopResource
+	for _, r := range res {
+		if !r.kind.object() && len(r.fields) == 0 && !dependents[r.name] && !dependencies[r.name] {
+			loose = append(loose, r)
+		}
+	}
+	if len(loose) > 1 && (len(pairs) == 0 || chance(15)) {
+		i, j := rng.IntN(len(loose)), rng.IntN(len(loose))
 		if i != j {
-			pairs = append(pairs, pair{res[i], res[j]})
+			pairs = append(pairs, pair{loose[i], loose[j]})
 		}
 	}
 	// namespaceOf is where the resource is, "" for a cluster-scoped one, and
@@ -150,38 +159,13 @@ func loopComposedUsages(c *loopComposition, rng *rand.Rand) {
 	}
 	c.phases[0] = append(res, added...)
 	if len(c.phases) == 2 {
-		// The composition keeps a Usage while it keeps its user. One it
-		// removes with what it protects goes in the reconcile that deletes
-		// that too, before the function's own could be applied: the README
-		// says so, and the loop leaves it out.
-		kept := map[string]bool{}
-		for _, r := range c.phases[1] {
-			kept[r.name] = true
-		}
-		for _, u := range added {
-			if by := u.fields["spec.by"].(map[string]any); kept[loopEndName(by, res)] {
-				c.phases[1] = append(c.phases[1], u)
-			}
-		}
+		// The composition keeps its Usages. One it removes while an edge it
+		// protects still needs it (its user being deleted, or what it
+		// protects removed too) goes in that reconcile, before the
+		// function's own could be applied: the README says so, and the loop
+		// leaves it out.
+		c.phases[1] = append(c.phases[1], added...)
 	}
-}
-
-// loopEndName is the composition resource name of the resource a drawn
-// Usage's end names, by its name or by the label the generator gives it.
-func loopEndName(end map[string]any, res []*loopResource) string {
-	if ref, ok := end["resourceRef"].(map[string]any); ok {
-		for _, r := range res {
-			if r.objName == ref["name"] && r.apiVersion == end["apiVersion"] {
-				return r.name
-			}
-		}
-	}
-	if sel, ok := end["resourceSelector"].(map[string]any); ok {
-		labels, _ := sel["matchLabels"].(map[string]any)
-		name, _ := labels["usage-end"].(string)
-		return name
-	}
-	return ""
 }
 
 // addLabels adds labels to the resource's metadata.labels, keeping those it

@@ -1062,8 +1062,14 @@ func (p *Plan) readComposedUsages() {
 		if g == "protection.crossplane.io" && k == "Usage" {
 			ns = u.Identity.Namespace
 		}
-		for _, by := range p.usageNames(u.desiredBody, "by", ns) {
-			for _, of := range p.usageNames(u.desiredBody, "of", ns) {
+		// What a selector selected Crossplane writes into resourceRef, which
+		// stands from then on: the observed Usage says what it protects.
+		body := u.desiredBody
+		if u.Observed {
+			body = u.observedBody
+		}
+		for _, by := range p.usageNames(body, "by", ns) {
+			for _, of := range p.usageNames(body, "of", ns) {
 				if by != of {
 					key := [2]string{by, of}
 					p.Composed[key] = p.Composed[key] || u.Observed
