@@ -73,7 +73,7 @@ func decide(in *v1beta1.Input, xr composite, rd read) Plan {
 		IgnoreReferences: in.References == v1beta1.ReferencesIgnore,
 		BreakCycles:      in.OnCycle == v1beta1.CycleWarning,
 	})
-	fin, use := protect(g, in, xr.Ref, rd.usages)
+	fin, use := protect(g, in, xr.Ref, rd.usages, usage.ComposedEdges(g, rd.composedUsages, rd.labelsOf(g)))
 	refs := explicit.Referencing(g)
 	held := order.HeldBack(g, refs.Unnamed, in.Creation == v1beta1.CreationWaitForReady)
 	rep := report.Of(report.Facts{
@@ -89,8 +89,8 @@ func decide(in *v1beta1.Input, xr composite, rd read) Plan {
 // gives way once its Usage is in force; where finalizers replace Usages,
 // an edge's Usage stays until its finalizer is carried. Either way, switching
 // a live composite from one to the other leaves no edge unprotected.
-func protect(g *graph.Graph, in *v1beta1.Input, xr objectref.Ref, observed map[string]map[string]any) (finalizer.Plan, usage.Plan) {
-	o := usage.Options{Policy: usagePolicies[in.Usages], API: string(in.UsageAPI), Owner: xr, Observed: observed}
+func protect(g *graph.Graph, in *v1beta1.Input, xr objectref.Ref, observed map[string]map[string]any, composed map[usage.Ends]bool) (finalizer.Plan, usage.Plan) {
+	o := usage.Options{Policy: usagePolicy(in), API: string(in.UsageAPI), Owner: xr, Observed: observed, Composed: composed}
 	switch in.ObjectEdges() {
 	case v1beta1.ProtectionUsages:
 		o.Objects = usage.Instead
@@ -117,9 +117,25 @@ func protect(g *graph.Graph, in *v1beta1.Input, xr objectref.Ref, observed map[s
 	}
 }
 
-var usagePolicies = map[v1beta1.UsagePolicy]usage.Policy{
-	v1beta1.UsagesDisabled: usage.None, v1beta1.UsagesExternal: usage.External, v1beta1.UsagesAll: usage.All,
-	v1beta1.UsagesEvery: usage.All,
+// usagePolicy is which edges no finalizer protects the input has Usages
+// protect. A step that writes Usages at all (infer, protection: Usages or
+// Both, usages other than Disabled) protects with one every edge it declares
+// that no finalizer can: there the user's stack is known to take Usages.
+// Without, those edges stay unprotected and are reported: Usages by default
+// would fail a composite that works today where the default usageAPI names
+// a kind the cluster doesn't serve (Crossplane v1), or Crossplane's Usage
+// webhook doesn't run.
+func usagePolicy(in *v1beta1.Input) usage.Policy {
+	switch {
+	case in.Usages == v1beta1.UsagesAll || in.Usages == v1beta1.UsagesEvery:
+		return usage.All
+	case in.Usages == v1beta1.UsagesExternal:
+		return usage.External
+	case len(in.Infer) > 0 || in.ObjectEdges() == v1beta1.ProtectionUsages || in.ObjectEdges() == v1beta1.ProtectionBoth:
+		return usage.Declared
+	default:
+		return usage.None
+	}
 }
 
 // dependOn returns the resources with the dependencies the input declares,

@@ -18,6 +18,7 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
 	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
+	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 )
 
 // namespacedRequest is a namespaced XR in team composing a ConfigMap
@@ -106,6 +107,24 @@ func TestDependencies(t *testing.T) {
 					"usage-6-config-kubeconfig": chainUsage("usage-6-config-kubeconfig", "config", "kubeconfig", `"apiVersion": "kubernetes.crossplane.io/v1alpha1", "kind": "ProviderConfig", "resourceRef": {"name": "remote"}`, `"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "resourceRef": {"name": "kubeconfig"}`),
 				},
 				summary: "3 composed resources, 2 references between them (2 of them inferred, 2 by Usages) and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists",
+			},
+		},
+		"ComposedUsagesAreRespected": {
+			reason: "An edge a Usage the composition composes itself already protects gets no second one from the function: here by a selector that selects the one composed ProviderConfig, and by the Object's name.",
+			req: func() *fnv1.RunFunctionRequest {
+				r := kubeconfigChain(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "infer": ["ProviderConfigs", "Credentials"]}`)
+				body := `"apiVersion": "protection.crossplane.io/v1beta1", "kind": "ClusterUsage", "metadata": {"name": "app-uses-config"%s}, "spec": {"of": {"apiVersion": "kubernetes.crossplane.io/v1alpha1", "kind": "ProviderConfig", "resourceSelector": {"matchControllerRef": true}}, "by": {"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "resourceRef": {"name": "app"}}}`
+				r.Desired.Resources["app-uses-config"] = &fnv1.Resource{Resource: resource.MustStructJSON("{" + fmt.Sprintf(body, "") + "}")}
+				r.Observed.Resources["app-uses-config"] = &fnv1.Resource{Resource: resource.MustStructJSON("{" + fmt.Sprintf(body, `, "uid": "uid-usage"`) + "}")}
+				return r
+			}(),
+			want: want{
+				count: 5,
+				desired: map[string]*fnv1.Resource{
+					"usage-6-config-kubeconfig": chainUsage("usage-6-config-kubeconfig", "config", "kubeconfig", `"apiVersion": "kubernetes.crossplane.io/v1alpha1", "kind": "ProviderConfig", "resourceRef": {"name": "remote"}`, `"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "resourceRef": {"name": "kubeconfig"}`),
+				},
+				absent:  []string{"usage-3-app-config"},
+				summary: "4 composed resources, 2 references between them (2 of them inferred, 2 by Usages) and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists",
 			},
 		},
 		"NoInferenceUnasked": {
@@ -432,5 +451,35 @@ func TestDecidingLeavesTheCompositionAsItWasRead(t *testing.T) {
 		if r.DependsOn != nil {
 			t.Errorf("decide(...) wrote the input's dependencies into the composition it read: %s depends on %v", r.Name, r.DependsOn)
 		}
+	}
+}
+
+// TestAStepThatWritesUsagesAtAllProtectsTheDependenciesItDeclares proves the
+// rule of which edges no finalizer protects get a Usage: a step that writes
+// Usages at all (infer, protection: Usages or Both, usages other than
+// Disabled) protects the dependencies it declares; only a step that writes
+// none leaves them unprotected, and reports them.
+func TestAStepThatWritesUsagesAtAllProtectsTheDependenciesItDeclares(t *testing.T) {
+	cases := map[string]struct {
+		in   v1beta1.Input
+		want usage.Policy
+	}{
+		"Defaults":             {in: v1beta1.Input{}, want: usage.None},
+		"Infer":                {in: v1beta1.Input{Infer: []v1beta1.Inference{v1beta1.InferProviderConfigs}}, want: usage.Declared},
+		"ProtectionUsages":     {in: v1beta1.Input{Protection: v1beta1.ProtectionUsages}, want: usage.Declared},
+		"ProtectionBoth":       {in: v1beta1.Input{Protection: v1beta1.ProtectionBoth}, want: usage.Declared},
+		"ProtectionFinalizers": {in: v1beta1.Input{Protection: v1beta1.ProtectionFinalizers}, want: usage.None},
+		"External":             {in: v1beta1.Input{Usages: v1beta1.UsagesExternal}, want: usage.External},
+		"ExternalAndInfer":     {in: v1beta1.Input{Usages: v1beta1.UsagesExternal, Infer: []v1beta1.Inference{v1beta1.InferCredentials}}, want: usage.External},
+		"All":                  {in: v1beta1.Input{Usages: v1beta1.UsagesAll}, want: usage.All},
+		"Every":                {in: v1beta1.Input{Usages: v1beta1.UsagesEvery}, want: usage.All},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			tc.in.Default()
+			if diff := cmp.Diff(tc.want, usagePolicy(&tc.in)); diff != "" {
+				t.Errorf("usagePolicy(%+v): -want, +got:\n%s", tc.in, diff)
+			}
+		})
 	}
 }

@@ -30,6 +30,12 @@ type read struct {
 	// inferFrom is what inference reads of the composed resources, in name
 	// order, when the input asks for inference.
 	inferFrom []infer.Resource
+	// composedUsages are the Usages the composition composes itself, not
+	// this function, that it desires; bodies holds every composed resource's
+	// observed and desired state, by name, to find what their selectors
+	// select, when there are some.
+	composedUsages []usage.Composed
+	bodies         map[string][2]request.Object
 }
 
 // readComposed reads every composed resource of the request, observed or
@@ -85,6 +91,16 @@ func readComposed(c request.Composition, in *v1beta1.Input) read {
 			r.Identity.Name = "" // No reference can name a resource of an invalid apiVersion.
 		}
 		r.IsObject = objectref.IsObject(r.Identity.Group, r.Identity.Kind)
+		if r.Desired != nil && usage.IsUsage(r.Identity.Group, r.Identity.Kind) {
+			// Crossplane's Usage controller writes what a selector selects
+			// into resourceRef, which then stands: the observed Usage says
+			// what it protects, once there is one.
+			u := cr.Desired
+			if cr.IsObserved && cr.Observed.Exists() {
+				u = cr.Observed
+			}
+			rd.composedUsages = append(rd.composedUsages, composedUsage(u, r))
+		}
 		if r.IsObject {
 			targets, errs := source.References(r.Identity.Group)
 			r.References = targets
@@ -123,7 +139,45 @@ func readComposed(c request.Composition, in *v1beta1.Input) read {
 		}
 	}
 	deletingUnderARemovedName(rd.resources)
+	if len(rd.composedUsages) > 0 {
+		rd.bodies = make(map[string][2]request.Object, len(c.Resources))
+		for _, cr := range c.Resources {
+			rd.bodies[cr.Name] = [2]request.Object{cr.Observed, cr.Desired}
+		}
+	}
 	return rd
+}
+
+// composedUsage reads a Usage the composition composes, r: its ends as
+// Crossplane's Usage controller finds them. A namespaced Usage's ends are
+// in its namespace, but for a spec.of that names another; a cluster-scoped
+// one's have none, and its selectors look in every namespace.
+func composedUsage(u request.Object, r graph.Resource) usage.Composed {
+	namespaced := usage.IsNamespaced(r.Identity.Group, r.Identity.Kind)
+	end := func(field string) usage.End {
+		e := u.UsageEnd(field)
+		out := usage.End{Group: e.Group, Kind: e.Kind, Name: e.Name, Selector: e.Name == "" && e.Selector, MatchLabels: e.MatchLabels}
+		switch {
+		case !namespaced:
+		case field == "by":
+			out.Namespace = r.Identity.Namespace
+		case e.Name != "":
+			out.Namespace = cmp.Or(e.Namespace, r.Identity.Namespace)
+		default:
+			out.Namespace = cmp.Or(e.SelectorNamespace, r.Identity.Namespace)
+		}
+		return out
+	}
+	return usage.Composed{Of: end("of"), By: end("by"), Observed: r.Observed != nil}
+}
+
+// labelsOf returns the observed and desired labels of each of the graph's
+// resources, by place, for the selectors of the composition's own Usages.
+func (rd read) labelsOf(g *graph.Graph) func(int) []map[string]string {
+	return func(i int) []map[string]string {
+		b := rd.bodies[g.Resources[i].Name]
+		return []map[string]string{b[0].Labels(), b[1].Labels()}
+	}
 }
 
 // deletingUnderARemovedName marks as being deleted every resource the composition

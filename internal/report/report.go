@@ -38,6 +38,7 @@ const (
 	ReasonUnmatched        = "UnmatchedDependency"
 	ReasonUsageImpossible  = "UsageImpossible"
 	ReasonInferredCycle    = "InferredCycle"
+	ReasonUnprotectedDeps  = "UnprotectedDependencies"
 )
 
 // Severity of a result.
@@ -238,6 +239,10 @@ func Of(f Facts) Report {
 			listOf(unusable, func(u usage.Problem) string {
 				return fmt.Sprintf("%s → %s (%s)", u.Edge.Dependent, u.Edge.Dependency, u.Reason)
 			}))
+	}
+	if unprotected := f.Usages.Unprotected; len(unprotected) > 0 {
+		add(Warning, ReasonUnprotectedDeps, "no reference finalizer can protect these dependencies, and this step writes no Usage, so nothing keeps a dependency from being deleted before its dependent; usages: All protects them with Usages: "+
+			listOf(unprotected, func(e usage.Edge) string { return e.Dependent + " → " + e.Dependency }))
 	}
 	if len(f.Invalid) > 0 {
 		add(Warning, ReasonInvalidReference, "cannot read references: "+

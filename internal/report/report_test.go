@@ -413,13 +413,13 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 					graphtest.With(graphtest.Object("a", "b"), graphtest.Inferring("spec.cRef", "c")),
 					graphtest.Object("b", "a"),
 					graphtest.With(graphtest.ConfigMap("c"), graphtest.Inferring("spec.aRef", "a")),
-				}}.facts()
+				}, usages: usage.Declared}.facts() // infer writes Usages, so the declared pc → maker gets one.
 				f.CyclesFatal = true
 				return f
 			}(),
 			want: []Result{
 				{Severity: Fatal, Reason: ReasonCycle, Message: "cannot order deletion: references form a cycle: a → b → a"},
-				{Severity: Normal, Reason: ReasonSummary, Message: "5 composed resources, 3 references between them and 0 to external objects; 2 reference finalizers to declare (the cycle failed the step: desired state left unchanged), 0 pending until their Object exists"},
+				{Severity: Normal, Reason: ReasonSummary, Message: "5 composed resources, 3 references between them (1 of them by Usages) and 0 to external objects; 2 reference finalizers to declare (the cycle failed the step: desired state left unchanged), 0 pending until their Object exists"},
 				{Severity: Warning, Reason: ReasonInferredCycle, Message: "inferred references would close a cycle, so they are left out and nothing orders their deletion: " +
 					"a → c (via spec.cRef; cycle a → c → a), c → a (via spec.aRef; cycle c → a → c), maker → pc (via spec.providerConfigRef; cycle maker → pc → maker)"},
 			},
@@ -505,6 +505,19 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 					"web → bucket (the dependent is namespaced and the dependency is cluster-scoped: a namespaced Usage can't refer to a cluster-scoped Bucket, and a ClusterUsage can't refer to a namespaced ConfigMap)"},
 			},
 		},
+		"UnprotectedDependencies": {
+			reason: "Dependencies the input declares that no finalizer can protect, in a step that writes no Usage, are named once, with the field that protects them.",
+			facts: decision{resources: []graph.Resource{
+				graphtest.ConfigMap("db"), graphtest.ConfigMap("app", "db"), graphtest.ConfigMap("cache", "db"),
+			}}.facts(),
+			want: []Result{{Severity: Warning, Reason: ReasonUnprotectedDeps, Message: "no reference finalizer can protect these dependencies, and this step writes no Usage, so nothing keeps a dependency from being deleted before its dependent; usages: All protects them with Usages: app → db, cache → db"}},
+		},
+		"DeclaredDependenciesGetUsages": {
+			reason: "Where the step writes Usages, a Usage protects them: nothing to warn about.",
+			facts: decision{resources: []graph.Resource{
+				graphtest.ConfigMap("db"), graphtest.ConfigMap("app", "db"),
+			}, usages: usage.Declared, observed: map[string]map[string]any{usage.Key("app", "db"): nil}}.facts(),
+		},
 		"InvalidReference": {
 			reason: "References that can't be read are named with the problem.",
 			facts: func() Facts {
@@ -515,7 +528,7 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 			want: []Result{{Severity: Warning, Reason: ReasonInvalidReference, Message: "cannot read references: d1: spec.references[0]: Required value"}},
 		},
 		"EveryOneInItsPlace": {
-			reason: "Results come in a fixed order: a fatal cycle, the summary, a cycle warned about, inferred edges left out, removed and deleting targets, stale finalizers, held back, unmatched, impossible Usages, invalid references.",
+			reason: "Results come in a fixed order: a fatal cycle, the summary, a cycle warned about, inferred edges left out, removed and deleting targets, stale finalizers, held back, unmatched, impossible Usages, unprotected dependencies, invalid references.",
 			facts: func() Facts {
 				f := decision{
 					resources: []graph.Resource{
@@ -532,6 +545,7 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 				f.HeldBack = map[string]string{"job": "waits for web to be ready"}
 				f.Unmatched = []explicit.Unmatched{{Field: "dependencies[0].resource", Pattern: "gone"}}
 				f.Usages.Unusable = []usage.Problem{{Edge: usage.Edge{Dependent: "app", Dependency: "db"}, Reason: "why"}}
+				f.Usages.Unprotected = []usage.Edge{{Dependent: "job", Dependency: "web"}}
 				f.Invalid = []InvalidReference{{Resource: "d1", Problem: "bad"}}
 				return f
 			}(),
@@ -545,6 +559,7 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 				{Severity: Normal, Reason: ReasonHeldBack},
 				{Severity: Warning, Reason: ReasonUnmatched},
 				{Severity: Warning, Reason: ReasonUsageImpossible},
+				{Severity: Warning, Reason: ReasonUnprotectedDeps},
 				{Severity: Warning, Reason: ReasonInvalidReference},
 			},
 		},

@@ -70,15 +70,25 @@ type Problem struct {
 }
 
 // Policy says which of the edges no finalizer protects a Usage protects.
+// An inferred edge gets one whatever it says.
 type Policy int
 
 // The policies.
 const (
-	// None protects no edge with a Usage.
+	// None protects no edge with a Usage but the inferred ones. The edges
+	// the input declares that no finalizer can protect are left
+	// unprotected, and listed (Plan.Unprotected).
 	None Policy = iota
-	// External protects the edges to objects outside the composition.
+	// Declared protects the edges between composed resources that no
+	// finalizer can protect: those the input declares, whose dependent is
+	// not an Object.
+	Declared
+	// External protects those, and the edges to objects outside the
+	// composition.
 	External
-	// All protects every edge no finalizer protects.
+	// All protects every edge no finalizer protects: what External does,
+	// since every edge between composed resources that no finalizer can
+	// protect is one the input declares or one inferred.
 	All
 )
 
@@ -121,6 +131,12 @@ type Options struct {
 	// observing it, and the edge's key becomes that of an object outside the
 	// composition.
 	Observed map[string]map[string]any
+	// Composed are the edges between composed resources that Usages the
+	// composition composes itself protect, by their ends, and whether one
+	// exists (ComposedEdges). Such an edge gets no Usage of this function
+	// once one of those exists; until then an observed one of the
+	// function's stays, so that no edge is unprotected in between.
+	Composed map[Ends]bool
 }
 
 // observed tells whether the Usage of that composition resource name exists.
@@ -177,6 +193,10 @@ type Plan struct {
 	// Unusable are the edges a Usage would protect that none can: they are
 	// not in States or External.
 	Unusable []Problem
+	// Unprotected are the edges the input declares that no finalizer can
+	// protect and the policy (None) leaves without a Usage, in the graph's
+	// order; an edge a cycle broke is not one of them.
+	Unprotected []Edge
 }
 
 // Decide returns the Usages the graph's edges need. A Usage protects an edge
@@ -214,12 +234,16 @@ func Decide(g *graph.Graph, o Options) Plan {
 		d, t := &g.Resources[ge.From], &g.Resources[ge.To]
 		handOver := false
 		byFinalizer := finalizer.Protects(g, ge)
+		composedObserved, composed := o.Composed[Ends{By: ge.From, Of: ge.To}]
 		switch {
 		case ge.Origin == graph.FromInference:
 			// Always a Usage: inference is asked for to order deletion, and
 			// no finalizer protects such an edge.
 		case !byFinalizer:
-			if o.Policy != All {
+			if o.Policy == None && !composed {
+				if !ge.Broken {
+					p.Unprotected = append(p.Unprotected, Edge{Key: Key(d.Name, t.Name), Dependent: d.Name, Dependency: t.Name, By: d.Ref(), Of: t.Ref()})
+				}
 				continue
 			}
 		case o.Objects == Finalizers:
@@ -233,12 +257,17 @@ func Decide(g *graph.Graph, o Options) Plan {
 		if handOver && !o.observed(e.Key) {
 			continue
 		}
+		if composed && (composedObserved || !o.observed(e.Key)) {
+			// The composition's own Usage protects the edge, by its state.
+			p.States[i] = stateOf(d, t, composedObserved, ge.Broken)
+			continue
+		}
 		state := stateOf(d, t, o.observed(e.Key), ge.Broken)
 		if emit(e, state, !byFinalizer || o.Objects == Too) {
 			p.States[i] = state
 		}
 	}
-	if o.Policy == None {
+	if o.Policy < External {
 		return p
 	}
 	for i, ge := range g.External {

@@ -187,12 +187,14 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 		handOver  []int
 		api       string
 		observed  map[string]map[string]any
+		composed  map[Ends]bool
 	}
 	type want struct {
 		states, external map[int]graph.State
 		// usages are the edges whose Usage is emitted, as write writes it.
-		usages   []Edge
-		unusable []Problem
+		usages      []Edge
+		unusable    []Problem
+		unprotected []Edge
 	}
 	cases := map[string]struct {
 		reason string
@@ -200,8 +202,28 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 		want   want
 	}{
 		"NoneProtectsNothing": {
-			reason: "Without Usages, nothing protects an edge whose dependent is not an Object, nor one to an object outside the composition.",
+			reason: "Without Usages, nothing protects an edge the input declares whose dependent is not an Object, nor one to an object outside the composition; the declared edge is listed, so that the report can say so.",
 			args:   args{resources: []graph.Resource{db, app, d1, shared}, policy: None},
+			want:   want{unprotected: []Edge{between(app, db)}},
+		},
+		"NoneListsNoEdgeACycleBroke": {
+			reason: "A declared edge a cycle broke is the cycle's to report: nothing may protect it.",
+			args: args{
+				resources: []graph.Resource{graphtest.ConfigMap("a", "b"), graphtest.ConfigMap("b", "a"), graphtest.ConfigMap("c", "a")},
+				graph:     graph.Options{BreakCycles: true},
+			},
+			want: want{unprotected: []Edge{between(graphtest.ConfigMap("c"), graphtest.ConfigMap("a"))}},
+		},
+		"DeclaredProtectsInputDependenciesOfNonObjectsOnly": {
+			reason: "A step that writes Usages at all protects with one each edge the input declares that no finalizer can protect; the edges of Objects stay their finalizers', and external edges get none.",
+			args: args{
+				resources: []graph.Resource{db, app, shared, graphtest.With(d1, graphtest.DependingOn("db"))},
+				policy:    Declared,
+			},
+			want: want{
+				states: map[int]graph.State{0: graph.Declared},
+				usages: []Edge{between(app, db)},
+			},
 		},
 		"AllProtectsInputDependenciesOfNonObjects": {
 			reason: "With All a Usage protects an input dependency of a resource that is not an Object: declared once both ends exist, protected once the Usage is observed (and still emitted), pending before.",
@@ -238,12 +260,13 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 				usages: []Edge{between(graphtest.ConfigMap("a", "b-c"), graphtest.ConfigMap("b-c")), between(graphtest.ConfigMap("a-b", "c"), graphtest.ConfigMap("c"))},
 			},
 		},
-		"ExternalProtectsOnlyEdgesOutOfTheComposition": {
-			reason: "With External an external reference gets a Usage; an edge between composed resources gets none, whether a finalizer protects it or not.",
+		"ExternalProtectsEdgesOutOfTheCompositionAndDeclaredOnes": {
+			reason: "With External an external reference gets a Usage, and so does an edge the input declares that no finalizer can protect; an edge a finalizer protects gets none.",
 			args:   args{resources: []graph.Resource{shared, d1, db, app}, policy: External},
 			want: want{
+				states:   map[int]graph.State{0: graph.Declared},
 				external: map[int]graph.State{0: graph.Declared},
-				usages:   []Edge{outside(d1, graphtest.ClusterObject("elsewhere"))},
+				usages:   []Edge{between(app, db), outside(d1, graphtest.ClusterObject("elsewhere"))},
 			},
 		},
 		"AllNeverUsesAnEdgeAFinalizerProtects": {
@@ -272,14 +295,14 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			},
 		},
 		"InsteadUsesTheEdgesAFinalizerProtectsOnly": {
-			reason: "With Usages instead of finalizers, and no policy for the rest, the edges of an Object get a Usage and nothing else does; one no Usage can express is left to its finalizer, which protects it: nothing to report.",
+			reason: "With Usages instead of finalizers the edges of an Object get a Usage, as do the declared ones no finalizer can protect; one no Usage can express is left to its finalizer, which protects it: nothing to report.",
 			args: args{
 				resources: []graph.Resource{shared, d1, db, app, graphtest.With(graphtest.Object("web"), graphtest.Referencing(objectref.Target{Ref: objectref.Ref{APIVersion: "v1", Kind: "ConfigMap", Namespace: "team", Name: "db"}}))},
-				objects:   Instead,
+				policy:    Declared, objects: Instead,
 			},
 			want: want{
-				states: map[int]graph.State{1: graph.Declared}, // Edge 0 is app → db.
-				usages: []Edge{between(d1, shared)},
+				states: map[int]graph.State{0: graph.Declared, 1: graph.Declared}, // Edge 2 is web → db.
+				usages: []Edge{between(app, db), between(d1, shared)},
 			},
 		},
 		"AUsageStaysUntilTheFinalizerHolds": {
@@ -356,6 +379,46 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			args:   args{resources: []graph.Resource{bucket("assets"), graphtest.With(graphtest.ConfigMap("web", "assets"), graphtest.NotObserved)}, policy: All},
 			want:   want{states: map[int]graph.State{0: graph.Pending}},
 		},
+		"AComposedUsageTakesTheEdge": {
+			reason: "An edge a Usage of the composition's own protects gets none of the function's: protected once that one exists, declared before. Resources: app 0, cache 1, db 2.",
+			args: args{
+				resources: []graph.Resource{db, app, cache},
+				policy:    All, composed: map[Ends]bool{{By: 0, Of: 2}: true, {By: 1, Of: 2}: false},
+			},
+			want: want{states: map[int]graph.State{0: graph.Protected, 1: graph.Declared}},
+		},
+		"AComposedUsageProtectsWhatTheFunctionWouldNot": {
+			reason: "A step that writes no Usage leaves unprotected only the declared edges nothing else protects.",
+			args: args{
+				resources: []graph.Resource{db, app, cache},
+				composed:  map[Ends]bool{{By: 0, Of: 2}: true},
+			},
+			want: want{states: map[int]graph.State{0: graph.Protected}, unprotected: []Edge{between(cache, db)}},
+		},
+		"TheFunctionsUsageStaysUntilTheComposedOneExists": {
+			reason: "The function's observed Usage of an edge stays until the composition's own exists, so that no edge is unprotected in between.",
+			args: args{
+				resources: []graph.Resource{db, app},
+				policy:    All, observed: map[string]map[string]any{Key("app", "db"): nil}, composed: map[Ends]bool{{By: 0, Of: 1}: false},
+			},
+			want: want{states: map[int]graph.State{0: graph.Protected}, usages: []Edge{between(app, db)}},
+		},
+		"AComposedUsageNeedsNoUsageOfTheAPI": {
+			reason: "An edge no Usage of the API can express is no problem when the composition's own Usage protects it.",
+			args: args{
+				resources: []graph.Resource{db, app},
+				policy:    All, api: ApiextensionsAPI, composed: map[Ends]bool{{By: 0, Of: 1}: true},
+			},
+			want: want{states: map[int]graph.State{0: graph.Protected}},
+		},
+		"AComposedUsageOfAnObjectsEdgeInsteadOfTheFunctions": {
+			reason: "With Usages instead of finalizers, an Object's edge a composed Usage protects gets none of the function's. Resources: d1 0, shared 1.",
+			args: args{
+				resources: []graph.Resource{shared, graphtest.Object("d1", "shared")},
+				objects:   Instead, composed: map[Ends]bool{{By: 0, Of: 1}: true},
+			},
+			want: want{states: map[int]graph.State{0: graph.Protected}},
+		},
 		"CrossplaneV1": {
 			reason: "Crossplane v1's Usages protect cluster-scoped resources only: namespaced ends are problems.",
 			args:   args{resources: []graph.Resource{db, app}, policy: All, api: ApiextensionsAPI},
@@ -372,7 +435,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			}
 			g := graph.New(tc.args.resources, tc.args.graph)
 			handOver := func(i int) bool { return slices.Contains(tc.args.handOver, i) }
-			got := Decide(g, Options{Policy: tc.args.policy, Objects: tc.args.objects, HandOver: handOver, API: api, Owner: xr, Observed: tc.args.observed})
+			got := Decide(g, Options{Policy: tc.args.policy, Objects: tc.args.objects, HandOver: handOver, API: api, Owner: xr, Observed: tc.args.observed, Composed: tc.args.composed})
 			usages := map[string]map[string]any{}
 			for _, e := range tc.want.usages {
 				u, problem := write(api, xr, e)
@@ -381,7 +444,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 				}
 				usages[e.Key] = u
 			}
-			want := Plan{States: tc.want.states, External: tc.want.external, Usages: usages, Unusable: tc.want.unusable}
+			want := Plan{States: tc.want.states, External: tc.want.external, Usages: usages, Unusable: tc.want.unusable, Unprotected: tc.want.unprotected}
 			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nDecide(...): -want, +got:\n%s", tc.reason, diff)
 			}

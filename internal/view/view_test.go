@@ -84,7 +84,7 @@ func TestOfShowsTheGraphAsTheReportSeesIt(t *testing.T) {
 		},
 		Edges: []Edge{
 			{From: "config", To: "namespace", Origin: "reference", Protection: "finalizer", State: "protected"},
-			{From: "job", To: "web", Origin: "explicit", Protection: "none", State: "missing"},
+			{From: "job", To: "web", Origin: "explicit", Protection: "usage", State: "pending"},
 			{From: "old", To: "namespace", Origin: "reference", Protection: "finalizer", State: "stale"},
 			{From: "web", To: "Secret/vault/token", Origin: "reference", Protection: "usage", State: "pending"},
 			{From: "web", To: "cert", Origin: "reference", Protection: "finalizer", State: "missing"},

@@ -183,8 +183,12 @@ type xpObject struct {
 	remoteDeleting bool
 	remoteGoneStep int
 
-	// Crossplane's Usage controller's state of a Usage.
+	// Crossplane's Usage controller's state of a Usage: whether it saw it,
+	// and what it resolved each selector of spec.of and spec.by to, by
+	// field. It writes that into the Usage's resourceRef, which Crossplane's
+	// apply, owning no such field, leaves alone.
 	usageSeen bool
+	selected  map[string]xpKey
 }
 
 func (o *xpObject) has(f string) bool { return slices.Contains(o.finalizers, f) }
@@ -340,7 +344,64 @@ func (m *xpModel) describe(o *xpObject) string {
 // they name. A reference's namespace defaults to the Usage's own; by has no
 // namespace field.
 func usageRefs(o *xpObject) (of, by xpKey, hasBy, replay bool) {
-	return xpUsageRefs(o.body, o.key.namespace)
+	of, by, hasBy, replay = xpUsageRefs(o.body, o.key.namespace)
+	if k, ok := o.selected["of"]; ok && of.name == "" {
+		of = k
+	}
+	if k, ok := o.selected["by"]; ok && by.name == "" {
+		by = k
+	}
+	return of, by, hasBy, replay
+}
+
+// selectFor is Crossplane's Usage controller resolving the resourceSelector
+// of a Usage's spec.of or spec.by (field) that has no resourceRef name: the
+// first object of its kind, in the Usage's namespace (spec.of's selector may
+// say another) or for a cluster-scoped Usage in any, whose labels hold the
+// selector's matchLabels, and with matchControllerRef whose controller is
+// the Usage's. It reports whether the field needs none or is resolved.
+func (m *xpModel) selectFor(u *xpObject, field string) bool {
+	spec, _ := u.body["spec"].(map[string]any)
+	end, _ := spec[field].(map[string]any)
+	rr, _ := end["resourceRef"].(map[string]any)
+	sel, hasSelector := end["resourceSelector"].(map[string]any)
+	if name, _ := rr["name"].(string); name != "" || !hasSelector {
+		return true
+	}
+	if _, ok := u.selected[field]; ok {
+		return true
+	}
+	apiVersion, _ := end["apiVersion"].(string)
+	kind, _ := end["kind"].(string)
+	ns, anywhere := u.key.namespace, u.key.namespace == ""
+	if n, _ := sel["namespace"].(string); n != "" && field == "of" && !anywhere {
+		ns = n
+	}
+	labels, _ := sel["matchLabels"].(map[string]any)
+	sameController, _ := sel["matchControllerRef"].(bool)
+	for _, o := range m.sorted() {
+		if o.key.group != xpGroup(apiVersion) || o.key.kind != kind || (!anywhere && o.key.namespace != ns) {
+			continue
+		}
+		if sameController && (len(o.ownerUIDs) == 0 || len(u.ownerUIDs) == 0 || o.ownerUIDs[0] != u.ownerUIDs[0]) {
+			continue
+		}
+		holds := true
+		for k, v := range labels {
+			if got, ok := o.labels[k]; !ok || got != v {
+				holds = false
+			}
+		}
+		if holds {
+			if u.selected == nil {
+				u.selected = map[string]xpKey{}
+			}
+			u.selected[field] = o.key
+			m.changed = true
+			return true
+		}
+	}
+	return false
 }
 
 // xpUsageRefs reads spec.of and spec.by of a Usage's body, in namespace ns.
@@ -442,6 +503,20 @@ type xpResult struct {
 func (m *xpModel) observedJSON(o *xpObject, n int) map[string]any {
 	out := make(map[string]any, len(o.body)+4)
 	maps.Copy(out, o.body)
+	if len(o.selected) > 0 {
+		// The Usage controller wrote what it selected into resourceRef.
+		spec := maps.Clone(out["spec"].(map[string]any))
+		for field, k := range o.selected {
+			end := maps.Clone(spec[field].(map[string]any))
+			ref := map[string]any{"name": k.name}
+			if k.namespace != o.key.namespace {
+				ref["namespace"] = k.namespace
+			}
+			end["resourceRef"] = ref
+			spec[field] = end
+		}
+		out["spec"] = spec
+	}
 	out["apiVersion"] = o.apiVersion
 	out["kind"] = o.key.kind
 	md := map[string]any{"name": o.key.name, "uid": o.uid}
@@ -1000,6 +1075,13 @@ func (m *xpModel) usageController(u *xpObject, step int) {
 	ofKey, byKey, hasBy, replay := usageRefs(u)
 	of, by := m.objects[ofKey], m.objects[byKey]
 	if !u.deleting {
+		// A selector that selects nothing fails the reconcile: it is tried
+		// again the next time.
+		if !m.selectFor(u, "of") || !m.selectFor(u, "by") {
+			return
+		}
+		ofKey, byKey, hasBy, _ = usageRefs(u)
+		of, by = m.objects[ofKey], m.objects[byKey]
 		if !u.usageSeen {
 			u.usageSeen = true
 			m.addFinalizer(u, xpUsageFinalizer, xpByUsages)

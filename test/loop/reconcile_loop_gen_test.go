@@ -598,6 +598,11 @@ func loopGenerate(index int, rng *rand.Rand, off map[string]bool) *loopCompositi
 	if !off["inference"] && !c.features["one Object under two names"] {
 		loopInference(c, rand.New(rand.NewPCG(uint64(index), 0x3c6ef372)), off)
 	}
+	// Two names of one object take turns applying it: a Usage by it is no
+	// fixed point.
+	if !off["composed-usages"] && !c.features["one Object under two names"] {
+		loopComposedUsages(c, rand.New(rand.NewPCG(uint64(index), 0xa54ff53a)))
+	}
 	return c
 }
 

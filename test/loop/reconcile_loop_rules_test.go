@@ -194,8 +194,16 @@ func (r *loopRun) checkFixedPoint(p *oracle.Plan) {
 			if e.Protection != oracle.ByUsage {
 				continue
 			}
-			if n := r.m.liveUsages(loopKey(t.Identity), loopKey(d.Identity)); n != 1 {
-				r.violate(loopProtectedOnce, fmt.Sprintf("edge %s has %d live Usages at the fixed point", e, n))
+			// An edge a Usage the composition composes protects gets none
+			// of the function's. A composed one whose selector selects
+			// several may protect another edge the function can't tell.
+			own, composed := r.m.liveUsages(loopKey(t.Identity), loopKey(d.Identity))
+			if _, ok := p.Composed[[2]string{d.Name, t.Name}]; ok {
+				if own != 0 || composed == 0 {
+					r.violate(loopProtectedOnce, fmt.Sprintf("edge %s, which a Usage of the composition's protects, has %d live Usages of the function's and %d of the composition's at the fixed point", e, own, composed))
+				}
+			} else if own != 1 {
+				r.violate(loopProtectedOnce, fmt.Sprintf("edge %s has %d live Usages of the function's at the fixed point", e, own))
 			}
 		}
 	}
@@ -205,8 +213,8 @@ func (r *loopRun) checkFixedPoint(p *oracle.Plan) {
 		case oracle.Declared:
 			r.violate(loopProtectedOnce, fmt.Sprintf("edge %s is declared but not protected at the fixed point", loopExternalEdge(e)))
 		case oracle.Protected:
-			if n := r.m.liveUsages(loopKey(e.Target.Identity), loopKey(d.Identity)); n != 1 {
-				r.violate(loopProtectedOnce, fmt.Sprintf("edge %s has %d live Usages at the fixed point", loopExternalEdge(e), n))
+			if own, _ := r.m.liveUsages(loopKey(e.Target.Identity), loopKey(d.Identity)); own != 1 {
+				r.violate(loopProtectedOnce, fmt.Sprintf("edge %s has %d live Usages at the fixed point", loopExternalEdge(e), own))
 			}
 		}
 	}
@@ -224,17 +232,20 @@ func (r *loopRun) neverManaged(d *oracle.Node) bool {
 }
 
 // liveUsages counts the Usages of one object by another that aren't being
-// deleted.
-func (m *xpModel) liveUsages(of, by xpKey) int {
-	n := 0
+// deleted: the function's, and the composition's own.
+func (m *xpModel) liveUsages(of, by xpKey) (own, composed int) {
 	for _, o := range m.objects {
 		if xpIsUsage(o.key.group, o.key.kind) && !o.deleting {
 			if uo, ub, _, _ := usageRefs(o); uo == of && ub == by {
-				n++
+				if o.byFunction {
+					own++
+				} else {
+					composed++
+				}
 			}
 		}
 	}
-	return n
+	return own, composed
 }
 
 // teardown deletes the composite and checks that every protected edge's
@@ -257,7 +268,8 @@ func (r *loopRun) teardown() {
 	// composite lived or at its fixed point, keeps its order: nothing
 	// legitimately unprotects an edge while both ends exist (a dependent
 	// removed from the composition goes before its finalizer and its Usage
-	// do; a dependency removed stays while they hold it).
+	// do; a dependency removed stays while they hold it), but an input that
+	// stops writing Usages, which warns about what it leaves unprotected.
 	for _, o := range slices.SortedFunc(maps.Values(r.protected), func(a, b loopOrdered) int { return strings.Compare(a.edge+a.dependentUID, b.edge+b.dependentUID) }) {
 		start, started := m.deletionStart[o.targetUID]
 		end, ended := m.deletionEnd[o.dependentUID]

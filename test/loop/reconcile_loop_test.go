@@ -70,6 +70,7 @@ var loopFeatureNames = []string{
 	"explicit",             // dependencies in the input
 	"cycles",               // compositions not kept acyclic
 	"inference",            // ProviderConfigs, credentials and managed references, and the input's infer
+	"composed-usages",      // Usages the composition composes itself
 }
 
 // loopKnownBugFeatures are what issue 13's bugs need: (1) Usages begetting
@@ -913,16 +914,29 @@ func (r *loopRun) check(res xpResult, p *oracle.Plan, world []map[string]any) {
 	if strings.Contains(p.SummaryMessage(), " references not inferred: ") {
 		r.reach("a reference not inferred: nothing singles out its target")
 	}
+	unprotected := p.UnprotectedDependencies()
+	if len(unprotected) > 0 {
+		r.reach("a dependency declared and left unprotected")
+	}
 	for _, e := range p.Edges {
 		r.reach("an edge " + e.State.String())
+		if _, ok := p.Composed[[2]string{e.Dependent, e.Target}]; ok {
+			r.reach("an edge a composed Usage protects, " + e.State.String())
+		}
 		if e.Origin == oracle.OriginInferred {
 			r.reach("an inferred edge " + e.State.String())
 			r.reach("an edge inferred by " + loopInferredBy(e.Via))
 			r.reachIdentified(p, e)
 		}
-		if e.State == oracle.Protected {
-			d, t := p.Nodes[e.Dependent], p.Nodes[e.Target]
+		d, t := p.Nodes[e.Dependent], p.Nodes[e.Target]
+		switch {
+		case e.State == oracle.Protected:
 			r.protected[[2]string{d.UID, t.UID}] = loopOrdered{e.String(), d.UID, t.UID, e.Origin == oracle.OriginInferred}
+		case slices.Contains(unprotected, e.String()):
+			// An input that no longer writes Usages leaves a declared edge
+			// of a resource that is no Object unprotected, and says so:
+			// its order is the user's to keep.
+			delete(r.protected, [2]string{d.UID, t.UID})
 		}
 	}
 	for _, e := range p.External {
@@ -1360,6 +1374,9 @@ func (s *loopStats) add(r *loopRun) {
 			"shared names: a field that doesn't name its target's kind, the only one of its name",
 			"an edge inferred among shared names", "an edge inferred by a field that doesn't name its target's kind",
 			"a reference not inferred: nothing singles out its target",
+			"a composed Usage by name", "a composed Usage by selector", "a composed Usage whose selector selects several",
+			"an edge a composed Usage protects, protected", "an edge a composed Usage protects, declared",
+			"a dependency declared and left unprotected",
 		} {
 			s.reached[name] = 0
 		}

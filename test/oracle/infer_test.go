@@ -381,14 +381,14 @@ func TestInference(t *testing.T) {
 			want: want{edges: []string{"a → b: pending (inferred: spec.providerConfigRef)"}},
 		},
 		"ReferencesAndDependenciesKeepTheirOrigin": {
-			reason: "An Object that references its ProviderConfig in spec.references has one edge, the reference's, which its finalizer protects; a dependency the input declares stays explicit.",
+			reason: "An Object that references its ProviderConfig in spec.references has one edge, the reference's, which its finalizer protects; a dependency the input declares stays explicit, and since the step writes Usages, a Usage protects it.",
 			state: state(Input{Infer: inferAll, Dependencies: []Dependency{{Resource: "bucket", DependsOn: []string{"s3pc"}}}}, map[string]res{
 				"app":    object("app").refs(dependsOn("pc", "apiVersion", "kubernetes.crossplane.io/v1alpha1", "kind", "ProviderConfig")).set("spec.providerConfigRef", pcRef("pc")),
 				"pc":     kubernetesPC("pc"),
 				"bucket": resource("s3.example.org/v1beta1", "Bucket", "b").set("spec.providerConfigRef", pcRef("s3pc")),
 				"s3pc":   resource("example.org/v1", "ProviderConfig", "s3pc"),
 			}, nil),
-			want: want{edges: []string{"app → pc: pending", "bucket → s3pc: exposed (explicit)"}},
+			want: want{edges: []string{"app → pc: pending", "bucket → s3pc: pending (explicit)"}},
 		},
 		"InferredEdgesDoNotHoldBackCreation": {
 			reason: "With creation: WaitForReady a Subnet whose VPC isn't ready is created all the same: an inferred edge orders deletion only.",

@@ -143,6 +143,15 @@ func (in Input) ObjectEdges() string {
 	return cmp.Or(in.Protection, "Finalizers")
 }
 
+// WritesUsages tells whether the step writes Usages at all: it infers edges,
+// protects Objects' edges with Usages, or asks for Usages of the edges no
+// finalizer protects. Only then does a Usage protect a dependency the input
+// declares of a resource that is not an Object: a user's stack that takes
+// none would fail the composite.
+func (in Input) WritesUsages() bool {
+	return len(in.Infer) > 0 || (in.Usages != "" && in.Usages != "Disabled") || in.ObjectEdges() == "Usages" || in.ObjectEdges() == "Both"
+}
+
 // A Dependency is one entry of the input's dependencies: composition resource
 // names or anchored RE2 patterns.
 type Dependency struct {
@@ -703,6 +712,10 @@ type Plan struct {
 	// Own are the observed Usages the function emitted, by composition
 	// resource name: never part of the graph.
 	Own map[string]map[string]any
+	// Composed holds the edges, dependent and target, that a Usage the
+	// composition desires itself protects, and whether such a Usage
+	// exists: the function writes those edges no Usage of its own.
+	Composed map[[2]string]bool
 
 	// Edges are sorted by dependent, then target.
 	Edges    []Edge
@@ -897,6 +910,26 @@ func (p *Plan) Changes() bool {
 	return false
 }
 
+// UnprotectedDependencies are the edges only the input declares whose
+// dependent is no Object, which nothing protects since the step writes no
+// Usage, as the warning names them: all but those a broken cycle holds.
+func (p *Plan) UnprotectedDependencies() []string {
+	var out []string
+	for _, e := range p.Edges {
+		if e.Origin == OriginExplicit && !p.Nodes[e.Dependent].Object && !p.Input.WritesUsages() && !p.composes(e.Dependent, e.Target) && e.State != Cyclic {
+			out = append(out, e.String())
+		}
+	}
+	return out
+}
+
+// composes tells whether a Usage the composition desires itself protects the
+// edge.
+func (p *Plan) composes(dependent, target string) bool {
+	_, ok := p.Composed[[2]string{dependent, target}]
+	return ok
+}
+
 // CyclePaths are the cycles as messages name them: a → b → a.
 func (p *Plan) CyclePaths() []string {
 	out := make([]string, len(p.Cycles))
@@ -926,6 +959,7 @@ func (p *Plan) Results() []Result {
 	add(len(p.HeldBack) > 0, Normal, "HeldBack")
 	add(len(p.Unmatched) > 0, Warning, "UnmatchedDependency")
 	add(len(p.Impossible) > 0, Warning, "UsageImpossible")
+	add(len(p.UnprotectedDependencies()) > 0, Warning, "UnprotectedDependencies")
 	slices.SortFunc(rs, func(a, b Result) int { return strings.Compare(a.Severity+"/"+a.Reason, b.Severity+"/"+b.Reason) })
 	return rs
 }
@@ -940,6 +974,7 @@ func Expect(s State) *Plan {
 		XRUID: harness.String(s.XR, "metadata", "uid"), xrNamespaced: harness.String(s.XR, "metadata", "namespace") != "",
 	}
 	p.readNodes(s)
+	p.readComposedUsages()
 	p.addEdges()
 	p.leaveOutInferredCycles()
 	p.findCycles()
@@ -1052,6 +1087,107 @@ func (p *Plan) readNodes(s State) {
 			n.Deleting = true
 		}
 	}
+}
+
+// readComposedUsages reads the Usages the composition desires itself (not
+// the function's, which are no nodes): each protects the edge from what its
+// spec.by names to what its spec.of names, both composed resources.
+func (p *Plan) readComposedUsages() {
+	p.Composed = map[[2]string]bool{}
+	for _, name := range p.Names {
+		u := p.Nodes[name]
+		g, k := u.Identity.Group, u.Identity.Kind
+		usage := g == "protection.crossplane.io" && (k == "Usage" || k == "ClusterUsage") || g == "apiextensions.crossplane.io" && k == "Usage"
+		if !u.Desired || !usage {
+			continue
+		}
+		// Only Crossplane v2's Usage is namespaced: its ends are in its
+		// namespace, but for a spec.of that says another. A cluster-scoped
+		// one's names are of cluster-scoped resources, and its selectors
+		// select in any namespace.
+		ns := ""
+		if g == "protection.crossplane.io" && k == "Usage" {
+			ns = u.Identity.Namespace
+		}
+		// What a selector selected Crossplane writes into resourceRef, which
+		// stands from then on: the observed Usage says what it protects.
+		body := u.desiredBody
+		if u.Observed {
+			body = u.observedBody
+		}
+		for _, by := range p.usageNames(body, "by", ns) {
+			for _, of := range p.usageNames(body, "of", ns) {
+				if by != of {
+					key := [2]string{by, of}
+					p.Composed[key] = p.Composed[key] || u.Observed
+				}
+			}
+		}
+	}
+}
+
+// usageNames are the composed resources a Usage's spec.of or spec.by names,
+// as Crossplane's Usage controller finds them: every one of the identity its
+// resourceRef names, or else the one resource of the kind whose labels,
+// observed or desired, hold its resourceSelector's matchLabels. Crossplane
+// picks one of several the function can't tell: no name then.
+func (p *Plan) usageNames(body map[string]any, field, ns string) []string {
+	end, _ := harness.Lookup(body, "spec", field).(map[string]any)
+	group, ok := GroupOf(harness.String(end, "apiVersion"))
+	kind := harness.String(end, "kind")
+	if !ok || end == nil {
+		return nil
+	}
+	var out []string
+	if name := harness.String(end, "resourceRef", "name"); name != "" {
+		if field == "of" && ns != "" {
+			ns = cmp.Or(harness.String(end, "resourceRef", "namespace"), ns)
+		}
+		for _, n := range p.Names {
+			if p.Nodes[n].Identity == (Identity{Group: group, Kind: kind, Namespace: ns, Name: name}) {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	selector, ok := end["resourceSelector"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	if field == "of" && ns != "" {
+		ns = cmp.Or(harness.String(selector, "namespace"), ns)
+	}
+	want, _ := selector["matchLabels"].(map[string]any)
+	holds := func(body map[string]any) bool {
+		if body == nil {
+			return false
+		}
+		for k, v := range want {
+			if harness.String(body, "metadata", "labels", k) != v || harness.Lookup(body, "metadata", "labels", k) == nil {
+				return false
+			}
+		}
+		return true
+	}
+	for _, n := range p.Names {
+		node := p.Nodes[n]
+		if node.Identity.Group == group && node.Identity.Kind == kind && (ns == "" || node.Identity.Namespace == ns) && (holds(node.observedBody) || holds(node.desiredBody)) {
+			out = append(out, n)
+		}
+	}
+	if len(out) != 1 {
+		return nil
+	}
+	return out
+}
+
+// composedUsage tells whether a Usage the composition composes takes the
+// edge, and whether it exists: it does once it exists, and before while
+// the function's own Usage of the edge doesn't, so that no edge is
+// unprotected in between.
+func (p *Plan) composedUsage(e *Edge, own Usage) (takes, observed bool) {
+	observed, ok := p.Composed[[2]string{e.Dependent, e.Target}]
+	return ok && (observed || own.ObservedAs == ""), observed
 }
 
 // controllerUID is the UID of the resource's controller, or "".
@@ -1223,7 +1359,7 @@ func (p *Plan) addEdges() {
 			switch {
 			case n.Object:
 				e.Protection = ByFinalizer
-			case p.Input.Usages == "All" || p.Input.Usages == "Every":
+			case p.Input.WritesUsages() || p.composes(name, t):
 				e.Protection = ByUsage
 			}
 			targets[t] = e
@@ -1328,7 +1464,8 @@ func (p *Plan) decide() {
 			// target carries stays declared until then, so that no edge is
 			// unprotected in between.
 			u := p.usage(d, refOf(t), t.Name, t.Name)
-			inForce := u.ObservedAs != "" && d.Observed && t.Observed && !t.Deleting && t.InUse && !cyclic
+			_, composedObserved := p.composedUsage(e, u)
+			inForce := (u.ObservedAs != "" || composedObserved) && d.Observed && t.Observed && !t.Deleting && t.InUse && !cyclic
 			if inForce || !t.Carries(e.Finalizer) {
 				continue
 			}
@@ -1449,7 +1586,7 @@ func (p *Plan) usagesInstead(e *Edge) bool {
 	if p.Input.ObjectEdges() != "Usages" || e.Protection != ByFinalizer {
 		return false
 	}
-	return p.usage(p.Nodes[e.Dependent], refOf(p.Nodes[e.Target]), "", "").Impossible == ""
+	return p.composes(e.Dependent, e.Target) || p.usage(p.Nodes[e.Dependent], refOf(p.Nodes[e.Target]), "", "").Impossible == ""
 }
 
 // decideUsages decides the state of every edge a Usage protects, and the
@@ -1468,7 +1605,26 @@ func (p *Plan) decideUsages() {
 		if e.Protection != ByUsage && !every && !handOver && !p.usagesInstead(e) {
 			continue
 		}
-		state, protection := p.usageState(&u, !p.CyclesFatal() && p.SameCycle(e.Dependent, e.Target), d.Observed && t.Observed)
+		cyclic := !p.CyclesFatal() && p.SameCycle(e.Dependent, e.Target)
+		if takes, observed := p.composedUsage(e, u); takes {
+			// The composition's own Usage protects it, as the function's
+			// would: the function writes none.
+			e.Protection = ByUsage
+			switch {
+			case cyclic:
+				e.State = Cyclic
+			case !d.Observed || !t.Observed:
+				e.State = Pending
+			case t.Deleting:
+				e.State = TargetDeleting
+			case observed:
+				e.State = Protected
+			default:
+				e.State = Declared
+			}
+			continue
+		}
+		state, protection := p.usageState(&u, cyclic, d.Observed && t.Observed)
 		if (every || handOver) && protection == Unprotected {
 			continue // The finalizer's, as without Usages.
 		}

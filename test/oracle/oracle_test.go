@@ -26,6 +26,16 @@ func object(name string) res     { return resource(ClusterObjectGroup+"/v1alpha2
 func nsObject(name string) res   { return resource(NamespacedObjectGroup+"/v1alpha1", ObjectKind, name) }
 func (r res) md() map[string]any { return r["metadata"].(map[string]any) }
 
+// clusterUsage is a ClusterUsage a composition composes itself: of and by
+// each name an apiVersion, a kind, and a resourceRef or resourceSelector.
+func clusterUsage(ofAPIVersion, ofKind string, of map[string]any, byAPIVersion, byKind string, by map[string]any) res {
+	r := resource(ProtectionAPI, "ClusterUsage", "keep")
+	of["apiVersion"], of["kind"] = ofAPIVersion, ofKind
+	by["apiVersion"], by["kind"] = byAPIVersion, byKind
+	r["spec"] = map[string]any{"of": of, "by": by}
+	return r
+}
+
 // team is the namespace of the namespaced composites.
 const team = "team"
 
@@ -511,9 +521,28 @@ func TestExpect(t *testing.T) {
 				observedAs: []string{"usage-a-b-c", ""},
 			},
 		},
-		"NonObjectDependentNeedsUsagesAll": {
-			reason: "An explicit edge of a resource that is no Object gets a Usage only with usages: All; else nothing protects it.",
+		"NonObjectDependentGetsAUsageWhereTheStepWritesUsages": {
+			reason: "An explicit edge of a resource that is no Object gets a Usage wherever the step writes Usages at all: here for the edges out of the composition.",
 			state: state(Input{Usages: "External", Dependencies: []Dependency{{Resource: "bucket", DependsOn: []string{"ns"}}}}, nil, map[string]res{
+				"bucket": resource("s3.example.org/v1", "Bucket", "b").uid("u1"),
+				"ns":     resource("v1", "Namespace", "ns").uid("u2"),
+			}),
+			want: want{
+				edges: []string{"bucket → ns: declared (explicit)"},
+				usages: []map[string]any{{
+					"apiVersion": ProtectionAPI, "kind": "ClusterUsage", "metadata": map[string]any{},
+					"spec": map[string]any{
+						"of":     map[string]any{"apiVersion": "v1", "kind": "Namespace", "resourceRef": map[string]any{"name": "ns"}},
+						"by":     map[string]any{"apiVersion": "s3.example.org/v1", "kind": "Bucket", "resourceRef": map[string]any{"name": "b"}},
+						"reason": "bucket depends on ns (function-dependencies)", "replayDeletion": true,
+					},
+				}},
+				results: []Result{{Normal, "Summary"}},
+			},
+		},
+		"NonObjectDependentIsUnprotectedAndWarnedWithoutUsages": {
+			reason: "A step that writes no Usage leaves an explicit edge of a resource that is no Object unprotected, and warns: a Usage by default would fail a composite on a stack without them.",
+			state: state(Input{Dependencies: []Dependency{{Resource: "bucket", DependsOn: []string{"ns"}}}}, nil, map[string]res{
 				"bucket": resource("s3.example.org/v1", "Bucket", "b").uid("u1"),
 				"ns":     resource("v1", "Namespace", "ns").uid("u2"),
 			}),
@@ -521,6 +550,7 @@ func TestExpect(t *testing.T) {
 				edges:     []string{"bucket → ns: exposed (explicit)"},
 				usages:    []map[string]any{},
 				condition: "False UnprotectedEdges: nothing keeps referenced resources from being deleted before their dependents: bucket → ns",
+				results:   []Result{{Warning, "UnprotectedDependencies"}},
 			},
 		},
 		"MixedPendingProtectionsAreEachLabelled": {
@@ -539,6 +569,38 @@ func TestExpect(t *testing.T) {
 				edges:     []string{"bucket → ns: declared (explicit)", "dep → shared: pending"},
 				condition: "False ProtectionPending: finalizers and Usages are declared but not yet in force, or wait for what they protect to exist: bucket → ns (Usage), dep → shared (finalizer)",
 				summary:   &Summary{Resources: 4, References: 2, Declared: 0, Pending: 1},
+			},
+		},
+		"AComposedUsageProtectsADeclaredEdge": {
+			reason: "A Usage the composition composes itself that names the two ends protects the edge: no warning, and no Usage of the function's, whatever the step writes.",
+			state: state(Input{Usages: "All", Dependencies: []Dependency{{Resource: "bucket", DependsOn: []string{"ns"}}}}, map[string]res{
+				"bucket": resource("s3.example.org/v1", "Bucket", "b"),
+				"ns":     resource("v1", "Namespace", "ns"),
+				"keep":   clusterUsage("v1", "Namespace", map[string]any{"resourceRef": map[string]any{"name": "ns"}}, "s3.example.org/v1", "Bucket", map[string]any{"resourceRef": map[string]any{"name": "b"}}),
+			}, map[string]res{
+				"bucket": resource("s3.example.org/v1", "Bucket", "b").uid("u1"),
+				"ns":     resource("v1", "Namespace", "ns").uid("u2"),
+				"keep":   clusterUsage("v1", "Namespace", map[string]any{"resourceRef": map[string]any{"name": "ns"}}, "s3.example.org/v1", "Bucket", map[string]any{"resourceRef": map[string]any{"name": "b"}}).uid("u3"),
+			}),
+			want: want{
+				edges:  []string{"bucket → ns: protected (explicit)"},
+				usages: []map[string]any{},
+			},
+		},
+		"AComposedUsageOfNoEdgeChangesNothing": {
+			reason: "Without Usages, a composed Usage whose selector selects several resources protects no edge the function knows of: the declared edge is unprotected, and warned about.",
+			state: state(Input{Dependencies: []Dependency{{Resource: "bucket", DependsOn: []string{"ns"}}}}, map[string]res{
+				"bucket": resource("s3.example.org/v1", "Bucket", "b"),
+				"ns":     resource("v1", "Namespace", "ns"),
+				"other":  resource("v1", "Namespace", "other"),
+				"keep":   clusterUsage("v1", "Namespace", map[string]any{"resourceSelector": map[string]any{"matchControllerRef": true}}, "s3.example.org/v1", "Bucket", map[string]any{"resourceRef": map[string]any{"name": "b"}}),
+			}, map[string]res{
+				"bucket": resource("s3.example.org/v1", "Bucket", "b").uid("u1"),
+				"ns":     resource("v1", "Namespace", "ns").uid("u2"),
+			}),
+			want: want{
+				edges:   []string{"bucket → ns: exposed (explicit)"},
+				results: []Result{{Warning, "UnprotectedDependencies"}},
 			},
 		},
 		"ExternalReferenceGetsANamespacedUsage": {
