@@ -467,7 +467,7 @@ func (o inferOrder) at(c *change) string {
 func (o inferOrder) timeline() string {
 	workload := ""
 	if o.remoteWorkloadGone != nil {
-		workload = fmt.Sprintf("; the workload's remote object gone %s", o.at(o.remoteWorkloadGone))
+		workload = "; the workload's remote object gone " + o.at(o.remoteWorkloadGone)
 	}
 	return fmt.Sprintf("last remote ConfigMap deleted %s, last dependent Object gone %s; ProviderConfig deleting %s, gone %s; %s deleting %s, gone %s%s; the remote Secret gone %s",
 		o.at(o.lastConfigMapGone), o.at(o.lastDependentGone), o.at(o.providerConfigDeleting), o.at(o.providerConfigGone),
