@@ -13,7 +13,11 @@
 // kubeconfig Secret, a ProviderConfig reading it and Objects using that:
 // without the function's infer, deleting the XR leaves the Objects stuck;
 // with it, the Usages of the inferred edges order the teardown, within 1.5
-// times that of a baseline whose Secret the XR doesn't compose.
+// times that of a baseline whose Secret the XR doesn't compose; and so does,
+// within the same bound, the Usage of the edge the input declares where the
+// Secret is written by a workload the XR composes (the test writes it, as
+// the workload's controller, owned by the workload's remote object, so that
+// the garbage collector deletes it with the workload).
 // TestTeardownTimeline, opt-in, records teardown timelines with and without
 // the function and its WatchOperations (make teardown).
 //

@@ -36,8 +36,12 @@ const (
 )
 
 // inferSecret is the name of the kubeconfig Secret, in the arm's Namespace,
-// that the arm's ProviderConfig reads.
-const inferSecret = "kubeconfig"
+// that the arm's ProviderConfig reads; inferWorkload, the name of the
+// workload's remote object there, and of its composition resource.
+const (
+	inferSecret   = "kubeconfig"
+	inferWorkload = "vcluster"
+)
 
 // TestInferredOrderKeepsTheClusterUntilWhatRunsOnIt composes, as a platform
 // would a cluster and what runs on it, an Object whose manifest is a Secret
@@ -46,7 +50,7 @@ const inferSecret = "kubeconfig"
 // (ConfigMaps in a Namespace) that use that ProviderConfig; no
 // spec.references anywhere. Deleting the XR deletes them all at once: the
 // Secret goes first, and the Objects can no longer connect to delete their
-// ConfigMaps (issue 26). Three XRs:
+// ConfigMaps (issue 26). Four XRs:
 //
 //   - without inference (function-dependencies in the pipeline, infer
 //     unset): what is left five minutes after deleting the XR is counted, and
@@ -57,10 +61,22 @@ const inferSecret = "kubeconfig"
 //     Secret's Object, every remote ConfigMap before the remote Secret) and
 //     leave nothing;
 //   - the baseline: the same with inference, but the Secret made outside the
-//     XR, so that only the ProviderConfigs edges order the teardown.
+//     XR, so that only the ProviderConfigs edges order the teardown;
+//   - the Secret written by a workload, as a vcluster's pod writes its
+//     kubeconfig: the XR composes, instead of the Secret's Object, an Object
+//     whose manifest is the workload (a ConfigMap standing for vcluster's
+//     StatefulSet: no kubelet runs here), and the test, as the workload's
+//     controller, writes the Secret owned by the workload's remote object,
+//     so that the garbage collector deletes it when the workload goes. No
+//     inference can see that edge: the input declares it, the ProviderConfig
+//     depending on the workload, and it gets a ClusterUsage since the step
+//     writes Usages. The teardown must be ordered as the second's, the
+//     workload in the place of the Secret's Object, and leave nothing.
 //
-// The second's teardown may take at most 1.5 times the baseline's. The first
-// XR's five minutes run while the other two are created and torn down.
+// The second's and the fourth's teardowns may each take at most 1.5 times
+// the baseline's. The first XR's five minutes run while the other three are
+// created and torn down, one after the other so that their teardown times
+// compare.
 func TestInferredOrderKeepsTheClusterUntilWhatRunsOnIt(t *testing.T) {
 	wall := time.Now()
 	ctx := testContext(t)
@@ -72,10 +88,19 @@ func TestInferredOrderKeepsTheClusterUntilWhatRunsOnIt(t *testing.T) {
 		t.Fatal("ERROR:", err)
 	}
 	infer := []any{"ProviderConfigs", "Credentials"}
-	without := &inferArm{xr: "inferred-without", n: n, composesSecret: true}
-	with := &inferArm{xr: "inferred-with", n: n, composesSecret: true, infer: infer, usages: n + 1}
-	baseline := &inferArm{xr: "inferred-baseline", n: n, infer: infer, usages: n}
-	for _, a := range []*inferArm{without, with, baseline} {
+	without := &inferArm{xr: "inferred-without", n: n, secretFrom: secretComposed}
+	with := &inferArm{xr: "inferred-with", n: n, secretFrom: secretComposed, infer: infer, usages: n + 1}
+	baseline := &inferArm{xr: "inferred-baseline", n: n, secretFrom: secretOutside, infer: infer, usages: n}
+	// The edge as the README declares it: the ProviderConfig (composition
+	// resource "cluster") depends on the workload.
+	workload := &inferArm{xr: "inferred-workload", n: n, secretFrom: secretByWorkload, infer: infer, usages: n + 1,
+		dependencies: []any{map[string]any{"resource": "cluster", "dependsOn": []any{inferWorkload}}},
+		// Until the step protects a declared edge no finalizer can with a
+		// Usage whenever it writes Usages (infer is set here), only
+		// usages: All does.
+		usagesPolicy: "All"}
+	armsAfterWithout := []*inferArm{with, baseline, workload}
+	for _, a := range append([]*inferArm{without}, armsAfterWithout...) {
 		s.create(ctx, gvrComposition, "", a.composition(kubeconfig))
 	}
 
@@ -85,12 +110,14 @@ func TestInferredOrderKeepsTheClusterUntilWhatRunsOnIt(t *testing.T) {
 	if err := s.client.Resource(gvrXR).Delete(ctx, without.xr, metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("ERROR: cannot delete %s: %v", without.xr, err)
 	}
-	t.Logf("%s: deleted; what is left is counted %s later, after the other two XRs", without.xr, inferStuckAfter)
+	t.Logf("%s: deleted; what is left is counted %s later, after the other XRs", without.xr, inferStuckAfter)
 
-	for _, a := range []*inferArm{with, baseline} {
+	for _, a := range armsAfterWithout {
 		s.composeInferred(ctx, a, kubeconfig)
 		s.tearDownInferred(ctx, a)
 	}
+	t.Logf("the XRs after %s were torn down %s after its deletion (its count comes at %s)",
+		without.xr, time.Since(deleted).Round(time.Second), inferStuckAfter)
 
 	select {
 	case <-ctx.Done():
@@ -113,31 +140,62 @@ func TestInferredOrderKeepsTheClusterUntilWhatRunsOnIt(t *testing.T) {
 
 	t.Logf("SUMMARY (a kubeconfig Secret's Object, a ProviderConfig reading it and %d Objects using that, in one XR; function-dependencies; Crossplane v2.4.0 with its Usage webhook, provider-kubernetes v1.2.1):", n)
 	t.Logf("  without inference (infer unset): %s after deleting the XR, left: %s", inferStuckAfter, stuck)
-	for _, a := range []*inferArm{with, baseline} {
+	for _, a := range armsAfterWithout {
 		t.Logf("  %s: Objects Ready and %d ClusterUsages Ready %s after creating the XR; teardown %s, ordered: %s; left: %s",
 			a.label(), a.usages, a.ready.Round(100*time.Millisecond), a.gone.Round(100*time.Millisecond), a.order, orNone(a.left))
 	}
-	ratio := with.gone.Seconds() / baseline.gone.Seconds()
-	t.Logf("  teardown with the Secret composed / baseline: %.2f (at most 1.5)", ratio)
-	if ratio > 1.5 {
-		t.Errorf("ERROR: the teardown with the Secret composed took %s, %.2f times the baseline's %s: more than 1.5 times",
-			with.gone.Round(100*time.Millisecond), ratio, baseline.gone.Round(100*time.Millisecond))
+	for _, a := range []*inferArm{with, workload} {
+		ratio := a.gone.Seconds() / baseline.gone.Seconds()
+		t.Logf("  teardown %s / baseline: %.2f (at most 1.5)", a.secretFrom, ratio)
+		if ratio > 1.5 {
+			t.Errorf("ERROR: the teardown %s took %s, %.2f times the baseline's %s: more than 1.5 times",
+				a.secretFrom, a.gone.Round(100*time.Millisecond), ratio, baseline.gone.Round(100*time.Millisecond))
+		}
 	}
 	t.Logf("SCENARIO WALL TIME: %s (whole test including stack start: %s)", time.Since(scenario).Round(time.Second), time.Since(wall).Round(time.Second))
+}
+
+// secretSource is where an arm's kubeconfig Secret comes from.
+type secretSource int
+
+const (
+	// secretComposed: the XR composes an Object whose manifest is the
+	// Secret.
+	secretComposed secretSource = iota
+	// secretOutside: the test creates the Secret before the XR.
+	secretOutside
+	// secretByWorkload: the XR composes an Object whose manifest is a
+	// workload, and the workload writes the Secret (the test, acting as its
+	// controller, once the workload's remote object exists), owned by that
+	// object, so that Kubernetes's garbage collector deletes the Secret when
+	// the workload goes.
+	secretByWorkload
+)
+
+func (f secretSource) String() string {
+	switch f {
+	case secretComposed:
+		return "with the Secret composed"
+	case secretOutside:
+		return "with the Secret made outside the XR"
+	default:
+		return "with the Secret written by a workload"
+	}
 }
 
 // An inferArm is one XR of the inferred-order test: what it composes, and
 // what its teardown showed.
 type inferArm struct {
-	xr string
-	n  int
-	// composesSecret is whether the XR composes the kubeconfig Secret (as
-	// an Object); if not, the test creates it.
-	composesSecret bool
-	// infer is the function's input's infer; usages, how many ClusterUsages
+	xr         string
+	n          int
+	secretFrom secretSource
+	// infer, dependencies and usagesPolicy are the function's input's infer,
+	// dependencies and usages, where set; usages is how many ClusterUsages
 	// that should compose.
-	infer  []any
-	usages int
+	infer        []any
+	dependencies []any
+	usagesPolicy string
+	usages       int
 
 	// ready is from creating the XR until everything was Ready; gone, from
 	// deleting it until nothing was left, and left what was at the bound.
@@ -147,16 +205,37 @@ type inferArm struct {
 }
 
 // The names of what an arm composes: its remote objects live in a Namespace
-// named after the XR.
+// named after the XR. The writer is the Object the Secret comes from: the
+// Secret's own Object, or the workload's.
 func (a *inferArm) namespace() string      { return a.xr }
 func (a *inferArm) providerConfig() string { return a.xr + "-cluster" }
-func (a *inferArm) secretObject() string   { return a.xr + "-kubeconfig" }
+func (a *inferArm) writer() string {
+	if a.secretFrom == secretByWorkload {
+		return a.xr + "-" + inferWorkload
+	}
+	return a.xr + "-kubeconfig"
+}
+
+// writerLabel names the writer in what the test logs.
+func (a *inferArm) writerLabel() string {
+	if a.secretFrom == secretByWorkload {
+		return "the workload's Object"
+	}
+	return "the Secret's Object"
+}
+
+// composesWriter is whether the XR composes an Object the Secret comes
+// from; the test's own Secret is none of the XR's.
+func (a *inferArm) composesWriter() bool { return a.secretFrom != secretOutside }
 
 func (a *inferArm) label() string {
-	if a.composesSecret {
-		return fmt.Sprintf("with infer %v, the Secret composed", a.infer)
+	switch a.secretFrom {
+	case secretOutside:
+		return fmt.Sprintf("baseline, infer %v, the Secret made outside the XR", a.infer)
+	case secretByWorkload:
+		return fmt.Sprintf("infer %v, dependencies %v, usages %q, the Secret written by a workload", a.infer, a.dependencies, a.usagesPolicy)
 	}
-	return fmt.Sprintf("baseline, infer %v, the Secret made outside the XR", a.infer)
+	return fmt.Sprintf("with infer %v, the Secret composed", a.infer)
 }
 
 // secret is the kubeconfig Secret the arm's ProviderConfig reads.
@@ -168,9 +247,20 @@ func (a *inferArm) secret(kubeconfig []byte) map[string]any {
 	}
 }
 
-// composition composes the arm's ProviderConfig, its n Objects using it and,
-// if composesSecret, the Object of the Secret the ProviderConfig reads. The
-// names are the arm's: each arm has a composition of its own.
+// workloadObject is the manifest of the workload's remote object: a
+// ConfigMap standing for vcluster's StatefulSet, since no kubelet runs here.
+func (a *inferArm) workloadObject() map[string]any {
+	return map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": inferWorkload, "namespace": a.namespace()},
+		"data":     map[string]any{"standsFor": "a vcluster StatefulSet, whose pod writes the kubeconfig Secret"},
+	}
+}
+
+// composition composes the arm's ProviderConfig, its n Objects using it and
+// the writer, if the XR composes one: the Object of the Secret the
+// ProviderConfig reads, or of the workload that writes it. The names are
+// the arm's: each arm has a composition of its own.
 func (a *inferArm) composition(kubeconfig []byte) *unstructured.Unstructured {
 	object := func(resource, name string, spec map[string]any) map[string]any {
 		return map[string]any{"name": resource, "base": map[string]any{
@@ -186,8 +276,11 @@ func (a *inferArm) composition(kubeconfig []byte) *unstructured.Unstructured {
 			"secretRef": map[string]any{"namespace": a.namespace(), "name": inferSecret, "key": "kubeconfig"},
 		}},
 	}}}
-	if a.composesSecret {
-		resources = append(resources, object("kubeconfig", a.secretObject(), map[string]any{"forProvider": map[string]any{"manifest": a.secret(kubeconfig)}}))
+	switch a.secretFrom {
+	case secretComposed:
+		resources = append(resources, object("kubeconfig", a.writer(), map[string]any{"forProvider": map[string]any{"manifest": a.secret(kubeconfig)}}))
+	case secretByWorkload:
+		resources = append(resources, object(inferWorkload, a.writer(), map[string]any{"forProvider": map[string]any{"manifest": a.workloadObject()}}))
 	}
 	for i := 1; i <= a.n; i++ {
 		resources = append(resources, object(fmt.Sprintf("app-%02d", i), fmt.Sprintf("%s-app-%02d", a.xr, i), map[string]any{
@@ -203,20 +296,30 @@ func (a *inferArm) composition(kubeconfig []byte) *unstructured.Unstructured {
 	if len(a.infer) > 0 {
 		input["infer"] = a.infer
 	}
+	if len(a.dependencies) > 0 {
+		input["dependencies"] = a.dependencies
+	}
+	if a.usagesPolicy != "" {
+		input["usages"] = a.usagesPolicy
+	}
 	return withInput(pipelineComposition(a.xr, resources, true), input)
 }
 
-// composeInferred creates the arm's Namespace and, unless the XR composes
-// it, its kubeconfig Secret; then the XR, and waits until every Object is
-// Synced and Ready, every remote ConfigMap exists and the arm's ClusterUsages
-// are Ready.
+// composeInferred creates the arm's Namespace and, if it is the test's, its
+// kubeconfig Secret; then the XR; where the workload writes the Secret,
+// writes it as the workload would once it runs; and waits until every
+// Object is Synced and Ready, every remote ConfigMap exists and the arm's
+// ClusterUsages are Ready.
 func (s *stack) composeInferred(ctx context.Context, a *inferArm, kubeconfig []byte) {
 	t := s.t
 	s.create(ctx, gvrNamespace, "", obj(map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": a.namespace()}}))
-	if !a.composesSecret {
+	if a.secretFrom == secretOutside {
 		s.create(ctx, gvrSecret, a.namespace(), obj(a.secret(kubeconfig)))
 	}
 	created := s.createXR(ctx, a.xr, a.xr)
+	if a.secretFrom == secretByWorkload {
+		s.runWorkload(ctx, a, kubeconfig)
+	}
 	s.await(ctx, a.xr+" to be Ready", inferReady, func(ctx context.Context) (bool, error) {
 		st, err := s.inferredState(ctx, a)
 		if err != nil {
@@ -230,6 +333,26 @@ func (s *stack) composeInferred(ctx context.Context, a *inferArm, kubeconfig []b
 		t.Logf("%s: Objects Ready, %d ClusterUsages Ready %s after creating the XR; %s",
 			a.xr, a.usages, a.ready.Round(100*time.Millisecond), describeCondition(u, "DeletionOrdered"))
 	}
+}
+
+// runWorkload does what the workload's controller would: once the
+// workload's remote object exists, it writes the kubeconfig Secret with an
+// ownerReference to that object, so that the garbage collector deletes the
+// Secret when the workload is deleted.
+func (s *stack) runWorkload(ctx context.Context, a *inferArm, kubeconfig []byte) {
+	t := s.t
+	var workload *unstructured.Unstructured
+	s.await(ctx, a.xr+"'s workload to run", inferReady, func(ctx context.Context) (bool, error) {
+		var err error
+		workload, err = s.client.Resource(gvrConfigMap).Namespace(a.namespace()).Get(ctx, inferWorkload, metav1.GetOptions{})
+		return err == nil, err
+	})
+	secret := obj(a.secret(kubeconfig))
+	secret.SetOwnerReferences([]metav1.OwnerReference{{
+		APIVersion: "v1", Kind: "ConfigMap", Name: workload.GetName(), UID: workload.GetUID(),
+	}})
+	s.create(ctx, gvrSecret, a.namespace(), secret)
+	t.Logf("%s: the workload runs; its kubeconfig Secret written, owned by ConfigMap %s/%s", a.xr, a.namespace(), inferWorkload)
 }
 
 // tearDownInferred deletes the arm's XR, waits until nothing it composed
@@ -257,7 +380,7 @@ func (s *stack) tearDownInferred(ctx context.Context, a *inferArm) {
 			return false, err
 		}
 		// The baseline's Secret is the test's.
-		if !a.composesSecret {
+		if a.secretFrom == secretOutside {
 			st.secret = false
 		}
 		return st.empty(), fmt.Errorf("left: %s", st)
@@ -289,13 +412,16 @@ type inferOrder struct {
 	lastDependentGone, lastConfigMapGone *change
 	providerConfigDeleting               *change
 	providerConfigGone                   *change
-	secretObjectDeleting                 *change
-	secretObjectGone                     *change
-	secretGone                           *change
+	// writer is the Object the Secret comes from (writerLabel).
+	writer             string
+	writerDeleting     *change
+	writerGone         *change
+	remoteWorkloadGone *change
+	secretGone         *change
 }
 
 func orderOf(changes []change, a *inferArm, begin time.Time) inferOrder {
-	o := inferOrder{begin: begin}
+	o := inferOrder{begin: begin, writer: a.writerLabel()}
 	first := func(at **change, c *change) {
 		if *at == nil {
 			*at = c
@@ -304,17 +430,19 @@ func orderOf(changes []change, a *inferArm, begin time.Time) inferOrder {
 	for i := range changes {
 		c := &changes[i]
 		switch {
-		case c.kind == "Object" && c.name == a.secretObject():
+		case c.kind == "Object" && c.name == a.writer():
 			if c.deleting {
-				first(&o.secretObjectDeleting, c)
+				first(&o.writerDeleting, c)
 			}
 			if c.deleted {
-				first(&o.secretObjectGone, c)
+				first(&o.writerGone, c)
 			}
 		case c.kind == "Object" && c.deleted:
 			o.lastDependentGone = c
 		case c.kind == "ConfigMap" && c.deleted && strings.HasPrefix(c.name, "app-"):
 			o.lastConfigMapGone = c
+		case c.kind == "ConfigMap" && c.deleted && c.name == inferWorkload:
+			first(&o.remoteWorkloadGone, c)
 		case c.kind == "ProviderConfig":
 			if c.deleting {
 				first(&o.providerConfigDeleting, c)
@@ -337,9 +465,13 @@ func (o inferOrder) at(c *change) string {
 }
 
 func (o inferOrder) timeline() string {
-	return fmt.Sprintf("last remote ConfigMap deleted %s, last dependent Object gone %s; ProviderConfig deleting %s, gone %s; the Secret's Object deleting %s, gone %s; the remote Secret gone %s",
+	workload := ""
+	if o.remoteWorkloadGone != nil {
+		workload = "; the workload's remote object gone " + o.at(o.remoteWorkloadGone)
+	}
+	return fmt.Sprintf("last remote ConfigMap deleted %s, last dependent Object gone %s; ProviderConfig deleting %s, gone %s; %s deleting %s, gone %s%s; the remote Secret gone %s",
 		o.at(o.lastConfigMapGone), o.at(o.lastDependentGone), o.at(o.providerConfigDeleting), o.at(o.providerConfigGone),
-		o.at(o.secretObjectDeleting), o.at(o.secretObjectGone), o.at(o.secretGone))
+		o.writer, o.at(o.writerDeleting), o.at(o.writerGone), workload, o.at(o.secretGone))
 }
 
 func (o inferOrder) String() string {
@@ -350,45 +482,52 @@ func (o inferOrder) String() string {
 }
 
 // check returns what is out of order: every dependent Object gone before
-// the ProviderConfig, and, where the XR composes the Secret, the
-// ProviderConfig gone before the Secret's Object and every remote ConfigMap
-// before the remote Secret.
+// the ProviderConfig, and, where the XR composes the Secret's writer, the
+// ProviderConfig gone before the writer and every remote ConfigMap before
+// the remote Secret; where the writer is a workload, the remote Secret gone
+// after the workload's remote object, as its garbage collection.
 func (o inferOrder) check(a *inferArm) []string {
 	before := func(a, b *change) bool { return a != nil && b != nil && a.rv < b.rv }
 	var errs []string
 	if !before(o.lastDependentGone, o.providerConfigGone) {
 		errs = append(errs, fmt.Sprintf("the ProviderConfig was gone %s, not after the last dependent Object (%s)", o.at(o.providerConfigGone), o.at(o.lastDependentGone)))
 	}
-	if !a.composesSecret {
+	if !a.composesWriter() {
 		return errs
 	}
-	if !before(o.providerConfigGone, o.secretObjectGone) {
-		errs = append(errs, fmt.Sprintf("the Secret's Object was gone %s, not after the ProviderConfig (%s)", o.at(o.secretObjectGone), o.at(o.providerConfigGone)))
+	if !before(o.providerConfigGone, o.writerGone) {
+		errs = append(errs, fmt.Sprintf("%s was gone %s, not after the ProviderConfig (%s)", o.writer, o.at(o.writerGone), o.at(o.providerConfigGone)))
 	}
 	if !before(o.lastConfigMapGone, o.secretGone) {
 		errs = append(errs, fmt.Sprintf("the remote Secret was gone %s, not after the last remote ConfigMap (%s)", o.at(o.secretGone), o.at(o.lastConfigMapGone)))
+	}
+	if a.secretFrom == secretByWorkload && !before(o.remoteWorkloadGone, o.secretGone) {
+		errs = append(errs, fmt.Sprintf("the remote Secret was gone %s, not after the workload's remote object (%s): not by the garbage collector", o.at(o.secretGone), o.at(o.remoteWorkloadGone)))
 	}
 	return errs
 }
 
 // inferredState is what of an arm exists.
 type inferredState struct {
-	xr             bool
-	dependents     []*unstructured.Unstructured
-	secretObject   *unstructured.Unstructured
+	xr         bool
+	dependents []*unstructured.Unstructured
+	// writer is the Object the Secret comes from, if the XR composes one;
+	// writerLabel names it.
+	writer         *unstructured.Unstructured
+	writerLabel    string
 	providerConfig *unstructured.Unstructured
 	// providerConfigUsages are provider-kubernetes's, of the arm's
 	// ProviderConfig; usages, the function's ClusterUsages.
 	providerConfigUsages []unstructured.Unstructured
 	usages, usagesReady  int
-	// configMaps counts the remote ConfigMaps; secret is whether the remote
-	// Secret exists.
-	configMaps int
-	secret     bool
+	// configMaps counts the remote ConfigMaps; secret and workload are
+	// whether the remote Secret and the workload's remote object exist.
+	configMaps       int
+	secret, workload bool
 }
 
 func (s *stack) inferredState(ctx context.Context, a *inferArm) (inferredState, error) {
-	var st inferredState
+	st := inferredState{writerLabel: a.writerLabel()}
 	get := func(r schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
 		u, err := s.client.Resource(r).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 		if kerrors.IsNotFound(err) {
@@ -406,8 +545,8 @@ func (s *stack) inferredState(ctx context.Context, a *inferArm) (inferredState, 
 		return st, err
 	}
 	for i := range objs.Items {
-		if o := &objs.Items[i]; o.GetName() == a.secretObject() {
-			st.secretObject = o
+		if o := &objs.Items[i]; o.GetName() == a.writer() {
+			st.writer = o
 		} else {
 			st.dependents = append(st.dependents, o)
 		}
@@ -439,8 +578,11 @@ func (s *stack) inferredState(ctx context.Context, a *inferArm) (inferredState, 
 		return st, err
 	}
 	for _, cm := range cms.Items {
-		if strings.HasPrefix(cm.GetName(), "app-") {
+		switch {
+		case strings.HasPrefix(cm.GetName(), "app-"):
 			st.configMaps++
+		case cm.GetName() == inferWorkload:
+			st.workload = true
 		}
 	}
 	secret, err := get(gvrSecret, a.namespace(), inferSecret)
@@ -451,8 +593,8 @@ func (s *stack) inferredState(ctx context.Context, a *inferArm) (inferredState, 
 // ready returns what the arm still lacks before its teardown.
 func (st inferredState) ready(a *inferArm) error {
 	objects := st.dependents
-	if st.secretObject != nil {
-		objects = append(objects, st.secretObject)
+	if st.writer != nil {
+		objects = append(objects, st.writer)
 	}
 	var notReady []string
 	for _, o := range objects {
@@ -463,12 +605,12 @@ func (st inferredState) ready(a *inferArm) error {
 	switch {
 	case !st.xr:
 		return errors.New("no XR")
-	case len(st.dependents) != a.n || a.composesSecret != (st.secretObject != nil) || st.providerConfig == nil:
+	case len(st.dependents) != a.n || a.composesWriter() != (st.writer != nil) || st.providerConfig == nil:
 		return fmt.Errorf("composed so far: %s", st)
 	case len(notReady) > 0:
 		return fmt.Errorf("Objects not Synced and Ready: %s", strings.Join(notReady, "; "))
-	case st.configMaps != a.n || !st.secret:
-		return fmt.Errorf("%d of %d remote ConfigMaps, remote Secret: %t", st.configMaps, a.n, st.secret)
+	case st.configMaps != a.n || !st.secret || (a.secretFrom == secretByWorkload) != st.workload:
+		return fmt.Errorf("%d of %d remote ConfigMaps, remote Secret: %t, the workload's remote object: %t", st.configMaps, a.n, st.secret, st.workload)
 	case st.usages != a.usages || st.usagesReady != a.usages:
 		return fmt.Errorf("%d ClusterUsages composed, %d of them Ready, want %d", st.usages, st.usagesReady, a.usages)
 	}
@@ -492,8 +634,8 @@ func (st inferredState) String() string {
 		}
 		parts = append(parts, fmt.Sprintf("%d dependent Objects (%d deleting)", len(st.dependents), deleting))
 	}
-	if o := st.secretObject; o != nil {
-		parts = append(parts, fmt.Sprintf("the Secret's Object (deleting: %t)", o.GetDeletionTimestamp() != nil))
+	if o := st.writer; o != nil {
+		parts = append(parts, fmt.Sprintf("%s (deleting: %t)", st.writerLabel, o.GetDeletionTimestamp() != nil))
 	}
 	if pc := st.providerConfig; pc != nil {
 		parts = append(parts, fmt.Sprintf("the ProviderConfig (deleting: %t, finalizers %v)", pc.GetDeletionTimestamp() != nil, pc.GetFinalizers()))
@@ -506,6 +648,9 @@ func (st inferredState) String() string {
 	}
 	if st.configMaps > 0 {
 		parts = append(parts, fmt.Sprintf("remote ConfigMaps: %d", st.configMaps))
+	}
+	if st.workload {
+		parts = append(parts, "the workload's remote object")
 	}
 	if st.secret {
 		parts = append(parts, "the remote Secret")
@@ -536,8 +681,8 @@ func (s *stack) unstick(ctx context.Context, a *inferArm) {
 		}
 	}
 	objects := st.dependents
-	if st.secretObject != nil {
-		objects = append(objects, st.secretObject)
+	if st.writer != nil {
+		objects = append(objects, st.writer)
 	}
 	if st.xr {
 		release(gvrXR, a.xr)
