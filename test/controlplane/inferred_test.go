@@ -94,11 +94,7 @@ func TestInferredOrderKeepsTheClusterUntilWhatRunsOnIt(t *testing.T) {
 	// The edge as the README declares it: the ProviderConfig (composition
 	// resource "cluster") depends on the workload.
 	workload := &inferArm{xr: "inferred-workload", n: n, secretFrom: secretByWorkload, infer: infer, usages: n + 1,
-		dependencies: []any{map[string]any{"resource": "cluster", "dependsOn": []any{inferWorkload}}},
-		// Until the step protects a declared edge no finalizer can with a
-		// Usage whenever it writes Usages (infer is set here), only
-		// usages: All does.
-		usagesPolicy: "All"}
+		dependencies: []any{map[string]any{"resource": "cluster", "dependsOn": []any{inferWorkload}}}}
 	armsAfterWithout := []*inferArm{with, baseline, workload}
 	for _, a := range append([]*inferArm{without}, armsAfterWithout...) {
 		s.create(ctx, gvrComposition, "", a.composition(kubeconfig))
@@ -189,12 +185,10 @@ type inferArm struct {
 	xr         string
 	n          int
 	secretFrom secretSource
-	// infer, dependencies and usagesPolicy are the function's input's infer,
-	// dependencies and usages, where set; usages is how many ClusterUsages
-	// that should compose.
+	// infer and dependencies are the function's input's, where set; usages
+	// is how many ClusterUsages that should compose.
 	infer        []any
 	dependencies []any
-	usagesPolicy string
 	usages       int
 
 	// ready is from creating the XR until everything was Ready; gone, from
@@ -233,7 +227,7 @@ func (a *inferArm) label() string {
 	case secretOutside:
 		return fmt.Sprintf("baseline, infer %v, the Secret made outside the XR", a.infer)
 	case secretByWorkload:
-		return fmt.Sprintf("infer %v, dependencies %v, usages %q, the Secret written by a workload", a.infer, a.dependencies, a.usagesPolicy)
+		return fmt.Sprintf("infer %v, dependencies %v, the Secret written by a workload", a.infer, a.dependencies)
 	}
 	return fmt.Sprintf("with infer %v, the Secret composed", a.infer)
 }
@@ -298,9 +292,6 @@ func (a *inferArm) composition(kubeconfig []byte) *unstructured.Unstructured {
 	}
 	if len(a.dependencies) > 0 {
 		input["dependencies"] = a.dependencies
-	}
-	if a.usagesPolicy != "" {
-		input["usages"] = a.usagesPolicy
 	}
 	return withInput(pipelineComposition(a.xr, resources, true), input)
 }
