@@ -230,6 +230,9 @@ type loopRun struct {
 	// fixed point, once converged.
 	fatal bool
 	final *oracle.Plan
+	// unmanaged are the Objects at the fixed point that provider-kubernetes
+	// never manages while the world stays as it is.
+	unmanaged map[string]bool
 	// offReconciles are those of the run with infer off, when there is one.
 	offReconciles int
 
@@ -570,6 +573,12 @@ func (r *loopRun) live(f *Function) {
 			changedAt, r.took, start, r.depth, last, r.depth+3+slack))
 	}
 	r.final = p
+	r.unmanaged = map[string]bool{}
+	for name, n := range p.Nodes {
+		if n.Object && r.neverManaged(n) {
+			r.unmanaged[name] = true
+		}
+	}
 	r.checkFixedPoint(p)
 	r.checkSilence(res, p)
 }
@@ -623,8 +632,16 @@ func (r *loopRun) compareWithInferOff(off *loopRun) {
 	// protected all the same.
 	exists := func(name string) bool { n := r.final.Nodes[name]; return n != nil && n.Observed }
 	exempt := func(dependent, target string) bool {
-		if r.blocked && !off.blocked && (!exists(dependent) || !exists(target)) {
+		switch {
+		case r.blocked && !off.blocked && (!exists(dependent) || !exists(target)):
 			r.reach("an edge with infer off whose end a Usage of an inferred edge keeps from being created")
+			return true
+		case r.unmanaged[dependent] && !off.unmanaged[dependent]:
+			// The model draws when a remote object goes from one sequence
+			// of random numbers, which the inferred edges' Usages shift: an
+			// Object created after what it references went is never
+			// managed, so no finalizer can be declared for it.
+			r.reach("an edge with infer off whose Object the model's timing leaves unmanaged with infer on")
 			return true
 		}
 		return false
