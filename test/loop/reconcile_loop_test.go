@@ -655,11 +655,13 @@ func (r *loopRun) compareWithInferOff(off *loopRun) {
 		used[pair{u.Dependent, u.Target}] = true
 	}
 	for _, e := range off.final.Edges {
-		// What protects a live edge, in force or on its way. A finalizer
-		// kept for a dependent on its way out, or the Usage of a target
-		// already being deleted, protects nothing, and the model's timing
-		// of deletions is its own in each run.
-		if e.State != oracle.Protected && e.State != oracle.Declared || exempt(e.Dependent, e.Target) {
+		// What protects a live edge (its dependent exists and stays, its
+		// target stays in the composition), in force or on its way. A
+		// finalizer or Usage kept for a dependent on its way out, or the
+		// Usage of a target already being deleted, protects nothing, and
+		// the model's timing of deletions is its own in each run.
+		live := off.final.Nodes[e.Dependent].Live() && off.final.Nodes[e.Target].Desired
+		if !live || e.State != oracle.Protected && e.State != oracle.Declared || exempt(e.Dependent, e.Target) {
 			continue
 		}
 		if e.Declared && !declared[pair{e.Dependent, e.Target}] {
