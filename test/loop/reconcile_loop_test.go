@@ -231,6 +231,9 @@ type loopRun struct {
 	// fixed point, once converged.
 	fatal bool
 	final *oracle.Plan
+	// unmanaged are the Objects at the fixed point that provider-kubernetes
+	// never manages while the world stays as it is.
+	unmanaged map[string]bool
 	// offReconciles are those of the run with infer off, when there is one.
 	offReconciles int
 
@@ -595,6 +598,12 @@ func (r *loopRun) live(f *Function) {
 			changedAt, r.took, start, r.depth, last, r.depth+3+slack))
 	}
 	r.final = p
+	r.unmanaged = map[string]bool{}
+	for name, n := range p.Nodes {
+		if n.Object && r.neverManaged(n) {
+			r.unmanaged[name] = true
+		}
+	}
 	r.checkFixedPoint(p)
 	r.checkSilence(res, p)
 }
@@ -648,8 +657,16 @@ func (r *loopRun) compareWithInferOff(off *loopRun) {
 	// protected all the same.
 	exists := func(name string) bool { n := r.final.Nodes[name]; return n != nil && n.Observed }
 	exempt := func(dependent, target string) bool {
-		if r.blocked && !off.blocked && (!exists(dependent) || !exists(target)) {
+		switch {
+		case r.blocked && !off.blocked && (!exists(dependent) || !exists(target)):
 			r.reach("an edge with infer off whose end a Usage of an inferred edge keeps from being created")
+			return true
+		case r.unmanaged[dependent] && !off.unmanaged[dependent]:
+			// The model draws when a remote object goes from one sequence
+			// of random numbers, which the inferred edges' Usages shift: an
+			// Object created after what it references went is never
+			// managed, so no finalizer can be declared for it.
+			r.reach("an edge with infer off whose Object the model's timing leaves unmanaged with infer on")
 			return true
 		}
 		return false
@@ -663,11 +680,13 @@ func (r *loopRun) compareWithInferOff(off *loopRun) {
 		used[pair{u.Dependent, u.Target}] = true
 	}
 	for _, e := range off.final.Edges {
-		// What protects a live edge, in force or on its way. A finalizer
-		// kept for a dependent on its way out, or the Usage of a target
-		// already being deleted, protects nothing, and the model's timing
-		// of deletions is its own in each run.
-		if e.State != oracle.Protected && e.State != oracle.Declared || exempt(e.Dependent, e.Target) {
+		// What protects a live edge (its dependent exists and stays, its
+		// target stays in the composition), in force or on its way. A
+		// finalizer or Usage kept for a dependent on its way out, or the
+		// Usage of a target already being deleted, protects nothing, and
+		// the model's timing of deletions is its own in each run.
+		live := off.final.Nodes[e.Dependent].Live() && off.final.Nodes[e.Target].Desired
+		if !live || e.State != oracle.Protected && e.State != oracle.Declared || exempt(e.Dependent, e.Target) {
 			continue
 		}
 		if e.Declared && !declared[pair{e.Dependent, e.Target}] {
