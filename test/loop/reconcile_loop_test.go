@@ -625,8 +625,9 @@ func (c *loopComposition) withoutInfer() *loopComposition {
 // the run of the same composition with infer off: no reconcile fails the
 // step unless one does without infer; the run converges wherever that one
 // does; and its fixed point declares every reference finalizer, and keeps
-// every Usage, that protects a live edge between composed resources at the
-// other's, all of them declared edges. The run with infer off is checked
+// every Usage (the function's, or one the composition composes itself), that
+// protects a live edge between composed resources at the other's, all of
+// them declared edges. The run with infer off is checked
 // by every other property as well.
 func (r *loopRun) compareWithInferOff(off *loopRun) {
 	r.offReconciles = off.reconciles
@@ -679,6 +680,17 @@ func (r *loopRun) compareWithInferOff(off *loopRun) {
 	for _, u := range r.final.Usages {
 		used[pair{u.Dependent, u.Target}] = true
 	}
+	// A Usage the composition composes itself protects its edge as the
+	// function's would, and the function then writes none of its own (issue
+	// 31, point 5), so the plan's Usages, the function's alone, lack it in
+	// both runs. It counts at the fixed point with infer on only in force
+	// (observed) wherever it is in force with infer off: the composition
+	// desires it in both runs alike, so what inference could cost it is
+	// its creation, held back or blocked.
+	composed := map[pair]bool{}
+	for k, observed := range r.final.Composed {
+		composed[pair{k[0], k[1]}] = observed
+	}
 	for _, e := range off.final.Edges {
 		// What protects a live edge (its dependent exists and stays, its
 		// target stays in the composition), in force or on its way. A
@@ -692,8 +704,17 @@ func (r *loopRun) compareWithInferOff(off *loopRun) {
 		if e.Declared && !declared[pair{e.Dependent, e.Target}] {
 			never("the fixed point doesn't declare %s's reference finalizer on %s, which it declares with infer off", e.Dependent, e.Target)
 		}
-		if e.Protection == oracle.ByUsage && !used[pair{e.Dependent, e.Target}] {
+		if e.Protection != oracle.ByUsage || used[pair{e.Dependent, e.Target}] {
+			continue
+		}
+		observed, ok := composed[pair{e.Dependent, e.Target}]
+		switch {
+		case !ok:
 			never("the fixed point has no Usage of %s by %s, which protects that edge with infer off", e.Target, e.Dependent)
+		case !observed && off.final.Composed[[2]string{e.Dependent, e.Target}]:
+			never("the composition's own Usage of %s by %s is not in force at the fixed point, which it is with infer off", e.Target, e.Dependent)
+		default:
+			r.reach("a declared edge the composition's own Usage protects, with infer on and off")
 		}
 	}
 }
@@ -1385,6 +1406,7 @@ func (s *loopStats) add(r *loopRun) {
 			"an inferred edge left out beside a cycle of declared edges", "a declared dependency against inferred ones",
 			"a composition run again with infer off", "a Fatal result with infer off",
 			"an edge with infer off whose end a Usage of an inferred edge keeps from being created",
+			"a declared edge the composition's own Usage protects, with infer on and off",
 			"a user deleting a ProviderConfig", "a teardown ordering inferred edges",
 			"a composed kubernetes.crossplane.io/v1alpha1 ProviderConfig", "a composed kubernetes.m.crossplane.io/v1alpha1 ProviderConfig",
 			"a composed kubernetes.m.crossplane.io/v1alpha1 ClusterProviderConfig",
