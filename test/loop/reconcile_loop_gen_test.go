@@ -653,6 +653,16 @@ func loopEnds(res []*loopResource, input map[string]any) (dependents, dependenci
 			}
 		}
 	}
+	for _, e := range loopDeclared(input, names) {
+		dependents[e[0]], dependencies[e[1]] = true, true
+	}
+	return dependents, dependencies
+}
+
+// loopDeclared returns the edges the input's dependencies declare among the
+// names, as [dependent, dependency] pairs, never from a name to itself.
+func loopDeclared(input map[string]any, names []string) [][2]string {
+	var edges [][2]string
 	for _, d := range oracle.ReadInput(input).Dependencies {
 		var targets []string
 		for _, p := range d.DependsOn {
@@ -661,10 +671,10 @@ func loopEnds(res []*loopResource, input map[string]any) (dependents, dependenci
 		for _, name := range oracle.Matching(d.Resource, names) {
 			for _, t := range targets {
 				if t != name {
-					dependents[name], dependencies[t] = true, true
+					edges = append(edges, [2]string{name, t})
 				}
 			}
 		}
 	}
-	return dependents, dependencies
+	return edges
 }

@@ -5,8 +5,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
-
-	"github.com/crossplane-contrib/function-dependencies/test/oracle"
 )
 
 // What the generator adds for issue 31's composed Usages: Usages the
@@ -47,18 +45,8 @@ func loopComposedUsages(c *loopComposition, rng *rand.Rand) {
 			}
 		}
 	}
-	for _, d := range oracle.ReadInput(c.input).Dependencies {
-		var targets []string
-		for _, p := range d.DependsOn {
-			targets = append(targets, oracle.Matching(p, names)...)
-		}
-		for _, name := range oracle.Matching(d.Resource, names) {
-			for _, t := range targets {
-				if t != name {
-					pairs = append(pairs, pair{byName[name], byName[t]})
-				}
-			}
-		}
+	for _, e := range loopDeclared(c.input, names) {
+		pairs = append(pairs, pair{byName[e[0]], byName[e[1]]})
 	}
 	// A pair of resources with no edge at all: one that nothing relates
 	// can close no cycle through the Usage.
