@@ -77,11 +77,12 @@ func TestDependencies(t *testing.T) {
 		"OwnUsagesAreNotInTheGraph": {
 			reason: "The function's own observed Usage is not a composed resource of the graph: a pattern that matches every resource doesn't give it a Usage of its own, one more on every reconcile.",
 			req: withObserved(namespacedRequest(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "usages": "All", "dependencies": [{"resource": ".*", "dependsOn": ["config"]}]}`),
-				"usage-3-web-config", `{"apiVersion": "protection.crossplane.io/v1beta1", "kind": "Usage", "metadata": {"name": "`+usageName(namespacedXR, "usage-3-web-config")+`", "namespace": "team", "uid": "u3", "labels": {"dependencies.fn.crossplane.io/usage": "true"}}}`),
+				"usage-3-web-config", `{"apiVersion": "protection.crossplane.io/v1beta1", "kind": "Usage", "metadata": {"name": "`+usageName(namespacedXR, "usage-3-web-config")+`", "namespace": "team", "uid": "u3", "labels": {"dependencies.fn.crossplane.io/usage": "true"}},
+					"spec": {"of": {"apiVersion": "v1", "kind": "ConfigMap", "resourceRef": {"name": "settings"}}, "by": {"apiVersion": "apps/v1", "kind": "Deployment", "resourceRef": {"name": "web"}}}}`),
 			want: want{
 				count:   3,
 				desired: map[string]*fnv1.Resource{"usage-3-web-config": webConfigUsage},
-				summary: "2 composed resources, 1 references between them and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists",
+				summary: "2 composed resources, 1 references between them (1 of them by Usages) and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists",
 			},
 		},
 		"UsagesOfDashedNamesDiffer": {

@@ -165,16 +165,26 @@ type decision struct {
 	resources []graph.Resource
 	graph     graph.Options
 	usages    usage.Policy
-	observed  map[string]map[string]any
+	// observed are the keys of the Usages that exist, as the function
+	// wrote them.
+	observed []string
 }
 
 // facts are what the rules decide, in Enforce mode.
 func (d decision) facts() Facts {
 	g := graph.New(d.resources, d.graph)
+	o := usage.Options{Policy: d.usages, API: usage.ProtectionAPI, Owner: xr}
+	if len(d.observed) > 0 {
+		written := usage.Decide(g, o).Usages
+		o.Observed = map[string]map[string]any{}
+		for _, key := range d.observed {
+			o.Observed[key] = written[key]
+		}
+	}
 	return Facts{
 		Graph:      g,
 		Finalizers: finalizer.Declare(g, nil),
-		Usages:     usage.Decide(g, usage.Options{Policy: d.usages, API: usage.ProtectionAPI, Owner: xr, Observed: d.observed}),
+		Usages:     usage.Decide(g, o),
 		References: explicit.Referencing(g),
 		Enforce:    true,
 	}
@@ -258,7 +268,7 @@ func TestSummaryOnlyWhenTheFunctionChangesWhatIsObserved(t *testing.T) {
 			reason: "A Usage that is observed already changes nothing.",
 			facts: decision{
 				resources: []graph.Resource{graphtest.ConfigMap("db"), graphtest.ConfigMap("app", "db")},
-				usages:    usage.All, observed: map[string]map[string]any{usage.Key("app", "db"): nil},
+				usages:    usage.All, observed: []string{usage.Key("app", "db")},
 			}.facts(),
 		},
 		"ExternalUsageNotObserved": {
@@ -270,7 +280,7 @@ func TestSummaryOnlyWhenTheFunctionChangesWhatIsObserved(t *testing.T) {
 			reason: "One that is observed changes nothing.",
 			facts: decision{
 				resources: []graph.Resource{protected, graphtest.Object("d1", "shared", "elsewhere")},
-				usages:    usage.External, observed: map[string]map[string]any{usage.ExternalKey("d1", objectref.ClusterGroup, objectref.Kind, "", "elsewhere"): nil},
+				usages:    usage.External, observed: []string{usage.ExternalKey("d1", objectref.ClusterGroup, objectref.Kind, "", "elsewhere")},
 			}.facts(),
 		},
 		"NewReference": {
@@ -516,7 +526,7 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 			reason: "Where the step writes Usages, a Usage protects them: nothing to warn about.",
 			facts: decision{resources: []graph.Resource{
 				graphtest.ConfigMap("db"), graphtest.ConfigMap("app", "db"),
-			}, usages: usage.Declared, observed: map[string]map[string]any{usage.Key("app", "db"): nil}}.facts(),
+			}, usages: usage.Declared, observed: []string{usage.Key("app", "db")}}.facts(),
 		},
 		"InvalidReference": {
 			reason: "References that can't be read are named with the problem.",

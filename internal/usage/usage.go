@@ -125,8 +125,9 @@ type Options struct {
 	// composites never share a name.
 	Owner objectref.Ref
 	// Observed are the Usages this function emitted that exist, as
-	// observed, by composition resource name. An edge whose Usage one of
-	// them already is keeps that Usage's name when the edge's own key
+	// observed, by composition resource name. One is an edge's Usage when
+	// it names the edge's ends as they are now (keyOf). An edge whose Usage
+	// one of them already is keeps that Usage's name when the edge's own key
 	// changes: when its dependency leaves the composition, Crossplane stops
 	// observing it, and the edge's key becomes that of an object outside the
 	// composition.
@@ -139,28 +140,32 @@ type Options struct {
 	Composed map[Ends]bool
 }
 
-// observed tells whether the Usage of that composition resource name exists.
-func (o Options) observed(name string) bool {
-	_, ok := o.Observed[name]
-	return ok
-}
-
 // keyOf returns the edge's key, or the name of the observed Usage that is
-// already the edge's Usage, and not taken.
-func (o Options) keyOf(e Edge, taken map[string]map[string]any) string {
-	if o.observed(e.Key) || len(o.Observed) == 0 {
-		return e.Key
+// already the edge's Usage, and not taken; and whether the edge's Usage is
+// observed. An observed Usage is the edge's when it says what the edge's
+// would: of and by the edge's ends as they are now, whatever its name. One
+// under the edge's key that names another object is not: a dependent with a
+// generated name that was deleted is created again under a new name, and
+// the old Usage names the one that is gone, which Crossplane's Usage
+// controller lets the Usage be deleted for at once, while the new dependent
+// lives.
+func (o Options) keyOf(e Edge, taken map[string]map[string]any) (string, bool) {
+	if len(o.Observed) == 0 {
+		return e.Key, false
 	}
 	u, why := write(o.API, o.Owner, e)
 	if why != "" {
-		return e.Key
+		return e.Key, false // No Usage can be the edge's.
+	}
+	if sameUsage(o.Observed[e.Key], u) {
+		return e.Key, true
 	}
 	for _, name := range slices.Sorted(maps.Keys(o.Observed)) {
 		if _, ok := taken[name]; !ok && sameUsage(o.Observed[name], u) {
-			return name
+			return name, true
 		}
 	}
-	return e.Key
+	return e.Key, false
 }
 
 // sameUsage tells whether two Usages are one: of the same kind, in the same
@@ -208,7 +213,7 @@ func Decide(g *graph.Graph, o Options) Plan {
 	// emit writes the edge's Usage when it is due, and says whether a Usage
 	// can protect it at all; report says whether to report an edge none can
 	// once both its ends exist. One not reported is left out at once.
-	emit := func(e Edge, state graph.State, report bool) bool {
+	emit := func(e Edge, state graph.State, observed, report bool) bool {
 		u, why := write(o.API, o.Owner, e)
 		if why != "" && !report {
 			return false
@@ -225,7 +230,7 @@ func Decide(g *graph.Graph, o Options) Plan {
 		// it would only have it emitted again, as the Usage of an object
 		// outside the composition, once Crossplane stops observing the
 		// target.
-		if state != graph.TargetDeleting || o.observed(e.Key) {
+		if state != graph.TargetDeleting || observed {
 			p.Usages[e.Key] = u
 		}
 		return true
@@ -253,17 +258,18 @@ func Decide(g *graph.Graph, o Options) Plan {
 			handOver = true
 		}
 		e := Edge{Key: Key(d.Name, t.Name), Dependent: d.Name, Dependency: t.Name, By: d.Ref(), Of: t.Ref()}
-		e.Key = o.keyOf(e, p.Usages)
-		if handOver && !o.observed(e.Key) {
+		var observed bool
+		e.Key, observed = o.keyOf(e, p.Usages)
+		if handOver && !observed {
 			continue
 		}
-		if composed && (composedObserved || !o.observed(e.Key)) {
+		if composed && (composedObserved || !observed) {
 			// The composition's own Usage protects the edge, by its state.
 			p.States[i] = stateOf(d, t, composedObserved, ge.Broken)
 			continue
 		}
-		state := stateOf(d, t, o.observed(e.Key), ge.Broken)
-		if emit(e, state, !byFinalizer || o.Objects == Too) {
+		state := stateOf(d, t, observed, ge.Broken)
+		if emit(e, state, observed, !byFinalizer || o.Objects == Too) {
 			p.States[i] = state
 		}
 	}
@@ -276,9 +282,10 @@ func Decide(g *graph.Graph, o Options) Plan {
 			Key: ExternalKey(d.Name, t.Group, t.Kind, t.Namespace, t.Name), Dependent: d.Name, Dependency: t.String(),
 			By: d.Ref(), Of: t.Ref,
 		}
-		e.Key = o.keyOf(e, p.Usages)
-		state := stateOf(d, nil, o.observed(e.Key), false)
-		if emit(e, state, true) {
+		var observed bool
+		e.Key, observed = o.keyOf(e, p.Usages)
+		state := stateOf(d, nil, observed, false)
+		if emit(e, state, observed, true) {
 			p.External[i] = state
 		}
 	}

@@ -179,6 +179,11 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 	shared := graphtest.Object("shared")
 	d1 := graphtest.Object("d1", "shared", "elsewhere")
 	token := secret("vault", "token")
+	// generated gives a dependent the object name Crossplane generated for
+	// it: one deleted and created again gets a new one.
+	generated := func(name string) func(*graph.Resource) {
+		return func(r *graph.Resource) { r.Identity.Name = name }
+	}
 	type args struct {
 		resources []graph.Resource
 		graph     graph.Options
@@ -186,8 +191,10 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 		objects   Objects
 		handOver  []int
 		api       string
-		observed  map[string]map[string]any
-		composed  map[Ends]bool
+		// observed are the function's Usages that exist: each as written
+		// for its edge, under the edge's key.
+		observed []Edge
+		composed map[Ends]bool
 	}
 	type want struct {
 		states, external map[int]graph.State
@@ -229,7 +236,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			reason: "With All a Usage protects an input dependency of a resource that is not an Object: declared once both ends exist, protected once the Usage is observed (and still emitted), pending before.",
 			args: args{
 				resources: []graph.Resource{db, app, cache, graphtest.With(graphtest.ConfigMap("new", "db"), graphtest.NotObserved)},
-				policy:    All, observed: map[string]map[string]any{Key("cache", "db"): nil},
+				policy:    All, observed: []Edge{between(cache, db)},
 			},
 			want: want{
 				states: map[int]graph.State{0: graph.Declared, 1: graph.Protected, 2: graph.Pending},
@@ -245,7 +252,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			reason: "A Usage can't undo a deletion the API server accepted, observed or not: an edge whose target is being deleted gets no new one. One already observed stays: dropped, it would be emitted again as the Usage of an object outside the composition once Crossplane stops observing the target.",
 			args: args{
 				resources: []graph.Resource{graphtest.With(db, graphtest.Deleting), app, cache},
-				policy:    All, observed: map[string]map[string]any{Key("cache", "db"): nil},
+				policy:    All, observed: []Edge{between(cache, db)},
 			},
 			want: want{states: map[int]graph.State{0: graph.TargetDeleting, 1: graph.TargetDeleting}, usages: []Edge{between(cache, db)}},
 		},
@@ -310,11 +317,31 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			args: args{
 				resources: []graph.Resource{shared, d1, graphtest.Object("d2", "shared"), graphtest.Object("d3", "shared")},
 				handOver:  []int{0, 1},
-				observed:  map[string]map[string]any{Key("d1", "shared"): nil, Key("d3", "shared"): nil},
+				observed:  []Edge{between(d1, shared), between(graphtest.Object("d3"), shared)},
 			},
 			want: want{
 				states: map[int]graph.State{0: graph.Protected},
 				usages: []Edge{between(d1, shared)},
+			},
+		},
+		"AUsageByADependentThatIsGoneHandsNothingOver": {
+			reason: "With finalizers, the Usage observed under an edge's key by the object its dependent was before a user deleted it protects nothing of the edge: the dependent, of a generated name, is created again under a new one. The edge stays its finalizer's, pending, and the Usage goes.",
+			args: args{
+				resources: []graph.Resource{shared, graphtest.With(graphtest.Object("d1", "shared"), graphtest.Unnamed, graphtest.NotObserved)},
+				handOver:  []int{0},
+				observed:  []Edge{between(graphtest.With(d1, generated("d1-7xk2p")), shared)},
+			},
+			want: want{},
+		},
+		"AUsageByADependentThatIsGoneIsNotItsSuccessors": {
+			reason: "The Usage observed under an edge's key by the object its dependent was before it was created again under a new generated name is not the edge's: the edge is declared, not protected, and its Usage names the new dependent.",
+			args: args{
+				resources: []graph.Resource{db, graphtest.With(app, generated("app-q9z4m"))},
+				policy:    All, observed: []Edge{between(graphtest.With(app, generated("app-7xk2p")), db)},
+			},
+			want: want{
+				states: map[int]graph.State{0: graph.Declared},
+				usages: []Edge{between(graphtest.With(app, generated("app-q9z4m")), db)},
 			},
 		},
 		"ExternalStates": {
@@ -325,7 +352,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 					graphtest.With(graphtest.Object("d2", "elsewhere"), graphtest.NotObserved),
 				},
 				policy:   External,
-				observed: map[string]map[string]any{ExternalKey("d1", objectref.ClusterGroup, objectref.Kind, "", "elsewhere"): nil},
+				observed: []Edge{outside(graphtest.Object("d1"), graphtest.ClusterObject("elsewhere"))},
 			},
 			want: want{
 				external: map[int]graph.State{0: graph.Protected, 1: graph.Pending},
@@ -399,7 +426,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			reason: "The function's observed Usage of an edge stays until the composition's own exists, so that no edge is unprotected in between.",
 			args: args{
 				resources: []graph.Resource{db, app},
-				policy:    All, observed: map[string]map[string]any{Key("app", "db"): nil}, composed: map[Ends]bool{{By: 0, Of: 1}: false},
+				policy:    All, observed: []Edge{between(app, db)}, composed: map[Ends]bool{{By: 0, Of: 1}: false},
 			},
 			want: want{states: map[int]graph.State{0: graph.Protected}, usages: []Edge{between(app, db)}},
 		},
@@ -435,7 +462,18 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			}
 			g := graph.New(tc.args.resources, tc.args.graph)
 			handOver := func(i int) bool { return slices.Contains(tc.args.handOver, i) }
-			got := Decide(g, Options{Policy: tc.args.policy, Objects: tc.args.objects, HandOver: handOver, API: api, Owner: xr, Observed: tc.args.observed, Composed: tc.args.composed})
+			var observed map[string]map[string]any
+			for _, e := range tc.args.observed {
+				u, problem := write(api, xr, e)
+				if problem != "" {
+					t.Fatalf("the observed Usage of %s can't be written: %s", e.Key, problem)
+				}
+				if observed == nil {
+					observed = map[string]map[string]any{}
+				}
+				observed[e.Key] = u
+			}
+			got := Decide(g, Options{Policy: tc.args.policy, Objects: tc.args.objects, HandOver: handOver, API: api, Owner: xr, Observed: observed, Composed: tc.args.composed})
 			usages := map[string]map[string]any{}
 			for _, e := range tc.want.usages {
 				u, problem := write(api, xr, e)
