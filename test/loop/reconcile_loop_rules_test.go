@@ -269,7 +269,10 @@ func (r *loopRun) teardown() {
 	// legitimately unprotects an edge while both ends exist (a dependent
 	// removed from the composition goes before its finalizer and its Usage
 	// do; a dependency removed stays while they hold it), but an input that
-	// stops writing Usages, which warns about what it leaves unprotected.
+	// stops writing Usages, which warns about what it leaves unprotected,
+	// and a resource composed under an inferred edge's target's name before
+	// the reference's provider resolved it, which leaves nothing to single
+	// out the target and which the summary counts.
 	for _, o := range slices.SortedFunc(maps.Values(r.protected), func(a, b loopOrdered) int { return strings.Compare(a.edge+a.dependentUID, b.edge+b.dependentUID) }) {
 		start, started := m.deletionStart[o.targetUID]
 		end, ended := m.deletionEnd[o.dependentUID]
