@@ -250,7 +250,8 @@ func (m *xpModel) liveUsages(of, by xpKey) (own, composed int) {
 
 // teardown deletes the composite and checks that every protected edge's
 // dependency went after its dependent, and that nothing was left behind but
-// what provider-kubernetes' own finalizers deadlock.
+// what provider-kubernetes' own finalizers deadlock, or a Usage the
+// composition composes against its own references.
 func (r *loopRun) teardown() {
 	m := r.m
 	r.n = 0
@@ -269,7 +270,10 @@ func (r *loopRun) teardown() {
 	// legitimately unprotects an edge while both ends exist (a dependent
 	// removed from the composition goes before its finalizer and its Usage
 	// do; a dependency removed stays while they hold it), but an input that
-	// stops writing Usages, which warns about what it leaves unprotected.
+	// stops writing Usages, which warns about what it leaves unprotected,
+	// and a resource composed under an inferred edge's target's name before
+	// the reference's provider resolved it, which leaves nothing to single
+	// out the target and which the summary counts.
 	for _, o := range slices.SortedFunc(maps.Values(r.protected), func(a, b loopOrdered) int { return strings.Compare(a.edge+a.dependentUID, b.edge+b.dependentUID) }) {
 		start, started := m.deletionStart[o.targetUID]
 		end, ended := m.deletionEnd[o.dependentUID]
@@ -330,8 +334,15 @@ func (r *loopRun) teardown() {
 			}
 		}
 	}
-	// reaches tells whether from waits, through others, for to.
-	reaches := func(from, to string) bool {
+	// composedUsage tells whether the object is a Usage the composition
+	// composes itself, not one of the function's.
+	composedUsage := func(uid string) bool {
+		o := m.byUID[uid]
+		return o != nil && xpIsUsage(o.key.group, o.key.kind) && !o.byFunction
+	}
+	// reachesAvoiding tells whether from waits, through others, for to,
+	// through none that avoid says.
+	reachesAvoiding := func(from, to string, avoid func(uid string) bool) bool {
 		seen := map[string]bool{}
 		stack := slices.Clone(waits[from])
 		for len(stack) > 0 {
@@ -340,13 +351,14 @@ func (r *loopRun) teardown() {
 			if v == to {
 				return true
 			}
-			if !seen[v] {
+			if !seen[v] && !avoid(v) {
 				seen[v] = true
 				stack = append(stack, waits[v]...)
 			}
 		}
 		return false
 	}
+	reaches := func(from, to string) bool { return reachesAvoiding(from, to, func(string) bool { return false }) }
 	// What explains an object being left: a finalizer of an Object that is
 	// gone, or a cycle of waits.
 	for _, o := range left {
@@ -354,14 +366,27 @@ func (r *loopRun) teardown() {
 			explained[o.uid] = true
 		}
 	}
+	composedDeadlock := false
 	for _, o := range left {
 		for _, w := range waits[o.uid] {
 			// With references: Infer the function sees every reference, so
 			// a deadlock through a finalizer it declared is its own. With
 			// Ignore it was told not to look: the references make the cycle.
-			if ours[[2]string{o.uid, w}] && reaches(w, o.uid) && r.in.References == "Infer" {
-				problems = append(problems, fmt.Sprintf("%s and %s deadlock through a finalizer the function declared", m.describe(o), m.describe(m.byUID[w])))
+			if !ours[[2]string{o.uid, w}] || !reaches(w, o.uid) || r.in.References != "Infer" {
+				continue
 			}
+			// One that only a Usage the composition composes itself closes
+			// is the composition's: its Usage orders a pair against its
+			// references (its selector selected several, and Crossplane
+			// picked one its references delete first), and the finalizers
+			// of those references, which provider-kubernetes adds too
+			// whenever #371's race spares them, hold the cycle with it.
+			// Nothing the function may do undoes a Usage it didn't write.
+			if !reachesAvoiding(w, o.uid, composedUsage) {
+				composedDeadlock = true
+				continue
+			}
+			problems = append(problems, fmt.Sprintf("%s and %s deadlock through a finalizer the function declared", m.describe(o), m.describe(m.byUID[w])))
 		}
 	}
 	for _, o := range left {
@@ -375,6 +400,10 @@ func (r *loopRun) teardown() {
 	}
 	if len(problems) > 0 {
 		r.violate(loopTeardownClean, strings.Join(problems, "; "))
+		return
+	}
+	if composedDeadlock {
+		r.reach("a teardown a Usage the composition composes deadlocks against its references")
 		return
 	}
 	r.providerDeadlock = true

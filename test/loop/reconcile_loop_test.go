@@ -979,6 +979,22 @@ func (r *loopRun) check(res xpResult, p *oracle.Plan, world []map[string]any) {
 			delete(r.protected, [2]string{d.UID, t.UID})
 		}
 	}
+	// An inferred edge whose reference no longer singles out its target (a
+	// resource of the target's name composed since, its provider not having
+	// resolved the field) is no edge any more: the function withdraws its
+	// Usage and the summary counts the field, as the README says. Its order
+	// is the user's to declare.
+	names := map[string]string{}
+	for name, n := range p.Nodes {
+		names[n.UID] = name
+	}
+	for k, o := range r.protected {
+		d, t := names[o.dependentUID], names[o.targetUID]
+		if o.inferred && !slices.ContainsFunc(p.Edges, func(e oracle.Edge) bool { return e.Dependent == d && e.Target == t }) && p.Unidentified(d, t) {
+			delete(r.protected, k)
+			r.reach("an inferred edge a resource of its target's name composed since leaves unidentified")
+		}
+	}
 	for _, e := range p.External {
 		r.reach("an external edge " + e.State.String())
 		// The function can't see an object outside the composition: one

@@ -49,6 +49,19 @@ var providerConfigKinds = []string{"ProviderConfig", "ClusterProviderConfig"}
 // makes it.
 type inference struct{ target, via string }
 
+// Unidentified tells whether a reference field of the dependent has the
+// target among candidates nothing singles out, so that inference makes no
+// edge of it: a resource of the target's name composed since an edge was
+// inferred, before the provider resolved the field, takes the edge away.
+func (p *Plan) Unidentified(dependent, target string) bool {
+	for field, candidates := range p.notInferred {
+		if strings.HasPrefix(field, dependent+" ") && slices.Contains(candidates, target) {
+			return true
+		}
+	}
+	return false
+}
+
 // infers tells whether the input's infer names the rule.
 func (p *Plan) infers(rule string) bool { return slices.Contains(p.Input.Infer, rule) }
 
@@ -199,7 +212,7 @@ func writes(w *Node, namespace, name string) string {
 // at the same place) single out the target when there is one; where several
 // are left (or none), the kind the field names does, as whole words that
 // end the field's name before Id(s), Name(s) or Arn(s). What nothing singles
-// out makes no edge and is counted (p.notInferred).
+// out makes no edge and is counted (p.notInferred, with its candidates).
 func (p *Plan) inferManagedReferences(d *Node, body map[string]any, add func(target, via string)) {
 	// The maps of every body of d, by their path: where a reference's
 	// resolved sibling is looked for.
@@ -261,9 +274,14 @@ func (p *Plan) inferManagedReferences(d *Node, body map[string]any, add func(tar
 			return
 		}
 		if p.notInferred == nil {
-			p.notInferred = map[string]bool{}
+			p.notInferred = map[string][]string{}
 		}
-		p.notInferred[d.Name+" "+path] = true
+		field := d.Name + " " + path
+		for _, tn := range candidates {
+			if !slices.Contains(p.notInferred[field], tn) {
+				p.notInferred[field] = append(p.notInferred[field], tn)
+			}
+		}
 	}
 	byName := func(place, path, key, sibling, name string) {
 		if name == "" {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/crossplane-contrib/function-dependencies/test/harness"
 )
 
@@ -443,5 +445,50 @@ func TestInference(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) { tc.want.check(t, tc.reason, Expect(tc.state)) })
+	}
+}
+
+func TestUnidentified(t *testing.T) {
+	// A Route named after the composite whose gatewayIdRef names its
+	// InternetGateway, and a Deployment the composition later composes under
+	// that name too.
+	route := func() res { return ec2("Route", "xr").set("spec.forProvider.gatewayIdRef", pcRef("xr-gateway")) }
+	desired := func(route res) map[string]res {
+		return map[string]res{
+			"route":   route,
+			"gateway": ec2("InternetGateway", "xr-gateway"),
+			"deploy":  resource("apps/v1", "Deployment", "xr-gateway"),
+			"table":   ec2("RouteTable", "xr"),
+		}
+	}
+	cases := map[string]struct {
+		reason string
+		state  State
+		want   map[string]bool
+	}{
+		"ANameOfTwoNotResolvedYet": {
+			reason: "Of two candidates by name, neither singled out by value or kind, the field has no target: both are unidentified, and what it doesn't name isn't.",
+			state:  state(Input{Infer: inferAll}, desired(route()), nil),
+			want:   map[string]bool{"gateway": true, "deploy": true, "table": false},
+		},
+		"ANameOfTwoResolved": {
+			reason: "The value the provider filled singles out the InternetGateway: the field has its target.",
+			state: state(Input{Infer: inferAll}, desired(route().set("spec.forProvider.gatewayId", "igw-1")), map[string]res{
+				"gateway": ec2("InternetGateway", "xr-gateway").uid("u-igw").set("status.atProvider.id", "igw-1"),
+			}),
+			want: map[string]bool{"gateway": false, "deploy": false, "table": false},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := Expect(tc.state)
+			got := map[string]bool{}
+			for target := range tc.want {
+				got[target] = p.Unidentified("route", target)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nUnidentified(route, …): -want +got:\n%s", tc.reason, diff)
+			}
+		})
 	}
 }

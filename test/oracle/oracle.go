@@ -733,8 +733,9 @@ type Plan struct {
 	LeftOut   []LeftOut
 	Unmatched []Unmatched
 	// notInferred are the reference fields inference found no single
-	// target for, as "dependent path": see inferManagedReferences.
-	notInferred map[string]bool
+	// target for, as "dependent path", each with its candidates: see
+	// inferManagedReferences.
+	notInferred map[string][]string
 	// Unseen are the UIDs that reference finalizers on observed resources
 	// name and no observed resource has, read from observed state alone.
 	// ObjectGroups are the API groups of the Objects the composition uses,
