@@ -658,17 +658,46 @@ func (r *loopRun) compareWithInferOff(off *loopRun) {
 	// created. That is what a Usage is for; the edges of what exists are
 	// protected all the same.
 	exists := func(name string) bool { n := r.final.Nodes[name]; return n != nil && n.Observed }
+	// unmanagedByTiming tells whether the model's timing leaves an Object
+	// unmanaged with infer on but not off (see exempt).
+	unmanagedByTiming := func(name string) bool { return r.unmanaged[name] && !off.unmanaged[name] }
+	// stalled tells whether a resource is held back at the fixed point
+	// with infer on only because what it waits for, with creation:
+	// WaitForReady, is such an Object, never ready since never managed, or
+	// held back itself for the same cause. Inferred edges hold nothing
+	// back (the oracle checks every hold), so such a hold is the timing's:
+	// with infer off the same Object was managed, got ready, and its
+	// dependent was created and protected.
+	var stalled func(name string, depth int) bool
+	stalled = func(name string, depth int) bool {
+		h, held := r.final.HeldBack[name]
+		if !held || len(h.Unnamed) > 0 || len(h.NotReady) == 0 || depth > len(r.final.Nodes) {
+			return false
+		}
+		for _, t := range h.NotReady {
+			if !unmanagedByTiming(t) && !stalled(t, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
 	exempt := func(dependent, target string) bool {
 		switch {
 		case r.blocked && !off.blocked && (!exists(dependent) || !exists(target)):
 			r.reach("an edge with infer off whose end a Usage of an inferred edge keeps from being created")
 			return true
-		case r.unmanaged[dependent] && !off.unmanaged[dependent]:
+		case unmanagedByTiming(dependent):
 			// The model draws when a remote object goes from one sequence
 			// of random numbers, which the inferred edges' Usages shift: an
 			// Object created after what it references went is never
 			// managed, so no finalizer can be declared for it.
 			r.reach("an edge with infer off whose Object the model's timing leaves unmanaged with infer on")
+			return true
+		case stalled(dependent, 0) || stalled(target, 0):
+			// The same draw, one step on: a resource that waits to be
+			// created until such an Object is ready is never created, so
+			// no Usage can name it.
+			r.reach("an edge with infer off whose end waits for an Object the model's timing leaves unmanaged with infer on")
 			return true
 		}
 		return false
