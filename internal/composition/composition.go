@@ -127,9 +127,7 @@ func protect(g *graph.Graph, in *v1beta1.Input, xr objectref.Ref, observed map[s
 // webhook doesn't run.
 func usagePolicy(in *v1beta1.Input) usage.Policy {
 	switch {
-	case in.Usages == v1beta1.UsagesAll || in.Usages == v1beta1.UsagesEvery:
-		return usage.All
-	case in.Usages == v1beta1.UsagesExternal:
+	case in.Usages == v1beta1.UsagesExternal || in.Usages == v1beta1.UsagesAll || in.Usages == v1beta1.UsagesEvery:
 		return usage.External
 	case len(in.Infer) > 0 || in.ObjectEdges() == v1beta1.ProtectionUsages || in.ObjectEdges() == v1beta1.ProtectionBoth:
 		return usage.Declared

@@ -472,8 +472,8 @@ func TestAStepThatWritesUsagesAtAllProtectsTheDependenciesItDeclares(t *testing.
 		"ProtectionFinalizers": {in: v1beta1.Input{Protection: v1beta1.ProtectionFinalizers}, want: usage.None},
 		"External":             {in: v1beta1.Input{Usages: v1beta1.UsagesExternal}, want: usage.External},
 		"ExternalAndInfer":     {in: v1beta1.Input{Usages: v1beta1.UsagesExternal, Infer: []v1beta1.Inference{v1beta1.InferCredentials}}, want: usage.External},
-		"All":                  {in: v1beta1.Input{Usages: v1beta1.UsagesAll}, want: usage.All},
-		"Every":                {in: v1beta1.Input{Usages: v1beta1.UsagesEvery}, want: usage.All},
+		"All":                  {in: v1beta1.Input{Usages: v1beta1.UsagesAll}, want: usage.External},
+		"Every":                {in: v1beta1.Input{Usages: v1beta1.UsagesEvery}, want: usage.External},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -261,14 +261,14 @@ func TestSummaryOnlyWhenTheFunctionChangesWhatIsObserved(t *testing.T) {
 		},
 		"UsageNotObserved": {
 			reason: "A Usage emitted that isn't observed yet changes what is observed.",
-			facts:  decision{resources: []graph.Resource{graphtest.ConfigMap("db"), graphtest.ConfigMap("app", "db")}, usages: usage.All}.facts(),
+			facts:  decision{resources: []graph.Resource{graphtest.ConfigMap("db"), graphtest.ConfigMap("app", "db")}, usages: usage.External}.facts(),
 			want:   true,
 		},
 		"UsageObserved": {
 			reason: "A Usage that is observed already changes nothing.",
 			facts: decision{
 				resources: []graph.Resource{graphtest.ConfigMap("db"), graphtest.ConfigMap("app", "db")},
-				usages:    usage.All, observed: []string{usage.Key("app", "db")},
+				usages:    usage.External, observed: []string{usage.Key("app", "db")},
 			}.facts(),
 		},
 		"ExternalUsageNotObserved": {
@@ -507,7 +507,7 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 					{Name: "bucket", APIVersion: "s3.aws.upbound.io/v1beta1", Identity: objectref.Ref{Group: "s3.aws.upbound.io", Kind: "Bucket", Name: "assets"}, Observed: &graph.Observed{UID: "uid-bucket"}, Desired: &graph.Desired{}},
 					graphtest.ConfigMap("web", "bucket"),
 				},
-				usages: usage.All,
+				usages: usage.External,
 			}.facts(),
 			want: []Result{
 				{Severity: Normal, Reason: ReasonSummary, Message: "4 composed resources, 2 references between them (1 of them by Usages) and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists"},

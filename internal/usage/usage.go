@@ -84,12 +84,10 @@ const (
 	// not an Object.
 	Declared
 	// External protects those, and the edges to objects outside the
-	// composition.
+	// composition: every edge no finalizer protects, since every edge
+	// between composed resources that no finalizer can protect is one the
+	// input declares or one inferred. The input's usages: All says the same.
 	External
-	// All protects every edge no finalizer protects: what External does,
-	// since every edge between composed resources that no finalizer can
-	// protect is one the input declares or one inferred.
-	All
 )
 
 // Objects says how a Usage protects the edges a finalizer can protect:

@@ -233,10 +233,10 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			},
 		},
 		"AllProtectsInputDependenciesOfNonObjects": {
-			reason: "With All a Usage protects an input dependency of a resource that is not an Object: declared once both ends exist, protected once the Usage is observed (and still emitted), pending before.",
+			reason: "With External a Usage protects an input dependency of a resource that is not an Object: declared once both ends exist, protected once the Usage is observed (and still emitted), pending before.",
 			args: args{
 				resources: []graph.Resource{db, app, cache, graphtest.With(graphtest.ConfigMap("new", "db"), graphtest.NotObserved)},
-				policy:    All, observed: []Edge{between(cache, db)},
+				policy:    External, observed: []Edge{between(cache, db)},
 			},
 			want: want{
 				states: map[int]graph.State{0: graph.Declared, 1: graph.Protected, 2: graph.Pending},
@@ -245,14 +245,14 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 		},
 		"PendingUntilTheDependencyExists": {
 			reason: "A Usage is emitted only once both its ends exist.",
-			args:   args{resources: []graph.Resource{graphtest.With(db, graphtest.NotObserved), app}, policy: All},
+			args:   args{resources: []graph.Resource{graphtest.With(db, graphtest.NotObserved), app}, policy: External},
 			want:   want{states: map[int]graph.State{0: graph.Pending}},
 		},
 		"UsageOfADeletingTargetIsTooLate": {
 			reason: "A Usage can't undo a deletion the API server accepted, observed or not: an edge whose target is being deleted gets no new one. One already observed stays: dropped, it would be emitted again as the Usage of an object outside the composition once Crossplane stops observing the target.",
 			args: args{
 				resources: []graph.Resource{graphtest.With(db, graphtest.Deleting), app, cache},
-				policy:    All, observed: []Edge{between(cache, db)},
+				policy:    External, observed: []Edge{between(cache, db)},
 			},
 			want: want{states: map[int]graph.State{0: graph.TargetDeleting, 1: graph.TargetDeleting}, usages: []Edge{between(cache, db)}},
 		},
@@ -260,7 +260,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			reason: "Each edge has a Usage of its own: a → b-c and a-b → c once shared one, and one Usage silently replaced the other.",
 			args: args{
 				resources: []graph.Resource{graphtest.ConfigMap("b-c"), graphtest.ConfigMap("c"), graphtest.ConfigMap("a", "b-c"), graphtest.ConfigMap("a-b", "c")},
-				policy:    All,
+				policy:    External,
 			},
 			want: want{
 				states: map[int]graph.State{0: graph.Declared, 1: graph.Declared},
@@ -277,10 +277,10 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			},
 		},
 		"AllNeverUsesAnEdgeAFinalizerProtects": {
-			reason: "With All the edges of an Object, referenced or declared in the input, keep their finalizers and get no Usage; its external edges still get one.",
+			reason: "With External the edges of an Object, referenced or declared in the input, keep their finalizers and get no Usage; its external edges still get one.",
 			args: args{
 				resources: []graph.Resource{shared, graphtest.With(d1, graphtest.DependingOn("db")), db, app},
-				policy:    All,
+				policy:    External,
 			},
 			want: want{
 				states:   map[int]graph.State{0: graph.Declared},
@@ -292,7 +292,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			reason: "With Every the edges of an Object get a Usage as well as their finalizer, referenced or declared in the input: provider-kubernetes v0 deletes a referenced Object's remote object whatever its finalizers.",
 			args: args{
 				resources: []graph.Resource{shared, d1, graphtest.With(graphtest.Object("d2"), graphtest.DependingOn("shared")), db, app},
-				policy:    All, objects: Too, api: ApiextensionsAPI,
+				policy:    External, objects: Too, api: ApiextensionsAPI,
 			},
 			want: want{
 				states:   map[int]graph.State{1: graph.Declared, 2: graph.Declared},
@@ -337,7 +337,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			reason: "The Usage observed under an edge's key by the object its dependent was before it was created again under a new generated name is not the edge's: the edge is declared, not protected, and its Usage names the new dependent.",
 			args: args{
 				resources: []graph.Resource{db, graphtest.With(app, generated("app-q9z4m"))},
-				policy:    All, observed: []Edge{between(graphtest.With(app, generated("app-7xk2p")), db)},
+				policy:    External, observed: []Edge{between(graphtest.With(app, generated("app-7xk2p")), db)},
 			},
 			want: want{
 				states: map[int]graph.State{0: graph.Declared},
@@ -364,7 +364,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			args: args{
 				resources: []graph.Resource{graphtest.ConfigMap("a", "b"), graphtest.ConfigMap("b", "a"), graphtest.ConfigMap("c", "a")},
 				graph:     graph.Options{BreakCycles: true},
-				policy:    All,
+				policy:    External,
 			},
 			want: want{
 				states: map[int]graph.State{0: graph.Cyclic, 1: graph.Cyclic, 2: graph.Declared},
@@ -375,7 +375,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			reason: "Without BreakCycles the edges of a cycle get Usages as any other (the caller fails the step).",
 			args: args{
 				resources: []graph.Resource{graphtest.ConfigMap("a", "b"), graphtest.ConfigMap("b", "a")},
-				policy:    All,
+				policy:    External,
 			},
 			want: want{
 				states: map[int]graph.State{0: graph.Declared, 1: graph.Declared},
@@ -389,7 +389,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 					db, app, bucket("assets"), graphtest.ConfigMap("web", "assets"), graphtest.ConfigMap("worker", "gone"), graphtest.With(bucket("gone"), graphtest.Deleting),
 					graphtest.With(graphtest.Object("d1"), graphtest.Referencing(secret("vault", "token"))),
 				},
-				policy: All,
+				policy: External,
 			},
 			want: want{
 				states: map[int]graph.State{0: graph.Declared},
@@ -403,14 +403,14 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 		},
 		"UnusableWhilePendingIsPending": {
 			reason: "Whether a Usage can express an edge is decided when it is due: until both ends exist the edge is pending, and no problem yet.",
-			args:   args{resources: []graph.Resource{bucket("assets"), graphtest.With(graphtest.ConfigMap("web", "assets"), graphtest.NotObserved)}, policy: All},
+			args:   args{resources: []graph.Resource{bucket("assets"), graphtest.With(graphtest.ConfigMap("web", "assets"), graphtest.NotObserved)}, policy: External},
 			want:   want{states: map[int]graph.State{0: graph.Pending}},
 		},
 		"AComposedUsageTakesTheEdge": {
 			reason: "An edge a Usage of the composition's own protects gets none of the function's: protected once that one exists, declared before. Resources: app 0, cache 1, db 2.",
 			args: args{
 				resources: []graph.Resource{db, app, cache},
-				policy:    All, composed: map[Ends]bool{{By: 0, Of: 2}: true, {By: 1, Of: 2}: false},
+				policy:    External, composed: map[Ends]bool{{By: 0, Of: 2}: true, {By: 1, Of: 2}: false},
 			},
 			want: want{states: map[int]graph.State{0: graph.Protected, 1: graph.Declared}},
 		},
@@ -426,7 +426,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			reason: "The function's observed Usage of an edge stays until the composition's own exists, so that no edge is unprotected in between.",
 			args: args{
 				resources: []graph.Resource{db, app},
-				policy:    All, observed: []Edge{between(app, db)}, composed: map[Ends]bool{{By: 0, Of: 1}: false},
+				policy:    External, observed: []Edge{between(app, db)}, composed: map[Ends]bool{{By: 0, Of: 1}: false},
 			},
 			want: want{states: map[int]graph.State{0: graph.Protected}, usages: []Edge{between(app, db)}},
 		},
@@ -434,7 +434,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			reason: "An edge no Usage of the API can express is no problem when the composition's own Usage protects it.",
 			args: args{
 				resources: []graph.Resource{db, app},
-				policy:    All, api: ApiextensionsAPI, composed: map[Ends]bool{{By: 0, Of: 1}: true},
+				policy:    External, api: ApiextensionsAPI, composed: map[Ends]bool{{By: 0, Of: 1}: true},
 			},
 			want: want{states: map[int]graph.State{0: graph.Protected}},
 		},
@@ -448,7 +448,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 		},
 		"CrossplaneV1": {
 			reason: "Crossplane v1's Usages protect cluster-scoped resources only: namespaced ends are problems.",
-			args:   args{resources: []graph.Resource{db, app}, policy: All, api: ApiextensionsAPI},
+			args:   args{resources: []graph.Resource{db, app}, policy: External, api: ApiextensionsAPI},
 			want: want{unusable: []Problem{
 				{Edge: between(app, db), Reason: "apiextensions.crossplane.io/v1beta1 Usages protect cluster-scoped resources only"},
 			}},
@@ -520,7 +520,7 @@ func TestAUsageKeepsItsNameWhenItsDependencyLeavesTheComposition(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := graph.New([]graph.Resource{app}, graph.Options{})
-			got := Decide(g, Options{Policy: All, Objects: Too, API: ProtectionAPI, Owner: xr, Observed: tc.manifests})
+			got := Decide(g, Options{Policy: External, Objects: Too, API: ProtectionAPI, Owner: xr, Observed: tc.manifests})
 			var keys []string
 			for k := range got.Usages {
 				keys = append(keys, k)
