@@ -16,7 +16,7 @@ import (
 
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
 	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
-	"github.com/crossplane-contrib/function-dependencies/test/harness"
+	"github.com/crossplane-contrib/function-dependencies/test/lib/harness"
 )
 
 // withBadReferences gives the bad Object these spec.references, as JSON.

@@ -7,13 +7,18 @@ import (
 
 	function "github.com/crossplane/function-sdk-go"
 
-	"github.com/crossplane-contrib/function-dependencies/internal/doctor"
+	"github.com/crossplane-contrib/function-dependencies/internal/graphcmd"
 )
+
+// version is the release this binary was built as: hack/xpkg.sh stamps it
+// (-X main.version=...) from FD_XPKG_VERSION, so that each release's image,
+// and so its package's digest, is its own.
+var version = "dev"
 
 // CLI of this Function.
 type CLI struct {
-	Serve ServeCmd       `cmd:"" default:"withargs" help:"Serve the function over gRPC (the default)."`
-	Graph doctor.Command `cmd:"" help:"Draw the dependency graph of resources read from YAML, and list missing reference finalizers: exits 1 when one is missing."`
+	Serve ServeCmd         `cmd:"" default:"withargs" help:"Serve the function over gRPC (the default)."`
+	Graph graphcmd.Command `cmd:"" help:"Draw the dependency graph of resources read from YAML, and list missing reference finalizers: exits 1 when one is missing."`
 }
 
 // ServeCmd serves the function.
@@ -34,6 +39,7 @@ func (c *ServeCmd) Run() error {
 	if err != nil {
 		return err
 	}
+	log.Info("Serving function-dependencies", "version", version, "address", c.Address)
 	return serve(&Function{log: log}, c.MetricsAddress,
 		function.Listen(c.Network, c.Address),
 		function.MTLSCertificates(c.TLSCertsDir),

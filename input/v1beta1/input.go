@@ -67,7 +67,7 @@ const (
 )
 
 // UsagePolicy says which edges are protected by Crossplane Usages.
-// +kubebuilder:validation:Enum=Disabled;External;All;Every
+// +kubebuilder:validation:Enum=Disabled;External;All
 type UsagePolicy string
 
 const (
@@ -79,9 +79,6 @@ const (
 	// UsagesAll emits a Usage for every edge that no reference finalizer
 	// protects: external ones, and those whose dependent is not an Object.
 	UsagesAll UsagePolicy = "All"
-	// UsagesEvery emits a Usage for every edge, those a reference finalizer
-	// protects too: the older spelling of protection: Both.
-	UsagesEvery UsagePolicy = "Every"
 )
 
 // Protection says what protects the edges a reference finalizer can protect:
@@ -102,10 +99,10 @@ const (
 	// the finalizer, so that switching a live composite leaves no edge
 	// unprotected.
 	ProtectionUsages Protection = "Usages"
-	// ProtectionBoth declares the finalizer and a Usage: what usages: Every
-	// says too. provider-kubernetes before v1.0 deletes an Object's remote
-	// object at once, whatever reference finalizers keep the Object itself:
-	// there only a Usage orders the deletion.
+	// ProtectionBoth declares the finalizer and a Usage. provider-kubernetes
+	// before v1.0 deletes an Object's remote object at once, whatever
+	// reference finalizers keep the Object itself: there only a Usage orders
+	// the deletion.
 	ProtectionBoth Protection = "Both"
 )
 
@@ -226,11 +223,8 @@ type Input struct {
 	References ReferencePolicy `json:"references,omitempty"`
 
 	// Usages is Disabled (the default), External to protect edges to objects
-	// outside this composite with Crossplane Usages, All to protect every
-	// edge that no reference finalizer protects, or Every to protect every
-	// edge with a Usage, reference finalizers or not (provider-kubernetes
-	// before v1.0, whose reference finalizers don't delay the deletion of an
-	// Object's remote object).
+	// outside this composite with Crossplane Usages, or All to protect every
+	// edge that no reference finalizer protects.
 	// +kubebuilder:default=Disabled
 	// +optional
 	Usages UsagePolicy `json:"usages,omitempty"`
@@ -274,7 +268,7 @@ type Input struct {
 	// ObjectSelector limits an Operation's sweep to the Objects with these
 	// labels, so that several CronOperations can share a cluster whose
 	// Objects are too many for one. A WatchOperation filters with its own
-	// spec.watch.matchLabels, and a Composition ignores it.
+	// spec.watch.matchLabels, and a Composition step refuses it.
 	// +optional
 	ObjectSelector *ObjectSelector `json:"objectSelector,omitempty"`
 }
@@ -286,40 +280,144 @@ type ObjectSelector struct {
 	MatchLabels map[string]string `json:"matchLabels,omitempty"`
 }
 
+// An inputField declares one field of the Input, once: the steps that read
+// it, its default, the values it may have and the JSON its value must be.
+// Default, Validate, the refusal of a field the step doesn't read and the
+// names of values of the wrong type all derive from it; the kubebuilder
+// markers above, which controller-gen reads, can't, so a test holds the
+// generated CRD and the struct's json tags to it.
+type inputField struct {
+	// name is the field's JSON name.
+	name string
+	// readBy are the steps that read it: another step refuses it when set.
+	readBy []Step
+	// def is the value an empty field gets; "" for none.
+	def string
+	// values are the values it, or each item of a list, may have; nil for
+	// any. A field without a default is checked only when set.
+	values []string
+	// shape is the JSON its value must be.
+	shape shape
+	// check checks what values can't say of the field's value, when set.
+	check func(in *Input, path *field.Path) field.ErrorList
+	// index is where the field is in the Input, for reflect's
+	// FieldByIndex: indexed finds it from the json tags.
+	index []int
+}
+
+// The steps a field is read by.
+var (
+	everyStep       = []Step{StepComposition, StepOperation}
+	compositionStep = []Step{StepComposition}
+	operationStep   = []Step{StepOperation}
+)
+
+var (
+	aString     = shape{jsonType: "string", must: "a string"}
+	anEntry     = shape{jsonType: "string", must: "a composition resource name or pattern"}
+	inferences  = enum(InferProviderConfigs, InferCredentials, InferManagedReferences)
+	inputFields = indexed(reflect.TypeFor[Input](), []inputField{
+		// In the order Validate names what is wrong with them.
+		{name: "apiVersion", readBy: everyStep, values: []string{GroupVersion}, shape: aString},
+		{name: "kind", readBy: everyStep, values: []string{"Input"}, shape: aString},
+		{name: "metadata", readBy: everyStep, shape: shape{jsonType: "object", must: "an object"}},
+		{name: "mode", readBy: everyStep, def: string(ModeEnforce), values: enum(ModeEnforce, ModeReport), shape: aString},
+		{name: "onCycle", readBy: compositionStep, def: string(CycleFatal), values: enum(CycleFatal, CycleWarning), shape: aString},
+		{name: "references", readBy: compositionStep, def: string(ReferencesInfer), values: enum(ReferencesInfer, ReferencesIgnore), shape: aString},
+		{name: "usages", readBy: compositionStep, def: string(UsagesDisabled), values: enum(UsagesDisabled, UsagesExternal, UsagesAll), shape: aString},
+		{name: "protection", readBy: compositionStep, def: string(ProtectionFinalizers), values: enum(ProtectionFinalizers, ProtectionUsages, ProtectionBoth), shape: aString},
+		{name: "usageAPI", readBy: compositionStep, def: string(UsageAPIProtection), values: enum(UsageAPIProtection, UsageAPIApiextensions), shape: aString},
+		{name: "creation", readBy: compositionStep, def: string(CreationImmediate), values: enum(CreationImmediate, CreationWaitForReady), shape: aString},
+		{name: "graph", readBy: compositionStep, def: string(GraphNone), values: enum(GraphNone, GraphContext), shape: aString},
+		{name: "infer", readBy: compositionStep, values: inferences, shape: shape{
+			jsonType: "array", must: "a list of kinds of edge (" + strings.Join(inferences, ", ") + ")", items: &aString,
+		}},
+		{name: "objectSelector", readBy: operationStep, check: validSelector, shape: shape{
+			jsonType: "object", must: "an object with matchLabels", fields: map[string]shape{
+				"matchLabels": {jsonType: "object", must: "a map of label keys to values"},
+			},
+		}},
+		{name: "dependencies", readBy: compositionStep, check: validDependencies, shape: shape{
+			jsonType: "array", must: "a list of dependencies, each with resource and dependsOn", items: &shape{
+				jsonType: "object", must: "an object with resource and dependsOn", fields: map[string]shape{
+					"resource":  anEntry,
+					"dependsOn": {jsonType: "array", must: "a list of composition resource names or patterns", items: &anEntry},
+				},
+			},
+		}},
+	})
+	// inputShape is the shape of every field of the Input.
+	inputShape = shape{jsonType: "object", must: "an object", fields: fieldShapes(inputFields)}
+)
+
+// enum is the values of an enumeration, as strings.
+func enum[T ~string](values ...T) []string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = string(v)
+	}
+	return out
+}
+
+// indexed returns the fields, each with its index in the struct type: a
+// field declared that the struct doesn't have is a mistake in this file.
+func indexed(typ reflect.Type, fields []inputField) []inputField {
+	index := jsonFields(typ)
+	for i, f := range fields {
+		if _, ok := index[f.name]; !ok {
+			panic(fmt.Sprintf("%s declares the field %q, which it doesn't have", typ, f.name))
+		}
+		fields[i].index = index[f.name]
+	}
+	return fields
+}
+
+// jsonFields maps the JSON name of each field of a struct type to its index.
+// An embedded struct without a JSON name is inlined, as encoding/json does.
+func jsonFields(typ reflect.Type) map[string][]int {
+	fields := map[string][]int{}
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && name == "" {
+			for inner, index := range jsonFields(f.Type) {
+				fields[inner] = append([]int{i}, index...)
+			}
+			continue
+		}
+		fields[name] = []int{i}
+	}
+	return fields
+}
+
+func fieldShapes(fields []inputField) map[string]shape {
+	shapes := make(map[string]shape, len(fields))
+	for _, f := range fields {
+		shapes[f.name] = f.shape
+	}
+	return shapes
+}
+
+// of is the field's value in the input.
+func (f inputField) of(in *Input) reflect.Value {
+	return reflect.ValueOf(in).Elem().FieldByIndex(f.index)
+}
+
 // Default fills in the defaults of every field the input leaves empty.
 func (in *Input) Default() {
-	if in.Mode == "" {
-		in.Mode = ModeEnforce
-	}
-	if in.OnCycle == "" {
-		in.OnCycle = CycleFatal
-	}
-	if in.References == "" {
-		in.References = ReferencesInfer
-	}
-	if in.Usages == "" {
-		in.Usages = UsagesDisabled
-	}
-	if in.Protection == "" {
-		in.Protection = ProtectionFinalizers
-	}
-	if in.UsageAPI == "" {
-		in.UsageAPI = UsageAPIProtection
-	}
-	if in.Creation == "" {
-		in.Creation = CreationImmediate
-	}
-	if in.Graph == "" {
-		in.Graph = GraphNone
+	for _, f := range inputFields {
+		if f.def == "" {
+			continue
+		}
+		if v := f.of(in); v.String() == "" {
+			v.SetString(f.def)
+		}
 	}
 }
 
 // ObjectEdges is what protects the edges of provider-kubernetes Objects to
-// other composed resources: the protection, or Both with usages: Every.
+// other composed resources: the protection.
 func (in *Input) ObjectEdges() Protection {
-	if in.Usages == UsagesEvery {
-		return ProtectionBoth
-	}
 	return in.Protection
 }
 
@@ -328,35 +426,54 @@ func (in *Input) Infers(kind Inference) bool {
 	return slices.Contains(in.Infer, kind)
 }
 
-// Validate returns the fields whose values are not supported.
+// Validate returns the fields whose values are not supported. An input of
+// another apiVersion or kind is meant for another function.
 func (in *Input) Validate() field.ErrorList {
 	var errs field.ErrorList
-	// An input of another apiVersion or kind is meant for another function.
-	if in.APIVersion != "" {
-		errs = append(errs, oneOf(field.NewPath("apiVersion"), in.APIVersion, GroupVersion)...)
+	for _, f := range inputFields {
+		errs = append(errs, f.validate(in)...)
 	}
-	if in.Kind != "" {
-		errs = append(errs, oneOf(field.NewPath("kind"), in.Kind, "Input")...)
+	return errs
+}
+
+// validate returns what is wrong with the field's value in the input. A
+// path is made only for an error, or for a check of a value that is set: a
+// valid input, the usual, costs none.
+func (f inputField) validate(in *Input) field.ErrorList {
+	v := f.of(in)
+	var errs field.ErrorList
+	switch {
+	case f.values == nil:
+	case v.Kind() == reflect.Slice:
+		for i := range v.Len() {
+			if item := v.Index(i); !slices.Contains(f.values, item.String()) {
+				errs = append(errs, notSupported(field.NewPath(f.name).Index(i), item, f.values))
+			}
+		}
+	case v.String() == "" && f.def == "":
+	case !slices.Contains(f.values, v.String()):
+		errs = append(errs, notSupported(field.NewPath(f.name), v, f.values))
 	}
-	errs = append(errs, oneOf(field.NewPath("mode"), in.Mode, ModeEnforce, ModeReport)...)
-	errs = append(errs, oneOf(field.NewPath("onCycle"), in.OnCycle, CycleFatal, CycleWarning)...)
-	errs = append(errs, oneOf(field.NewPath("references"), in.References, ReferencesInfer, ReferencesIgnore)...)
-	errs = append(errs, oneOf(field.NewPath("usages"), in.Usages, UsagesDisabled, UsagesExternal, UsagesAll, UsagesEvery)...)
-	errs = append(errs, oneOf(field.NewPath("protection"), in.Protection, ProtectionFinalizers, ProtectionUsages, ProtectionBoth)...)
-	if in.Usages == UsagesEvery && in.Protection == ProtectionUsages {
-		errs = append(errs, field.Invalid(field.NewPath("usages"), in.Usages, "declares the reference finalizers that protection: Usages leaves out; with protection: Usages, usages says only what protects the edges no finalizer can (Disabled, External or All)"))
+	if f.check != nil && !v.IsZero() {
+		errs = append(errs, f.check(in, field.NewPath(f.name))...)
 	}
-	errs = append(errs, oneOf(field.NewPath("usageAPI"), in.UsageAPI, UsageAPIProtection, UsageAPIApiextensions)...)
-	errs = append(errs, oneOf(field.NewPath("creation"), in.Creation, CreationImmediate, CreationWaitForReady)...)
-	errs = append(errs, oneOf(field.NewPath("graph"), in.Graph, GraphNone, GraphContext)...)
-	for i, kind := range in.Infer {
-		errs = append(errs, oneOf(field.NewPath("infer").Index(i), kind, InferProviderConfigs, InferCredentials, InferManagedReferences)...)
-	}
-	if in.ObjectSelector != nil {
-		errs = append(errs, metav1validation.ValidateLabels(in.ObjectSelector.MatchLabels, field.NewPath("objectSelector", "matchLabels"))...)
-	}
+	return errs
+}
+
+// notSupported is the error of a value that is none of those supported. It
+// carries the value with its Go type, as the field has it.
+func notSupported(path *field.Path, value reflect.Value, supported []string) *field.Error {
+	return field.NotSupported(path, value.Interface(), supported)
+}
+
+func validSelector(in *Input, path *field.Path) field.ErrorList {
+	return metav1validation.ValidateLabels(in.ObjectSelector.MatchLabels, path.Child("matchLabels"))
+}
+
+func validDependencies(in *Input, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
 	for i, d := range in.Dependencies {
-		path := field.NewPath("dependencies").Index(i)
+		path := path.Index(i)
 		errs = append(errs, validPattern(path.Child("resource"), d.Resource)...)
 		if len(d.DependsOn) == 0 {
 			errs = append(errs, field.Required(path.Child("dependsOn"), "names at least one resource"))
@@ -366,13 +483,6 @@ func (in *Input) Validate() field.ErrorList {
 		}
 	}
 	return errs
-}
-
-func oneOf[T ~string](path *field.Path, value T, supported ...T) field.ErrorList {
-	if slices.Contains(supported, value) {
-		return nil
-	}
-	return field.ErrorList{field.NotSupported(path, value, supported)}
 }
 
 func validPattern(path *field.Path, pattern string) field.ErrorList {
@@ -449,23 +559,12 @@ func DecodeFor(data []byte, step Step) (*Input, error) {
 	return in, nil
 }
 
-// unread are the fields set that the step doesn't read.
+// unread are the fields set that the step doesn't read, by name.
 func (in *Input) unread(step Step) field.ErrorList {
 	var set []string
-	switch step {
-	case StepComposition:
-		if in.ObjectSelector != nil {
-			set = append(set, "objectSelector")
-		}
-	case StepOperation:
-		for name, isSet := range map[string]bool{
-			"dependencies": in.Dependencies != nil, "references": in.References != "", "usages": in.Usages != "",
-			"protection": in.Protection != "", "usageAPI": in.UsageAPI != "", "creation": in.Creation != "",
-			"graph": in.Graph != "", "onCycle": in.OnCycle != "", "infer": in.Infer != nil,
-		} {
-			if isSet {
-				set = append(set, name)
-			}
+	for _, f := range inputFields {
+		if !slices.Contains(f.readBy, step) && !f.of(in).IsZero() {
+			set = append(set, f.name)
 		}
 	}
 	slices.Sort(set)
@@ -492,35 +591,6 @@ type shape struct {
 	// decoder.
 	fields map[string]shape
 }
-
-var (
-	aString = shape{jsonType: "string", must: "a string"}
-	anEntry = shape{jsonType: "string", must: "a composition resource name or pattern"}
-	// inputShape is the shape of every field of the Input.
-	inputShape = shape{jsonType: "object", must: "an object", fields: map[string]shape{
-		"apiVersion": aString,
-		"kind":       aString,
-		"metadata":   {jsonType: "object", must: "an object"},
-		"mode":       aString,
-		"onCycle":    aString,
-		"dependencies": {jsonType: "array", must: "a list of dependencies, each with resource and dependsOn", items: &shape{
-			jsonType: "object", must: "an object with resource and dependsOn", fields: map[string]shape{
-				"resource":  anEntry,
-				"dependsOn": {jsonType: "array", must: "a list of composition resource names or patterns", items: &anEntry},
-			},
-		}},
-		"references": aString,
-		"infer":      {jsonType: "array", must: "a list of kinds of edge (ProviderConfigs, Credentials, ManagedReferences)", items: &aString},
-		"usages":     aString,
-		"protection": aString,
-		"usageAPI":   aString,
-		"creation":   aString,
-		"graph":      aString,
-		"objectSelector": {jsonType: "object", must: "an object with matchLabels", fields: map[string]shape{
-			"matchLabels": {jsonType: "object", must: "a map of label keys to values"},
-		}},
-	}}
-)
 
 // check returns an error for the value, and for each value inside it, whose
 // JSON type is not the shape's. null is as good as a field left out.

@@ -114,9 +114,9 @@ func TestDecodeRejectsValuesOutsideTheEnum(t *testing.T) {
 			want:   `references: Unsupported value: "infer": supported values: "Infer", "Ignore"`,
 		},
 		"Usages": {
-			reason: "An unsupported usages policy is named with the supported values.",
-			input:  `{"usages": "Everything"}`,
-			want:   `usages: Unsupported value: "Everything": supported values: "Disabled", "External", "All", "Every"`,
+			reason: "An unsupported usages policy is named with the supported values: Every, an earlier name of protection: Both never released, is none.",
+			input:  `{"usages": "Every"}`,
+			want:   `usages: Unsupported value: "Every": supported values: "Disabled", "External", "All"`,
 		},
 		"UsageAPI": {
 			reason: "An unsupported Usage API version is named with the supported ones.",

@@ -15,10 +15,10 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
+	"github.com/crossplane-contrib/function-dependencies/internal/protection/usage"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
 	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
-	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 )
 
 // namespacedRequest is a namespaced XR in team composing a ConfigMap
@@ -473,7 +473,6 @@ func TestAStepThatWritesUsagesAtAllProtectsTheDependenciesItDeclares(t *testing.
 		"External":             {in: v1beta1.Input{Usages: v1beta1.UsagesExternal}, want: usage.External},
 		"ExternalAndInfer":     {in: v1beta1.Input{Usages: v1beta1.UsagesExternal, Infer: []v1beta1.Inference{v1beta1.InferCredentials}}, want: usage.External},
 		"All":                  {in: v1beta1.Input{Usages: v1beta1.UsagesAll}, want: usage.External},
-		"Every":                {in: v1beta1.Input{Usages: v1beta1.UsagesEvery}, want: usage.External},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -12,19 +12,9 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
 )
 
-// Crossplane drops a composed resource from the composite's observed state in
-// the reconcile that deletes it. So when a reference finalizer, or one of the
-// function's own Usages, names an Object that observed state lacks, the
-// function asks Crossplane for the Objects of its DependentLabel (the
-// response's requirements; Crossplane calls it again in the same reconcile
-// with them as required resources), and reads those observed state lacks as
-// observed (request.ReadComposition). A dependent being deleted is then one:
-// its finalizer stays declared while the target carries it, its Usage stays,
-// and no finalizer of it is stale. Ordinary reconciles, where every such
-// finalizer and Usage names an observed Object, ask for nothing.
-
 // A lookout collects what the function asks Crossplane for, from the
-// request's own observed and desired resources, read one by one.
+// request's own observed and desired resources, read one by one: among them,
+// the Objects Crossplane is deleting (deleting.go).
 type lookout struct {
 	// uids are the UIDs of the observed resources, and named those the
 	// reference finalizers on them name.

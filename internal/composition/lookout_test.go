@@ -13,7 +13,6 @@ import (
 
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
-	"github.com/crossplane-contrib/function-dependencies/internal/request"
 	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
 )
 
@@ -91,7 +90,7 @@ func TestEveryDependentIsLabelledPastOneThatCantBe(t *testing.T) {
 		r.Desired.Resources["dep-00"].Resource.Fields["metadata"].GetStructValue().Fields["labels"] = structpb.NewStringValue("team=a")
 	})
 	rsp := requesttest.Run(Run, v1beta1.StepComposition, req)
-	if got := request.DesiredOf(rsp.GetDesired()).Object("dep-01").Label(protocol.DependentLabel); got != "uid-app" {
+	if got := desiredStateOf(rsp.GetDesired()).Object("dep-01").Label(protocol.DependentLabel); got != "uid-app" {
 		t.Errorf("dep-01's label %s is %q, want %q", protocol.DependentLabel, got, "uid-app")
 	}
 	if got := rsp.GetDesired().GetResources()["dep-00"].GetResource().GetFields()["metadata"].GetStructValue().GetFields()["labels"]; !proto.Equal(got, structpb.NewStringValue("team=a")) {

@@ -4,13 +4,13 @@ import (
 	"cmp"
 
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
+	"github.com/crossplane-contrib/function-dependencies/internal/edges/infer"
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
-	"github.com/crossplane-contrib/function-dependencies/internal/infer"
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+	"github.com/crossplane-contrib/function-dependencies/internal/output/report"
+	"github.com/crossplane-contrib/function-dependencies/internal/protection/usage"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
-	"github.com/crossplane-contrib/function-dependencies/internal/report"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
-	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 )
 
 // What the step reads of its request's composed resources.
@@ -49,8 +49,9 @@ type read struct {
 func readComposed(c request.Composition, in *v1beta1.Input) read {
 	inferReferences, explicit, inferring := in.References == v1beta1.ReferencesInfer, len(in.Dependencies) > 0, len(in.Infer) > 0
 	xrNamespace := c.Composite.Namespace()
-	rd := read{resources: make([]graph.Resource, 0, len(c.Resources)), usages: map[string]map[string]any{}, lookout: newLookout(len(c.Resources))}
-	for _, cr := range c.Resources {
+	resources := composedOf(c)
+	rd := read{resources: make([]graph.Resource, 0, len(resources)), usages: map[string]map[string]any{}, lookout: newLookout(len(resources))}
+	for _, cr := range resources {
 		r := graph.Resource{Name: cr.Name}
 		// The composition's current intent decides what a resource is and
 		// references; observed state stands in for a resource being removed.
@@ -72,8 +73,8 @@ func readComposed(c request.Composition, in *v1beta1.Input) read {
 				Finalizers: o.Finalizers(),
 				Deleting:   o.Deleting(),
 				Ready:      o.Ready(),
-				Going:      !cr.InRequest,
-				InUse:      o.Label(usage.InUseLabel) == "true",
+				Going:      cr.going,
+				InUse:      o.Label(protocol.InUseLabel) == "true",
 			}
 			if !source.Exists() {
 				source = o
@@ -118,12 +119,12 @@ func readComposed(c request.Composition, in *v1beta1.Input) read {
 		}
 		// What the function asks for comes from the request alone, so that
 		// it asks the same in the call that answers it.
-		if cr.InRequest || r.Desired != nil {
-			rd.lookout.resource(&r, cr.InRequest)
-			if cr.InRequest {
+		if inRequest := cr.IsObserved && !cr.going; inRequest || r.Desired != nil {
+			rd.lookout.resource(&r, inRequest)
+			if inRequest {
 				rd.lookout.labels(o)
 			}
-			if cr.InRequest && r.Observed != nil && r.Desired != nil {
+			if inRequest && r.Observed != nil && r.Desired != nil {
 				rd.lookout.written(r.Observed.References, r.References)
 			}
 		}
@@ -140,8 +141,8 @@ func readComposed(c request.Composition, in *v1beta1.Input) read {
 	}
 	deletingUnderARemovedName(rd.resources)
 	if len(rd.composedUsages) > 0 {
-		rd.bodies = make(map[string][2]request.Object, len(c.Resources))
-		for _, cr := range c.Resources {
+		rd.bodies = make(map[string][2]request.Object, len(resources))
+		for _, cr := range resources {
 			rd.bodies[cr.Name] = [2]request.Object{cr.Observed, cr.Desired}
 		}
 	}
@@ -177,24 +178,5 @@ func (rd read) labelsOf(g *graph.Graph) func(int) []map[string]string {
 	return func(i int) []map[string]string {
 		b := rd.bodies[g.Resources[i].Name]
 		return []map[string]string{b[0].Labels(), b[1].Labels()}
-	}
-}
-
-// deletingUnderARemovedName marks as being deleted every resource the composition
-// desires whose object it also observes under a name it removes (one object
-// under two names): Crossplane deletes what the composition removes before
-// it applies the rest, and the API server refuses a new finalizer on an
-// object being deleted.
-func deletingUnderARemovedName(resources []graph.Resource) {
-	removed := map[string]bool{}
-	for _, r := range resources {
-		if r.Desired == nil && r.Observed != nil && r.Observed.UID != "" {
-			removed[r.Observed.UID] = true
-		}
-	}
-	for _, r := range resources {
-		if r.Desired != nil && r.Observed != nil && removed[r.Observed.UID] {
-			r.Observed.Deleting = true
-		}
 	}
 }

@@ -60,8 +60,9 @@ type Observed struct {
 	Deleting   bool
 	// Ready is true when the resource's Ready condition is True.
 	Ready bool
-	// Going is true for a resource read from the resources the function
-	// required, because observed state lacks it: Crossplane is deleting it.
+	// Going is true for a resource Crossplane is deleting, which the
+	// composite's observed state lacks: read from the resources the function
+	// required.
 	Going bool
 	// InUse is true when Crossplane's Usage controller labelled the
 	// resource in use: only then does its webhook refuse the resource's

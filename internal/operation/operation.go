@@ -5,7 +5,7 @@
 // every Object of both API groups. Either way it then asks for the objects
 // they reference (see targetSelector), and once it has them all declares,
 // as partial objects, the reference finalizers that live targets lack, and
-// the teardown nudges (internal/teardown) of what is being deleted.
+// the teardown nudges (teardown.go) of what is being deleted.
 //
 // Crossplane applies each partial object with server-side apply under a
 // field owner of its own for every Operation, and deletes nothing: so the
@@ -21,12 +21,9 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
-	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
+	"github.com/crossplane-contrib/function-dependencies/internal/protection/finalizer"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
-	"github.com/crossplane-contrib/function-dependencies/internal/repair"
-	"github.com/crossplane-contrib/function-dependencies/internal/request"
-	"github.com/crossplane-contrib/function-dependencies/internal/teardown"
 )
 
 // Run answers an Operation's request into rsp.
@@ -52,7 +49,7 @@ func Run(in *v1beta1.Input, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionR
 		// read: staleness needs every Object.
 		fin.Stale = nil
 	}
-	out := repair.Of(g, fin)
+	out := tally(g, fin)
 	enforce := in.Mode == v1beta1.ModeEnforce
 	nudged := nudges(s)
 	var woken []string // Report mode applies no nudge either.
@@ -74,31 +71,4 @@ func Run(in *v1beta1.Input, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionR
 	}
 	log.Debug("Swept Objects", "watched", s.watched, "dependents", out.Dependents, "references", out.References,
 		"protected", out.Protected, "repaired", len(out.Repaired), "skipped", len(out.Skipped), "stale", len(out.Stale))
-}
-
-// desired are the partial objects the Operation applies: the finalizers each
-// target lacks, and the nudges. A nudged object is being deleted: none is
-// repaired too. Its nudges are all exact or none (teardown.Now).
-func desired(g *graph.Graph, s sweep, out repair.Outcome, nudged []teardown.Nudge) map[string]*fnv1.Resource {
-	desired := map[string]*fnv1.Resource{}
-	for _, r := range out.Repaired {
-		desired[r.Target] = &fnv1.Resource{Resource: request.Partial(g.Resource(r.Target), r.Finalizers)}
-	}
-	labels, annotations := map[string]map[string]string{}, map[string]map[string]string{}
-	exact := map[string]bool{}
-	for _, n := range nudged {
-		exact[n.Object] = n.Exact
-		into := annotations
-		if n.Label {
-			into = labels
-		}
-		if into[n.Object] == nil {
-			into[n.Object] = map[string]string{}
-		}
-		into[n.Object][n.Key] = n.Value
-	}
-	for _, n := range nudged {
-		desired[n.Object] = &fnv1.Resource{Resource: request.Nudging(s.read[n.Object], labels[n.Object], annotations[n.Object], exact[n.Object])}
-	}
-	return desired
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
 	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
-	"github.com/crossplane-contrib/function-dependencies/internal/teardown"
 )
 
 // The Operation protocol, call by call: what the function asks Crossplane
@@ -171,10 +170,10 @@ func TestOperation(t *testing.T) {
 		releasedNamespaced = wire + "teardown-targets/kubernetes.m.crossplane.io"
 		sharedManifest     = wire + "manifest/Object.kubernetes.crossplane.io shared"
 	)
-	targetLabel := map[string]any{teardown.TargetLabel: "true"}
+	targetLabel := map[string]any{protocol.TeardownTargetLabel: "true"}
 	releasedShared := deleting(object("shared", "uid-shared", []any{managed}))
 	releasedShared["metadata"].(map[string]any)["labels"] = targetLabel
-	releasedShared["metadata"].(map[string]any)["annotations"] = map[string]any{teardown.ReleasedKey: "true"}
+	releasedShared["metadata"].(map[string]any)["annotations"] = map[string]any{protocol.TeardownReleasedKey: "true"}
 	// The target when its last holder let go: not woken yet.
 	freedShared := deleting(object("shared", "uid-shared", []any{managed}))
 	freedShared["metadata"].(map[string]any)["labels"] = targetLabel
@@ -184,7 +183,7 @@ func TestOperation(t *testing.T) {
 	}}
 	namespace := map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "team", "uid": "uid-team"}}
 	releasedSelectors := func(sels map[string]*fnv1.ResourceSelector) map[string]*fnv1.ResourceSelector {
-		labels := map[string]string{teardown.TargetLabel: "true"}
+		labels := map[string]string{protocol.TeardownTargetLabel: "true"}
 		sels[releasedCluster] = &fnv1.ResourceSelector{ApiVersion: "kubernetes.crossplane.io/v1alpha2", Kind: "Object", Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: labels}}}
 		sels[releasedNamespaced] = &fnv1.ResourceSelector{ApiVersion: "kubernetes.m.crossplane.io/v1alpha1", Kind: "Object", Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: labels}}}
 		return sels
@@ -199,14 +198,14 @@ func TestOperation(t *testing.T) {
 		return o
 	}
 	deletingSharedOfMiddle := withVersion(deleting(object("shared", "uid-shared", []any{managed, ref + "uid-middle"})), "3")
-	deletingSharedOfMiddle["metadata"].(map[string]any)["labels"].(map[string]any)[teardown.TargetLabel] = "true"
+	deletingSharedOfMiddle["metadata"].(map[string]any)["labels"].(map[string]any)[protocol.TeardownTargetLabel] = "true"
 	releasedMiddle := withVersion(deleting(object("middle", "uid-middle", []any{managed}, sharedRef)), "7")
-	releasedMiddle["metadata"].(map[string]any)["labels"].(map[string]any)[teardown.TargetLabel] = "true"
+	releasedMiddle["metadata"].(map[string]any)["labels"].(map[string]any)[protocol.TeardownTargetLabel] = "true"
 	nudgedMiddle := withVersion(deleting(object("middle", "uid-middle", []any{managed}, sharedRef)), "7")
-	nudgedMiddle["metadata"].(map[string]any)["labels"].(map[string]any)[teardown.TargetLabel] = "true"
-	nudgedMiddle["metadata"].(map[string]any)["annotations"] = map[string]any{teardown.HolderKey("uid-shared"): holders("uid-middle")}
+	nudgedMiddle["metadata"].(map[string]any)["labels"].(map[string]any)[protocol.TeardownTargetLabel] = "true"
+	nudgedMiddle["metadata"].(map[string]any)["annotations"] = map[string]any{protocol.TeardownHolderKey("uid-shared"): holders("uid-middle")}
 	sharedOfMiddleAndOther := withVersion(deleting(object("shared", "uid-shared", []any{managed, ref + "uid-middle", ref + "uid-other"})), "3")
-	sharedOfMiddleAndOther["metadata"].(map[string]any)["labels"].(map[string]any)[teardown.TargetLabel] = "true"
+	sharedOfMiddleAndOther["metadata"].(map[string]any)["labels"].(map[string]any)[protocol.TeardownTargetLabel] = "true"
 	other := deleting(object("other", "uid-other", []any{managed}, sharedRef))
 	heldMiddle := withVersion(deleting(object("middle", "uid-middle", []any{managed, ref + "uid-leaf"}, sharedRef)), "7")
 	warning := func(reason, message string) *fnv1.Result {
@@ -324,7 +323,7 @@ func TestOperation(t *testing.T) {
 					// release; going-b, which let go, is left alone. The
 					// shared Object is labelled a target, once.
 					"Object.kubernetes.crossplane.io going-a": nudgeOf("going-a", "uid-going-a", "", nil,
-						map[string]any{teardown.HolderKey("uid-shared"): holders("uid-going-a")}),
+						map[string]any{protocol.TeardownHolderKey("uid-shared"): holders("uid-going-a")}),
 					"Object.kubernetes.crossplane.io shared": nudgeOf("shared", "uid-shared", "", targetLabel, nil),
 				}},
 				Output: requesttest.MustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io going-a", "Object.kubernetes.crossplane.io shared"}}),
@@ -342,7 +341,7 @@ func TestOperation(t *testing.T) {
 				Requirements: &fnv1.Requirements{Resources: teardownOf("demo")},
 				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
 					"Object.kubernetes.crossplane.io middle": nudgeOf("middle", "uid-middle", "", nil,
-						map[string]any{teardown.HolderKey("uid-shared"): holders("uid-middle")}),
+						map[string]any{protocol.TeardownHolderKey("uid-shared"): holders("uid-middle")}),
 				}},
 				Output: requesttest.MustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io middle"}}),
 			},
@@ -354,7 +353,7 @@ func TestOperation(t *testing.T) {
 			want: &fnv1.RunFunctionResponse{
 				Requirements: &fnv1.Requirements{Resources: withShared(map[string]*fnv1.ResourceSelector{})},
 				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
-					"Object.kubernetes.crossplane.io middle": nudgeOf("middle", "uid-middle", "7", nil, map[string]any{teardown.ReleasedKey: "true"}),
+					"Object.kubernetes.crossplane.io middle": nudgeOf("middle", "uid-middle", "7", nil, map[string]any{protocol.TeardownReleasedKey: "true"}),
 				}},
 				Output: requesttest.MustStruct(map[string]any{"dependents": 1, "references": 1, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io middle"},
 					"skipped": []any{map[string]any{"dependent": "Object.kubernetes.crossplane.io middle", "target": "Object.kubernetes.crossplane.io shared", "reason": "DependentDeleting"}}}),
@@ -372,7 +371,7 @@ func TestOperation(t *testing.T) {
 				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
 					"Object.kubernetes.crossplane.io middle": nudgeOf("middle", "uid-middle", "7", targetLabel, nil),
 					"Object.kubernetes.crossplane.io other": nudgeOf("other", "uid-other", "", nil,
-						map[string]any{teardown.HolderKey("uid-shared"): holders("uid-middle", "uid-other")}),
+						map[string]any{protocol.TeardownHolderKey("uid-shared"): holders("uid-middle", "uid-other")}),
 				}},
 				Output: requesttest.MustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io middle", "Object.kubernetes.crossplane.io other"}}),
 			},
@@ -382,7 +381,7 @@ func TestOperation(t *testing.T) {
 			want: &fnv1.RunFunctionResponse{
 				Requirements: &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{}},
 				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
-					"Object.kubernetes.crossplane.io shared": nudgeOf("shared", "uid-shared", "42", nil, map[string]any{teardown.ReleasedKey: "true"}),
+					"Object.kubernetes.crossplane.io shared": nudgeOf("shared", "uid-shared", "42", nil, map[string]any{protocol.TeardownReleasedKey: "true"}),
 				}},
 				Output: requesttest.MustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io shared"}}),
 			},
@@ -408,7 +407,7 @@ func TestOperation(t *testing.T) {
 			want: &fnv1.RunFunctionResponse{
 				Requirements: &fnv1.Requirements{Resources: withManifest(releasedSelectors(map[string]*fnv1.ResourceSelector{}))},
 				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
-					"Object.kubernetes.crossplane.io shared": nudgeOf("shared", "uid-shared", "", nil, map[string]any{teardown.GoneKey: "true"}),
+					"Object.kubernetes.crossplane.io shared": nudgeOf("shared", "uid-shared", "", nil, map[string]any{protocol.TeardownGoneKey: "true"}),
 				}},
 				Output: requesttest.MustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io shared"}}),
 			},
@@ -425,7 +424,7 @@ func TestOperation(t *testing.T) {
 			want: &fnv1.RunFunctionResponse{
 				Requirements: &fnv1.Requirements{Resources: releasedSelectors(map[string]*fnv1.ResourceSelector{})},
 				Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
-					"Object.kubernetes.crossplane.io shared": nudgeOf("shared", "uid-shared", "42", nil, map[string]any{teardown.ReleasedKey: "true"}),
+					"Object.kubernetes.crossplane.io shared": nudgeOf("shared", "uid-shared", "42", nil, map[string]any{protocol.TeardownReleasedKey: "true"}),
 				}},
 				Output: requesttest.MustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0, "nudged": []any{"Object.kubernetes.crossplane.io shared"}}),
 			},

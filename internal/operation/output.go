@@ -2,48 +2,11 @@ package operation
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
-	"github.com/crossplane-contrib/function-dependencies/internal/repair"
-	"github.com/crossplane-contrib/function-dependencies/internal/request"
-	"github.com/crossplane-contrib/function-dependencies/internal/teardown"
 )
-
-// nudges are the teardown nudges this Operation applies: of every object
-// read being deleted, each with its dependents among the Objects read, and
-// of the released targets whose resource is gone.
-func nudges(s sweep) []teardown.Nudge {
-	objects := map[string]teardown.Object{}
-	var dependents []teardown.Object
-	for _, name := range slices.Sorted(maps.Keys(s.read)) {
-		o := s.read[name]
-		t := teardownObject(name, o)
-		objects[name] = t
-		if o.IsObject() {
-			dependents = append(dependents, t)
-		}
-	}
-	var out []teardown.Nudge
-	for _, name := range slices.Sorted(maps.Keys(objects)) {
-		out = append(out, teardown.Nudges(objects[name], dependents)...)
-	}
-	for _, name := range s.gone {
-		out = append(out, teardown.Gone(objects[name]))
-	}
-	return teardown.Now(out)
-}
-
-// teardownObject is what internal/teardown needs of an object read.
-func teardownObject(name string, o request.Object) teardown.Object {
-	return teardown.Object{
-		Name: name, UID: o.UID(), Deleting: o.Deleting(),
-		Finalizers: o.Finalizers(), Labels: o.Labels(), Annotations: o.Annotations(),
-	}
-}
 
 // An output is what an Operation stores in its status.
 type output struct {
@@ -54,11 +17,11 @@ type output struct {
 	Protected  int `json:"protected"`
 	// Repaired are the finalizers declared, by target; in Report mode,
 	// Missing lists them instead, and nothing is declared.
-	Repaired []repair.Repair `json:"repaired,omitempty"`
-	Missing  []repair.Repair `json:"missing,omitempty"`
-	Skipped  []repair.Skip   `json:"skipped,omitempty"`
-	Stale    []staleEntry    `json:"stale,omitempty"`
-	Cycles   int             `json:"cycles,omitempty"`
+	Repaired []repair     `json:"repaired,omitempty"`
+	Missing  []repair     `json:"missing,omitempty"`
+	Skipped  []skip       `json:"skipped,omitempty"`
+	Stale    []staleEntry `json:"stale,omitempty"`
+	Cycles   int          `json:"cycles,omitempty"`
 	// Nudged are the objects being deleted that the teardown nudges wake.
 	Nudged []string `json:"nudged,omitempty"`
 	// Omitted counts, for each list that is longer than the output keeps,
@@ -71,7 +34,7 @@ type staleEntry struct {
 	Finalizer string `json:"finalizer"`
 }
 
-func outputOf(o repair.Outcome, enforce bool, cycles int, nudged []string) output {
+func outputOf(o outcome, enforce bool, cycles int, nudged []string) output {
 	out := output{Dependents: o.Dependents, References: o.References, Protected: o.Protected, Cycles: cycles, Omitted: map[string]int{}}
 	repaired := "repaired"
 	if !enforce {
@@ -110,7 +73,7 @@ type warning struct{ reason, message string }
 // read, cycles and stale finalizers. Each is one result, whatever the number
 // of resources it is about, so that a sweep of thousands makes a handful of
 // events.
-func warningsOf(s sweep, o repair.Outcome, cycles [][]string) []warning {
+func warningsOf(s sweep, o outcome, cycles [][]string) []warning {
 	var ws []warning
 	if len(s.problems) > 0 {
 		ws = append(ws, warning{"InvalidReferences", fmt.Sprintf("cannot read the references of %s: %s", count(len(s.problems), "Object"), first(s.problems))})

@@ -12,7 +12,6 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
-	"github.com/crossplane-contrib/function-dependencies/internal/teardown"
 )
 
 // A sweep is what an Operation reads of its required resources.
@@ -133,12 +132,12 @@ func readSweep(required map[string]*fnv1.Resources, selector *v1beta1.ObjectSele
 	return s
 }
 
-// readTargets reads the targets of teardowns (internal/teardown), listed
+// readTargets reads the targets of teardowns (teardown.go), listed
 // by their label within the input's objectSelector, and, by name, the
 // resource each released one manages, and notes those whose resource is
 // gone.
 func readTargets(s *sweep, required map[string]*fnv1.Resources, selector *v1beta1.ObjectSelector) {
-	labels := map[string]string{teardown.TargetLabel: "true"}
+	labels := map[string]string{protocol.TeardownTargetLabel: "true"}
 	if selector != nil {
 		maps.Copy(labels, selector.MatchLabels)
 	}
@@ -146,7 +145,7 @@ func readTargets(s *sweep, required map[string]*fnv1.Resources, selector *v1beta
 		object := describe(o.Identity())
 		s.read[object] = o
 		manifest, ok := manifestOf(o)
-		if !ok || !teardown.Released(teardownObject(object, o)) {
+		if !ok || !released(teardownObjectOf(object, o)) {
 			continue
 		}
 		name := protocol.ManifestOf(object)

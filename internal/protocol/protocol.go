@@ -1,8 +1,8 @@
 // Package protocol holds the facts of the protocols the function speaks, each
 // written once: the names Crossplane gives what a function asks for and
 // reads, the apiVersions provider-kubernetes stores Objects at, the labels
-// the function puts on composed resources, and how long a list Crossplane
-// stores may be.
+// and annotations the function and Crossplane put on objects, and how long a
+// list Crossplane stores may be.
 package protocol
 
 import (
@@ -28,20 +28,9 @@ const GraphContextKey = "dependencies.fn.crossplane.io/graph"
 const WatchedResource = "ops.crossplane.io/watched-resource"
 
 // DependentLabel marks the Objects that depend on others with the UID of
-// their composite.
-//
-// Crossplane drops a composed resource from the composite's observed state
-// in the reconcile that deletes it. While a dependent removed from the
-// composition is still being deleted, the finalizer it holds on what it
-// references would then name no Object of the composition, and look stale;
-// and the Usage that protects what it references would no longer be
-// emitted, so Crossplane would delete it and replay the deletion it held
-// back while the dependent still exists. So the function labels every
-// dependent Object with its composite's UID (Crossplane strips its own
-// crossplane.io/composite label from a resource it deletes for leaving the
-// composition, not this one), and asks for the Objects of this label when a
-// reference finalizer, or one of its own Usages, names an Object that
-// observed state lacks.
+// their composite, so that the function can ask for those Crossplane is
+// deleting, which the composite's observed state lacks
+// (internal/composition's deleting.go says why).
 const DependentLabel = "dependencies.fn.crossplane.io/composite-uid"
 
 // DependentGroupLabel marks a resource that Objects of the composition
@@ -71,6 +60,31 @@ const ProtectionLabel = "dependencies.fn.crossplane.io/protection"
 
 // ProtectedByUsages is ProtectionLabel's value.
 const ProtectedByUsages = "Usages"
+
+// InUseLabel is the label Crossplane's Usage controller puts on a used
+// resource. Its webhook sees the deletions of labelled resources only, so a
+// Usage is in force once it exists and its resource carries the label.
+const InUseLabel = "crossplane.io/in-use"
+
+// The teardown nudges' label and annotations (internal/operation's
+// teardown.go says what each wakes).
+const (
+	// TeardownTargetLabel marks a deleting target that dependents held. It
+	// is a label so that an Operation can list the targets of a teardown.
+	TeardownTargetLabel = "dependencies.fn.crossplane.io/teardown-target"
+	// TeardownReleasedKey marks a deleting target that no dependent holds
+	// any more.
+	TeardownReleasedKey = "dependencies.fn.crossplane.io/teardown-released"
+	// TeardownGoneKey marks a released target whose managed resource is
+	// gone.
+	TeardownGoneKey = "dependencies.fn.crossplane.io/teardown-gone"
+)
+
+// TeardownHolderKey is the annotation of a deleting dependent that still
+// holds the target of this UID.
+func TeardownHolderKey(targetUID string) string {
+	return "teardown.dependencies.fn.crossplane.io/" + targetUID
+}
 
 // objectVersions holds the apiVersion of each Object API group that every
 // provider-kubernetes release serving the group stores: the function lists

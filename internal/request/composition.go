@@ -19,9 +19,6 @@ type Composed struct {
 	Desired, Observed     Object
 	IsDesired, IsObserved bool
 	Ready                 bool
-	// InRequest is false for a resource observed state lacks, which the
-	// function read among its required resources: one Crossplane deletes.
-	InRequest bool
 }
 
 // A Composition is what a Composition step reads of its request.
@@ -30,16 +27,15 @@ type Composition struct {
 	// Resources are the composed resources, desired or observed, in name
 	// order: the request's maps have none.
 	Resources []Composed
+	// Required are the objects Crossplane fetched for the function's own
+	// requirements, requirement after requirement in name order.
+	Required []Object
 }
 
-// ReadComposition reads a Composition step's request. Observed state is the
-// request's, with the function's own required resources it lacks added
-// under their composition resource names: those Crossplane is deleting.
+// ReadComposition reads a Composition step's request.
 func ReadComposition(req *fnv1.RunFunctionRequest) Composition {
 	c := Composition{Composite: ObjectOf(req.GetObserved().GetComposite().GetResource())}
-	desired := req.GetDesired().GetResources()
-	inRequest := req.GetObserved().GetResources()
-	observed := withGoing(inRequest, req.GetRequiredResources(), c.Composite.UID())
+	desired, observed := req.GetDesired().GetResources(), req.GetObserved().GetResources()
 	names := make([]string, 0, len(desired)+len(observed))
 	for name := range desired {
 		names = append(names, name)
@@ -52,55 +48,26 @@ func ReadComposition(req *fnv1.RunFunctionRequest) Composition {
 	slices.Sort(names)
 	c.Resources = make([]Composed, len(names))
 	for i, name := range names {
-		_, in := inRequest[name]
 		d, isDesired := desired[name]
 		o, isObserved := observed[name]
 		c.Resources[i] = Composed{
 			Name:    name,
 			Desired: ObjectOf(d.GetResource()), IsDesired: isDesired,
 			Observed: ObjectOf(o.GetResource()), IsObserved: isObserved,
-			Ready:     d.GetReady() == fnv1.Ready_READY_TRUE,
-			InRequest: in,
+			Ready: d.GetReady() == fnv1.Ready_READY_TRUE,
 		}
 	}
-	return c
-}
-
-// withGoing returns the observed composed resources, with the required
-// resources that observed state lacks added under their composition
-// resource names.
-//
-// Only a resource the composite controls is one of them. What is fetched by
-// name (what a Usage is used by, the dependency of a written reference) may
-// now be another composite's, under a composition resource name this one
-// uses too. The controller reference says whose it is: Crossplane sets it on
-// every resource it composes and keeps it while deleting one, and it is what
-// Crossplane itself checks before it deletes one; the function's label is on
-// dependent Objects only, and Crossplane's crossplane.io/composite label is
-// stripped from what it deletes and names the composite by name, not UID.
-func withGoing(observed map[string]*fnv1.Resource, required map[string]*fnv1.Resources, xrUID string) map[string]*fnv1.Resource {
-	var going map[string]*fnv1.Resource
-	for key, r := range required {
+	required := req.GetRequiredResources()
+	if len(required) == 0 {
+		return c
+	}
+	for _, key := range slices.Sorted(maps.Keys(required)) {
 		if !protocol.IsOwnRequirement(key) {
 			continue
 		}
-		for _, item := range r.GetItems() {
-			o := ObjectOf(item.GetResource())
-			name := o.Annotation(protocol.CompositionResourceName)
-			if _, ok := observed[name]; ok || name == "" || xrUID == "" || o.ControllerUID() != xrUID {
-				continue
-			}
-			if going == nil {
-				going = maps.Clone(observed)
-				if going == nil {
-					going = map[string]*fnv1.Resource{}
-				}
-			}
-			going[name] = item
+		for _, item := range required[key].GetItems() {
+			c.Required = append(c.Required, ObjectOf(item.GetResource()))
 		}
 	}
-	if going == nil {
-		return observed
-	}
-	return going
+	return c
 }

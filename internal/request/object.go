@@ -1,6 +1,6 @@
-// Package request is the function's boundary with the wire: it reads the
-// objects of a RunFunctionRequest, and writes the objects of its response.
-// No other package reads or writes a request's structs.
+// Package request decodes what the function is given: a RunFunctionRequest's
+// input, and its objects. Each mode writes its own response
+// (internal/composition, internal/operation).
 //
 // An Object reads its fields straight from the request's structs when asked,
 // rather than converting whole objects to maps first: manifests are large,
@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/crossplane-contrib/function-dependencies/internal/edges/references"
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 )
 
@@ -117,7 +118,7 @@ func (o Object) ControllerUID() string {
 // provider-kubernetes defaults them for an Object of the group, and the
 // problems of those that can't be read.
 func (o Object) References(group string) ([]objectref.Target, field.ErrorList) {
-	return parseReferences(group, value(o.s, "spec", "references"))
+	return references.Parse(group, value(o.s, "spec", "references"))
 }
 
 // Manifest is what an Object's spec.forProvider.manifest names, and false

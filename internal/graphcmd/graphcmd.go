@@ -1,0 +1,124 @@
+// Package graphcmd is the function's graph command: it reads resources from
+// YAML, decides about them as the Composition step does with the same input,
+// draws their dependency graph, and lists what the graph lacks.
+package graphcmd
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/crossplane/function-sdk-go/errors"
+
+	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
+	"github.com/crossplane-contrib/function-dependencies/internal/composition"
+	"github.com/crossplane-contrib/function-dependencies/internal/graph"
+	"github.com/crossplane-contrib/function-dependencies/internal/output/report"
+	"github.com/crossplane-contrib/function-dependencies/internal/output/view"
+)
+
+// errMissing is returned when a referenced object lacks a live dependent's
+// finalizer, so that the command exits non-zero.
+var errMissing = errors.New("referenced objects lack their dependents' finalizers")
+
+// errCycle is returned when references form a cycle that fails the
+// function's step.
+var errCycle = errors.New("references form a cycle")
+
+// Command draws the dependency graph of resources read from YAML.
+type Command struct {
+	Format string   `default:"mermaid" enum:"mermaid,dot" help:"Output format: mermaid or dot."`
+	Input  string   `help:"The function's input, so that the verdict is the function's: a YAML file holding the Input, or the Composition whose pipeline step runs the function. Without it, the defaults." type:"existingfile"`
+	Files  []string `arg:"" default:"-" help:"YAML files to read: a crossplane render output, or kubectl get ... -o yaml of a live cluster. - reads standard input." optional:""`
+
+	out, diagnostics io.Writer
+}
+
+// Run reads the resources, decides about them as the function does with the
+// same input, draws their graph on standard output and lists on standard
+// error every referenced object that lacks a live dependent's finalizer or
+// Usage, every stale finalizer and every cycle. It fails when one is missing,
+// and on a cycle that fails the function's step.
+func (c *Command) Run() error {
+	if c.out == nil {
+		c.out, c.diagnostics = os.Stdout, os.Stderr
+	}
+	in, err := readGraphInput(c.Input)
+	if err != nil {
+		return err
+	}
+	var docs []map[string]any
+	for _, f := range c.Files {
+		d, err := readDocuments(f)
+		if err != nil {
+			return err
+		}
+		docs = append(docs, d...)
+	}
+	req, err := liveState(docs)
+	if err != nil {
+		return err
+	}
+	p := composition.Decide(in, req)
+	edges, external := report.EdgesOf(p.Graph, p.Finalizers, p.Usages)
+	draw := map[string]func(view.Graph) string{"mermaid": view.Mermaid, "dot": view.DOT}[c.Format]
+	if _, err := io.WriteString(c.out, draw(view.Of(p.Graph, edges, external, nil, false))); err != nil {
+		return errors.Wrap(err, "cannot write the graph")
+	}
+	for _, r := range p.Invalid {
+		fmt.Fprintf(c.diagnostics, "invalid reference: %s: %s\n", r.Resource, r.Problem)
+	}
+	for _, cycle := range p.Graph.Cycles {
+		fmt.Fprintf(c.diagnostics, "cycle: %s\n", graph.Path(cycle))
+	}
+	for _, l := range p.Graph.LeftOut {
+		fmt.Fprintf(c.diagnostics, "inferred edge left out: %s → %s via %s closes %s\n", l.Edge.Dependent, l.Edge.Target, l.Edge.Via, graph.Path(l.Cycle))
+	}
+	if len(p.Graph.Cycles) > 0 && in.OnCycle == v1beta1.CycleFatal {
+		// The function declares nothing then: no finalizer is missing.
+		return errors.Wrap(errCycle, "the function fails its step on it (onCycle: Fatal)")
+	}
+	missing := 0
+	for _, target := range targets(edges) {
+		var live []string
+		lacking := map[report.Protection][]string{}
+		for _, e := range edges {
+			if e.Target != target || !e.State.Live() {
+				continue
+			}
+			live = append(live, e.Dependent)
+			if e.State.Lacking() {
+				lacking[e.Protection] = append(lacking[e.Protection], e.Dependent)
+			}
+		}
+		for _, l := range []struct {
+			by   report.Protection
+			what string
+		}{{report.ByFinalizer, "reference finalizers"}, {report.ByUsage, "Usages"}} {
+			if dependents := lacking[l.by]; len(dependents) > 0 {
+				missing += len(dependents)
+				fmt.Fprintf(c.diagnostics, "missing: %s lacks the %s of %d of its %d live dependents: %s\n",
+					target, l.what, len(dependents), len(live), strings.Join(dependents, ", "))
+			}
+		}
+	}
+	for _, s := range p.Finalizers.Stale {
+		fmt.Fprintf(c.diagnostics, "stale: %s carries %s, which names no Object that references it\n", s.Resource, s.Finalizer)
+	}
+	if missing > 0 {
+		return errors.Wrapf(errMissing, "%d of the finalizers and Usages the graph needs are lacking", missing)
+	}
+	return nil
+}
+
+// targets returns the targets of the edges, sorted, once each.
+func targets(edges []report.Edge) []string {
+	var out []string
+	for _, e := range edges {
+		out = append(out, e.Target)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}

@@ -1,0 +1,276 @@
+package graphcmd
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
+	"github.com/crossplane-contrib/function-dependencies/internal/composition"
+)
+
+func TestGraphCommand(t *testing.T) {
+	// The example's observed resources reproduce #371: the shared namespace
+	// and config Objects lack some dependents' finalizers. Once the rendered
+	// finalizers are applied nothing is missing.
+	converged := filepath.Join(t.TempDir(), "converged.yaml")
+	cases := map[string]struct {
+		reason          string
+		files           []string
+		format          string
+		wantErr         error
+		wantDiagnostics string
+		wantOut         []string
+	}{
+		"Issue371": {
+			reason:  "A stream with missing finalizers draws them and fails, naming each.",
+			files:   []string{"../../example/cluster/observed.yaml"},
+			format:  "mermaid",
+			wantErr: errMissing,
+			wantDiagnostics: "missing: configmap-app lacks the reference finalizers of 2 of its 3 live dependents: deployment-web, deployment-worker\n" +
+				"missing: namespace lacks the reference finalizers of 5 of its 8 live dependents: configmap-features, deployment-web, deployment-worker, service-api, service-web\n",
+			wantOut: []string{"flowchart LR", `==>|"finalizer missing"|`},
+		},
+		"Converged": {
+			reason:  "A stream where every live dependent's finalizer is in place passes.",
+			files:   []string{converged},
+			format:  "dot",
+			wantOut: []string{"digraph dependencies {", `[label="finalizer protected"]`},
+		},
+	}
+	if err := os.WriteFile(converged, applyAll(t, filepath.Join("..", "..", "example", "cluster", "observed.yaml")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var out, diagnostics bytes.Buffer
+			cmd := &Command{Format: tc.format, Files: tc.files, out: &out, diagnostics: &diagnostics}
+			err := cmd.Run()
+			if !errors.Is(err, tc.wantErr) {
+				t.Errorf("%s\nRun(): error %v, want %v", tc.reason, err, tc.wantErr)
+			}
+			if got := diagnostics.String(); got != tc.wantDiagnostics {
+				t.Errorf("%s\nRun() reported:\n%s\nwant:\n%s", tc.reason, got, tc.wantDiagnostics)
+			}
+			for _, s := range tc.wantOut {
+				if !strings.Contains(out.String(), s) {
+					t.Errorf("%s\nRun() output lacks %q:\n%s", tc.reason, s, out.String())
+				}
+			}
+		})
+	}
+}
+
+// applyAll returns the stream with every finalizer the function would
+// declare on it applied, as Crossplane would apply them.
+func applyAll(t *testing.T, path string) []byte {
+	t.Helper()
+	docs, err := readDocuments(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := liveState(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := v1beta1.Decode(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := composition.Decide(in, req).Finalizers
+	if len(plan.Additions) == 0 {
+		t.Fatal("the stream lacks no finalizer: nothing to apply")
+	}
+	var out []byte
+	for _, d := range docs {
+		metadata := structAt(d, "metadata")
+		finalizers, _ := metadata["finalizers"].([]any)
+		for _, f := range plan.Additions[annotation(d)] {
+			finalizers = append(finalizers, f)
+		}
+		metadata["finalizers"] = finalizers
+		b, err := yaml.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(append(out, "---\n"...), b...)
+	}
+	return out
+}
+
+// TestGraphCommandDecidesWithTheFunctionsInput proves that the graph command's
+// verdict, and its exit status, are the function's for the same resources
+// and the same input.
+func TestGraphCommandDecidesWithTheFunctionsInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	cyclic := write("cyclic.yaml", cyclicObject("a", "b")+"---\n"+cyclicObject("b", "a"))
+	ignore := write("ignore.yaml", "apiVersion: dependencies.fn.crossplane.io/v1beta1\nkind: Input\nreferences: Ignore\n")
+	warning := write("composition.yaml", `apiVersion: apiextensions.crossplane.io/v1
+kind: Composition
+metadata: {name: cyclic}
+spec:
+  mode: Pipeline
+  pipeline:
+  - step: render
+    functionRef: {name: function-patch-and-transform}
+  - step: order-deletion
+    functionRef: {name: function-dependencies}
+    input: {apiVersion: dependencies.fn.crossplane.io/v1beta1, kind: Input, onCycle: Warning}
+`)
+	noStep := write("no-step.yaml", "apiVersion: apiextensions.crossplane.io/v1\nkind: Composition\nmetadata: {name: other}\nspec: {mode: Pipeline, pipeline: []}\n")
+	badInput := write("bad.yaml", "apiVersion: dependencies.fn.crossplane.io/v1beta1\nkind: Input\nonCycle: Sometimes\n")
+	infer := write("infer.yaml", "apiVersion: dependencies.fn.crossplane.io/v1beta1\nkind: Input\ninfer: [ProviderConfigs]\n")
+	onPC := `apiVersion: kubernetes.crossplane.io/v1alpha1
+kind: ProviderConfig
+metadata: {name: remote, uid: uid-remote, annotations: {crossplane.io/composition-resource-name: config}}
+---
+apiVersion: kubernetes.crossplane.io/v1alpha2
+kind: Object
+metadata: {name: app, uid: uid-app, annotations: {crossplane.io/composition-resource-name: app}}
+spec:
+  providerConfigRef: {name: remote}
+  forProvider:
+    manifest: {apiVersion: v1, kind: ConfigMap, metadata: {name: app, namespace: default}}
+`
+	unprotected := write("unprotected.yaml", onPC)
+	// The Object makes the Secret its own ProviderConfig reads.
+	inferredCycle := write("inferred-cycle.yaml", `apiVersion: kubernetes.crossplane.io/v1alpha1
+kind: ProviderConfig
+metadata: {name: remote, uid: uid-remote, annotations: {crossplane.io/composition-resource-name: config}}
+spec:
+  credentials: {source: Secret, secretRef: {name: kubeconfig, namespace: default, key: kubeconfig}}
+---
+apiVersion: kubernetes.crossplane.io/v1alpha2
+kind: Object
+metadata: {name: maker, uid: uid-maker, annotations: {crossplane.io/composition-resource-name: maker}}
+spec:
+  providerConfigRef: {name: remote}
+  forProvider:
+    manifest: {apiVersion: v1, kind: Secret, metadata: {name: kubeconfig, namespace: default}}
+`)
+	inferAll := write("infer-all.yaml", "apiVersion: dependencies.fn.crossplane.io/v1beta1\nkind: Input\ninfer: [ProviderConfigs, Credentials]\n")
+	protected := write("protected.yaml", onPC+`---
+apiVersion: protection.crossplane.io/v1beta1
+kind: ClusterUsage
+metadata:
+  name: usage-3-app-config-0a1b2c3d
+  uid: uid-usage
+  labels: {dependencies.fn.crossplane.io/usage: "true"}
+  annotations: {crossplane.io/composition-resource-name: usage-3-app-config}
+spec:
+  of: {apiVersion: kubernetes.crossplane.io/v1alpha1, kind: ProviderConfig, resourceRef: {name: remote}}
+  by: {apiVersion: kubernetes.crossplane.io/v1alpha2, kind: Object, resourceRef: {name: app}}
+  replayDeletion: true
+`)
+
+	cases := map[string]struct {
+		reason          string
+		input           string
+		files           []string
+		wantErr         error
+		wantErrText     string
+		wantDiagnostics string
+	}{
+		"ReferencesIgnoredMakeNoEdges": {
+			reason: "With references: Ignore the function declares nothing for the example's references: nothing is missing, and the finalizers the provider added name no edge.",
+			input:  ignore,
+			files:  []string{"../../example/cluster/observed.yaml"},
+			wantDiagnostics: "stale: configmap-app carries kubernetes.crossplane.io/referred-by-object-96c7d3ba-5ee2-4705-b600-ed691517bd70, which names no Object that references it\n" +
+				"stale: namespace carries kubernetes.crossplane.io/referred-by-object-96c7d3ba-5ee2-4705-b600-ed691517bd70, which names no Object that references it\n" +
+				"stale: namespace carries kubernetes.crossplane.io/referred-by-object-ce231360-41fe-44dd-9996-0a46e25181f0, which names no Object that references it\n" +
+				"stale: namespace carries kubernetes.crossplane.io/referred-by-object-dae1b95b-7d42-4fba-b0af-f30bb8076b5b, which names no Object that references it\n",
+		},
+		"InferredEdgeWithoutItsUsage": {
+			reason:          "With infer, an Object's ProviderConfig lacks the Object's Usage until one exists.",
+			input:           infer,
+			files:           []string{unprotected},
+			wantErr:         errMissing,
+			wantDiagnostics: "missing: config lacks the Usages of 1 of its 1 live dependents: app\n",
+		},
+		"TheFunctionsOwnUsageProtects": {
+			reason: "One of the function's own Usages in the stream is what protects its edge, not a composed resource of the graph.",
+			input:  infer,
+			files:  []string{protected},
+		},
+		"CycleFailsAsTheStepFails": {
+			reason:          "With the default onCycle: Fatal, a cycle fails the function's step, and so the graph command.",
+			files:           []string{cyclic},
+			wantErr:         errCycle,
+			wantDiagnostics: "cycle: a → b → a\n",
+		},
+		"CycleWarningFromTheComposition": {
+			reason:          "With the Composition's onCycle: Warning, the function declares no finalizer inside the cycle: nothing is missing.",
+			input:           warning,
+			files:           []string{cyclic},
+			wantDiagnostics: "cycle: a → b → a\n",
+		},
+		"InferredEdgesThatWouldCloseACycleAreLeftOut": {
+			reason: "Inferred edges that would close a cycle are named with the cycle and left out, as the function leaves them out: no cycle fails, nothing is missing.",
+			input:  inferAll,
+			files:  []string{inferredCycle},
+			wantDiagnostics: "inferred edge left out: config → maker via spec.credentials.secretRef → spec.forProvider.manifest closes config → maker → config\n" +
+				"inferred edge left out: maker → config via spec.providerConfigRef closes maker → config → maker\n",
+		},
+		"CompositionWithoutTheFunctionsStep": {
+			reason:      "A Composition with no step whose input is the function's is an error naming the file.",
+			input:       noStep,
+			files:       []string{cyclic},
+			wantErrText: `cannot read the input from "` + noStep + `": it must hold one Input of dependencies.fn.crossplane.io/v1beta1, alone or as a Composition's pipeline step input; found 0`,
+		},
+		"InvalidInputNamesTheField": {
+			reason:      "An invalid input is the function's own error, with where it was found.",
+			input:       badInput,
+			files:       []string{cyclic},
+			wantErrText: `invalid function input in an Input of "` + badInput + `": onCycle: Unsupported value: "Sometimes": supported values: "Fatal", "Warning"`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var out, diagnostics bytes.Buffer
+			cmd := &Command{Format: "mermaid", Input: tc.input, Files: tc.files, out: &out, diagnostics: &diagnostics}
+			err := cmd.Run()
+			if tc.wantErrText != "" {
+				if err == nil || err.Error() != tc.wantErrText {
+					t.Errorf("%s\nRun(): error %v, want %s", tc.reason, err, tc.wantErrText)
+				}
+				return
+			}
+			if !errors.Is(err, tc.wantErr) {
+				t.Errorf("%s\nRun(): error %v, want %v", tc.reason, err, tc.wantErr)
+			}
+			if got := diagnostics.String(); got != tc.wantDiagnostics {
+				t.Errorf("%s\nRun() reported:\n%s\nwant:\n%s", tc.reason, got, tc.wantDiagnostics)
+			}
+		})
+	}
+}
+
+// cyclicObject is a managed cluster-scoped Object named name that references
+// the Object named target, whose finalizer it doesn't carry.
+func cyclicObject(name, target string) string {
+	return `apiVersion: kubernetes.crossplane.io/v1alpha2
+kind: Object
+metadata:
+  name: ` + name + `
+  uid: uid-` + name + `
+  annotations: {crossplane.io/composition-resource-name: ` + name + `}
+  finalizers: [finalizer.managedresource.crossplane.io]
+spec:
+  references:
+  - dependsOn: {apiVersion: kubernetes.crossplane.io/v1alpha2, kind: Object, name: ` + target + `}
+  forProvider:
+    manifest: {apiVersion: v1, kind: ConfigMap, metadata: {name: ` + name + `, namespace: default}}
+`
+}
