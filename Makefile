@@ -11,15 +11,17 @@ EXAMPLE ?= example/cluster
 render:
 	hack/render.sh $(EXAMPLE)
 
-# The whole test suite: what .ci/run runs.
+# The whole test suite: what .ci/run runs. The tiers, where each lives and how to
+# run it alone: test/README.md.
 test:
 	hack/test.sh
 
 unit:
 	go test ./...
 
+# Every package under test/e2e, and only those: the folder is the list.
 e2e:
-	go test -tags e2e -count=1 $$(go list -tags e2e ./test/... | grep -v -e /test/loop -e /test/oracle -e /test/fnserve -e /test/harness)
+	go test -tags e2e -count=1 -timeout 30m ./test/e2e/...
 
 controlplane:
 	hack/controlplane-test.sh
@@ -35,7 +37,7 @@ xpkg:
 	hack/xpkg.sh
 
 # Benchmark against the floor and the neighbouring functions and print the
-# README's Performance table (COUNT=6 runs each; 20 minutes on two busy cores).
+# tables of docs/performance.md (COUNT=6 runs each; about 25 minutes on two busy cores).
 bench:
 	hack/bench.sh
 

@@ -23,7 +23,7 @@ import (
 
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
 	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
-	"github.com/crossplane-contrib/function-dependencies/test/harness"
+	"github.com/crossplane-contrib/function-dependencies/test/lib/harness"
 )
 
 // Function names, as hack/tools.sh names the neighbours' binaries.

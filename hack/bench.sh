@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks the function against the floor (a pass-through function), against echo and against its
-# neighbours in the pipeline, as `make bench` runs it, prints the table of the README's Performance
-# section, then checks the targets and fails if one is missed. See bench_test.go and bench_e2e_test.go.
+# neighbours in the pipeline, as `make bench` runs it, prints the tables of docs/performance.md,
+# then checks the targets and fails if one is missed. See bench_test.go and bench_e2e_test.go.
 #
 #   1. in process: RunFunction and the floor at N = 10 to 10,000 composed resources, and RunFunction
 #      in its phases: reading the request, deciding (the graph work), writing the response

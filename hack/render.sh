@@ -159,7 +159,7 @@ if [ "$cli" != operation ]; then
   retarget 9445 function-auto-ready
 fi
 
-# The function's own doctor lists what the observed resources lack; it exits
+# The function's own graph command lists what the observed resources lack; it exits
 # 1 when something is missing, which is the point of the example.
 echo "# provider-kubernetes #371 in ${example#"$root"/}/$state, as function-dependencies graph finds it:"
 { "$tmp/function-dependencies" graph "$example/$state" 2>&1 >/dev/null || true; } |
