@@ -4,14 +4,17 @@
 # reproducing provider-kubernetes #371 without function-dependencies and asserting its fix with it,
 # and again on the stack of #371's report (Crossplane v1.19.0, provider-kubernetes v0.18.0, through
 # a claim), where the finalizers don't order the remote deletion (that test logs the order) and
-# usages: Every must; and, with Crossplane's Usage webhook served on a free port, proving that the Usages the function
+# protection: Usages or Both must; and, with Crossplane's Usage webhook served on a free port, proving that the Usages the function
 # composes refuse a referenced object's deletion and replay it once its dependent is gone. With
 # Crossplane's --enable-operations, it also runs the function as an Operation step, without any
 # Composition: the WatchOperation of example/operation/watch-objects.yaml must restore the
 # finalizers the provider lost on Objects created directly, protect Objects created after it, keep
 # the shared Object's managedFields bounded over ten reconcile waves, and order the deletion of
 # everything at once; it also checks example/operation/install.yaml's ClusterRole and that the API
-# server refuses a partial apply whose metadata.uid no object of its name has.
+# server refuses a partial apply whose metadata.uid no object of its name has. And, as root,
+# TestInstallFromRegistry installs the package the way users do: pushed to a registry on loopback,
+# pulled by Crossplane's default package runtime, and run by a kubelet through containerd (see
+# test/controlplane/doc.go).
 #
 #   hack/controlplane-test.sh [go test flags...]
 #   hack/controlplane-test.sh -run TestUsageOfExternalObjectRefusesItsDeletionThenReplaysIt
@@ -44,9 +47,21 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # One at a time: each cold build takes most of the machine.
 for tool in etcd kube-apiserver kube-controller-manager provider-kubernetes crossplane-core \
-  crossplane-core-v1 provider-kubernetes-v0 function-patch-and-transform function-auto-ready; do
+  crossplane-core-v1 provider-kubernetes-v0 function-patch-and-transform function-auto-ready \
+  kubelet kube-scheduler crane crossplane; do
   "$root/hack/tools.sh" "$tool" > /dev/null
 done
+
+# TestInstallFromRegistry's node runs pods through containerd and runc: Debian's packages, installed
+# here when missing (as root; the test is skipped without root). Installing starts no daemon: the
+# test starts its own containerd, with every path its own, and stops it.
+if [ "$(id -u)" = 0 ] && ! { command -v containerd && command -v runc && command -v ctr; } > /dev/null; then
+  echo "hack/controlplane-test.sh: installing Debian's containerd and runc" >&2
+  apt-get update -qq && apt-get install -y -qq containerd runc > /dev/null
+fi
+# The package it pushes is hack/xpkg.sh's: built once here, where the module proxy can be reached,
+# so that the test's own builds find every module in the cache.
+FD_XPKG_CLI=crossplane "$root/hack/xpkg.sh" > /dev/null
 
 if [ -z "${FD_CONTROLPLANE_FUNCTION:-}" ]; then
   mkdir -p "$root/.cache/controlplane"

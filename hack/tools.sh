@@ -24,6 +24,11 @@ declare -A tools=(
   [etcd]="etcd|go.etcd.io/etcd/server/v3|"
   [kube-apiserver]="kubernetes|k8s.io/kubernetes/cmd/kube-apiserver|$k8s_version"
   [kube-controller-manager]="kubernetes|k8s.io/kubernetes/cmd/kube-controller-manager|$k8s_version"
+  # The node of test/controlplane's install scenario, from the same module as the API server.
+  [kube-scheduler]="kubernetes|k8s.io/kubernetes/cmd/kube-scheduler|$k8s_version"
+  [kubelet]="kubernetes|k8s.io/kubernetes/cmd/kubelet|$k8s_version"
+  # Its `crane registry serve` is the OCI registry on loopback the install scenario pushes to.
+  [crane]="crane|github.com/google/go-containerregistry/cmd/crane|"
   [golangci-lint]="golangci-lint|github.com/golangci/golangci-lint/v2/cmd/golangci-lint|"
   [benchstat]="benchstat|golang.org/x/perf/cmd/benchstat|"
   [provider-kubernetes]="provider-kubernetes|github.com/crossplane-contrib/provider-kubernetes/cmd/provider|"

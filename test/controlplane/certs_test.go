@@ -25,6 +25,9 @@ type pki struct {
 	caCert *x509.Certificate
 	caKey  crypto.Signer
 	caPEM  []byte
+	// caKeyPEM is the CA's key in the form Crossplane's package manager
+	// reads from its crossplane-root-ca Secret: PKCS #1 RSA.
+	caKeyPEM []byte
 
 	dir string
 	// CAFile is the CA's certificate.
@@ -48,7 +51,9 @@ func newPKI(dir string) (*pki, error) {
 	if err := os.MkdirAll(p.TLSDir, 0o700); err != nil {
 		return nil, err
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	// RSA, so that the same CA can be Crossplane's root CA, which signs the
+	// TLS certificates of the functions it installs (see installStack).
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return nil, err
 	}
@@ -70,6 +75,7 @@ func newPKI(dir string) (*pki, error) {
 	}
 	p.caKey = key
 	p.caPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	p.caKeyPEM = pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
 	p.CAFile = filepath.Join(dir, "ca.crt")
 	if err := os.WriteFile(p.CAFile, p.caPEM, 0o600); err != nil {
 		return nil, err

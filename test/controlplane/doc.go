@@ -21,6 +21,40 @@
 // TestTeardownTimeline, opt-in, records teardown timelines with and without
 // the function and its WatchOperations (make teardown).
 //
+// TestInstallFromRegistry installs the function the way users do: its
+// package, built by hack/xpkg.sh, pushed with `crossplane xpkg push` to a
+// registry on loopback (crane registry serve), example/operation/install.yaml
+// applied, and Crossplane's default package runtime pulling it and running
+// it as a Deployment, whose pods two kubelets and kube-scheduler built from
+// the pinned Kubernetes module run through containerd and runc (Debian's
+// packages). It asserts the install, the #371 composite through the
+// installed function, an upgrade, a killed container, one of two replicas
+// killed, a missing tag and a WatchOperation. It needs root and a network
+// namespace with only loopback (hack/controlplane-test.sh), and is skipped
+// elsewhere. Four arrangements keep the machine as it was:
+//   - Crossplane runs outside the cluster and dials the function at its
+//     Service's name, function-dependencies.crossplane-system:9443. It runs
+//     in a mount namespace of its own (unshare --mount), where a hosts file
+//     of the test's, mapping that name to 127.0.0.1, is bound over
+//     /etc/hosts, and a resolv.conf naming 127.0.0.1 over /etc/resolv.conf:
+//     the name resolves to loopback for Crossplane alone, and no lookup
+//     leaves loopback. There the test stands in for the cluster's network
+//     (serviceProxy): it passes each connection to a ready endpoint of the
+//     Service, as the EndpointSlice controller lists them.
+//   - Each node (containerd and its kubelet) has a mount and a network
+//     namespace of its own: a /run of its own and, bound read-only over
+//     /proc/sys, the kernel settings the kubelet would otherwise change
+//     machine-wide (it runs with protectKernelDefaults); a loopback holding
+//     the node's address, where its host-network pods listen, so that two
+//     replicas can both hold port 9443; the API server's and the registry's
+//     ports forwarded in. Mounts and addresses go with the namespaces. Each
+//     kubelet has a cgroup root of its own, /fd-node-a or /fd-node-b (under
+//     one, each would remove the other's pods as orphans); the test removes
+//     the pods' containers and those cgroups when it ends.
+//   - provider-kubernetes v1.2.1 can't leave :9443, so it runs in a network
+//     namespace of its own too, with the API server's port forwarded in and
+//     its webhook and health ports forwarded out.
+//
 // The test runs only with the controlplane build tag:
 //
 //	hack/controlplane-test.sh

@@ -20,7 +20,7 @@ import (
 // TestExamplesBuiltInObjectsAreAccepted has the real API server check every
 // object of Kubernetes' own kinds in example/ (the ConfigMaps and Namespaces
 // the Operation examples render, the ClusterRole a user installs), which
-// test/schema can't: no CRD describes them. Each is created with
+// test/e2e/schema can't: no CRD describes them. Each is created with
 // dryRun=All, without the fields the API server sets itself, in its
 // namespace.
 func TestExamplesBuiltInObjectsAreAccepted(t *testing.T) {
@@ -83,7 +83,7 @@ func TestExamplesBuiltInObjectsAreAccepted(t *testing.T) {
 }
 
 // builtInGroup is true for the API groups of Kubernetes' own kinds that the
-// examples use; test/schema leaves the same groups to this test.
+// examples use; test/e2e/schema leaves the same groups to this test.
 func builtInGroup(group string) bool {
 	return group == "" || group == "apps" || group == "rbac.authorization.k8s.io"
 }

@@ -7,6 +7,8 @@ module github.com/crossplane-contrib/function-dependencies/test/controlplane
 go 1.26
 
 require (
+	github.com/google/go-cmp v0.7.0
+	golang.org/x/sys v0.38.0
 	k8s.io/apimachinery v0.35.3
 	k8s.io/client-go v0.35.3
 )
@@ -33,7 +35,6 @@ require (
 	go.yaml.in/yaml/v3 v3.0.4 // indirect
 	golang.org/x/net v0.47.0 // indirect
 	golang.org/x/oauth2 v0.30.0 // indirect
-	golang.org/x/sys v0.38.0 // indirect
 	golang.org/x/term v0.37.0 // indirect
 	golang.org/x/text v0.31.0 // indirect
 	golang.org/x/time v0.9.0 // indirect

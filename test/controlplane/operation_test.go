@@ -87,8 +87,9 @@ const (
 // reference it, created at once so that the provider's reconciles race.
 //
 // A first set is left without any Operation until it settles, and the
-// finalizers the provider lost are counted; then the WatchOperation is
-// created, and must restore them all. A second set is created with the
+// finalizers the provider lost are counted, at least one (raceShown: else
+// there is nothing to restore); then the WatchOperation is created, and
+// must restore them all. A second set is created with the
 // WatchOperation in place, and must get them all. Every dependent is then
 // touched ten times, and the shared Objects' managedFields must not grow
 // past the first wave. Last, with the WatchOperation of
@@ -117,6 +118,9 @@ func TestOperationRestoresLostReferenceFinalizersAndOrdersDeletion(t *testing.T)
 	lost := objectSet{name: "op-lost", n: n}
 	lost.created = s.createSet(ctx, lost)
 	unwatched := s.settleUnwatched(ctx, lost)
+	if err := raceShown(n, map[string]int{lost.name: unwatched.finalizers}); err != nil {
+		t.Error("ERROR:", err)
+	}
 
 	tctx, stopTracking := context.WithCancel(ctx)
 	defer stopTracking()

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -56,9 +57,13 @@ const (
 // function-auto-ready, with and without function-dependencies in between.
 //
 // Without the function, the provider's own finalizers go missing under
-// parallel reconciles only some of the time: that arm records and logs what
-// it measures, and asserts nothing about the race. With the function, every
-// finalizer must be there, stay there, and order deletion.
+// parallel reconciles, how many varies from XR to XR: that arm logs the
+// count of each, and checks only that the race showed in at least one of its
+// XRs (raceShown), without which the arm with the function would prove
+// nothing. Its teardown is a measurement, not a check: how early the shared
+// Namespace begins terminating depends on which finalizers the race left,
+// and is logged. With the function, every finalizer must be there, stay
+// there, and order deletion.
 func TestReferenceFinalizers(t *testing.T) {
 	wall := time.Now()
 	ctx := testContext(t)
@@ -76,8 +81,14 @@ func TestReferenceFinalizers(t *testing.T) {
 
 	scenario := time.Now()
 	var without, with []arm
+	present := map[string]int{}
 	for i := 1; i <= runsWithout; i++ {
-		without = append(without, s.withoutFunction(ctx, fmt.Sprintf("without-%d", i), n))
+		a := s.withoutFunction(ctx, fmt.Sprintf("without-%d", i), n)
+		without = append(without, a)
+		present[a.xr] = a.finalizers
+	}
+	if err := raceShown(n, present); err != nil {
+		t.Error("ERROR:", err)
 	}
 	for i := 1; i <= runsWith; i++ {
 		with = append(with, s.withFunction(ctx, fmt.Sprintf("with-%d", i), n, i == runsWith))
@@ -106,6 +117,29 @@ type arm struct {
 	finalizers int
 	converged  time.Duration
 	deletion   deletion
+}
+
+// raceShown returns an error unless provider-kubernetes #371 showed in at
+// least one of the runs without the function, each of n dependents, named
+// with the count of their finalizers on the shared Object once it settled:
+// at least one dependent's missing. A scenario the race spares proves
+// nothing about the function's fix, which must then be told, not passed: the
+// provider may have changed, or the dependents be too few to race. It is a
+// check that doesn't flake because the race, whose toll varies, has never
+// come near sparing a whole run: every run recorded, of 20 or 30 dependents
+// created at once, kept at most 5 of their finalizers, on both stacks and in
+// the Operation test alike. Without runs, it has nothing to check.
+func raceShown(n int, present map[string]int) error {
+	for _, p := range present {
+		if p < n {
+			return nil
+		}
+	}
+	if len(present) == 0 {
+		return nil
+	}
+	return fmt.Errorf("provider-kubernetes #371 did not show in %s: all %d dependents' finalizers reached the shared Object in each, so the runs with the function prove nothing about its fix; the provider may have changed, or %d dependents may be too few to race",
+		strings.Join(slices.Sorted(maps.Keys(present)), ", "), n, n)
 }
 
 // withoutFunction creates an XR whose pipeline lacks function-dependencies,
@@ -171,6 +205,20 @@ func (s *stack) settle(ctx context.Context, xr string, n int, created time.Time,
 // removes a dependent from the composition and asserts that its finalizer
 // leaves the shared Object for good.
 func (s *stack) withFunction(ctx context.Context, xr string, n int, removal bool) arm {
+	a := s.convergeWith(ctx, xr, n)
+	dependents := n
+	if removal {
+		s.removeDependent(ctx, xr, n)
+		dependents = n - 1
+	}
+	s.deleteOrdered(ctx, &a, dependents)
+	return a
+}
+
+// convergeWith creates an XR of the composition with the function and
+// asserts that every dependent's finalizer gets onto the shared Object, the
+// XR reports its deletion ordered, and the finalizers stay.
+func (s *stack) convergeWith(ctx context.Context, xr string, n int) arm {
 	t := s.t
 	created := s.createXR(ctx, xr, "race-with")
 	a := arm{xr: xr}
@@ -193,13 +241,14 @@ func (s *stack) withFunction(ctx context.Context, xr string, n int, removal bool
 	}); err != nil {
 		t.Errorf("ERROR: %s: the finalizers didn't stay: %v", xr, err)
 	}
+	return a
+}
 
-	dependents := n
-	if removal {
-		s.removeDependent(ctx, xr, n)
-		dependents = n - 1
-	}
-
+// deleteOrdered deletes the XR of a, whose shared Object has dependents, and
+// asserts that the shared Namespace began terminating only after every
+// dependent's ConfigMap was gone, and that nothing was left behind.
+func (s *stack) deleteOrdered(ctx context.Context, a *arm, dependents int) {
+	t, xr := s.t, a.xr
 	s.logWarnings(ctx, xr)
 
 	a.deletion = s.deleteXR(ctx, xr, dependents, teardown(dependents))
@@ -222,7 +271,6 @@ func (s *stack) withFunction(ctx context.Context, xr string, n int, removal bool
 	if len(d.left) > 0 {
 		t.Errorf("ERROR: %s: left behind %s after deleting the XR: %s", xr, teardown(dependents), strings.Join(d.left, "; "))
 	}
-	return a
 }
 
 // converge waits until every dependent's finalizer is on the shared Object,

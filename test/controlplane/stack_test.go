@@ -105,6 +105,26 @@ type stack struct {
 
 	releases releases
 
+	// controllers are kube-controller-manager's controllers beyond those
+	// every test needs; coreWrap, when set, starts Crossplane through it with
+	// its default package runtime (Deployment) instead of External. Both are
+	// the install scenario's (installStack).
+	controllers []string
+	coreWrap    func(bin string, args []string) (string, []string)
+	// registry is the OCI registry on loopback the install scenario pushes
+	// to: 127.0.0.1:PORT; bins are its tools, xpkgDir the folder of the
+	// packages it builds and xpkg the first of them.
+	registry      string
+	bins          map[string]string
+	xpkgDir, xpkg string
+	// providerNetNS is provider-kubernetes's network namespace, when it has
+	// one of its own, and providerWebhook where its webhook is forwarded to
+	// (startProviderNamespace).
+	providerNetNS, providerWebhook string
+	// functionProxy is the installed function's Service, as Crossplane
+	// reaches it in the install scenario (proxyService).
+	functionProxy *serviceProxy
+
 	// mu guards procs: a component may be restarted while a poll checks
 	// that the others run.
 	mu    sync.Mutex
@@ -429,7 +449,7 @@ func (s *stack) startKubernetes(ctx context.Context, bins map[string]string) {
 
 	s.start("kube-controller-manager", bins["kube-controller-manager"], []string{
 		"--kubeconfig=" + s.kubeconfig,
-		"--controllers=garbagecollector,namespace,serviceaccount,serviceaccount-token",
+		"--controllers=" + strings.Join(append([]string{"garbagecollector", "namespace", "serviceaccount", "serviceaccount-token"}, s.controllers...), ","),
 		"--leader-elect=false",
 		"--secure-port=0",
 		"--service-account-private-key-file=" + s.pki.ServiceAccountKey,
@@ -479,6 +499,9 @@ func downloadModule(module string, env ...string) (string, error) {
 func (s *stack) applyCRDs(ctx context.Context) {
 	caBundle := base64.StdEncoding.EncodeToString(s.pki.caPEM)
 	url := fmt.Sprintf("https://127.0.0.1:%d/convert", providerWebhookPort)
+	if s.providerWebhook != "" {
+		url = "https://" + s.providerWebhook + "/convert"
+	}
 	var crds []*unstructured.Unstructured
 	for _, src := range []struct {
 		dir      string
@@ -587,10 +610,11 @@ func (s *stack) startProvider(ctx context.Context, bin string) {
 	health := freePort(s.t)
 	// Default concurrency (--max-reconcile-rate=100): #371 needs parallel
 	// reconciles.
-	s.start("provider-kubernetes", bin, []string{
+	bin, args := s.inProviderNamespace(bin, []string{
 		"--debug",
 		"--health-probe-bind-addr=127.0.0.1:" + strconv.Itoa(health),
-	}, "KUBECONFIG="+s.kubeconfig, "TLS_SERVER_CERTS_DIR="+s.pki.TLSDir, "WEBHOOK_TLS_CERT_DIR=",
+	}, health)
+	s.start("provider-kubernetes", bin, args, "KUBECONFIG="+s.kubeconfig, "TLS_SERVER_CERTS_DIR="+s.pki.TLSDir, "WEBHOOK_TLS_CERT_DIR=",
 		// An experiment of issue 17: the provider's alpha watches, which
 		// Objects with spec.watch: true use (see composition).
 		"ENABLE_WATCHES="+strconv.FormatBool(providerWatches()))
@@ -612,7 +636,6 @@ func (s *stack) startCrossplane(ctx context.Context, bin string) {
 		"--debug", "core", "start",
 		"--namespace=crossplane-system",
 		"--leader-election=false",
-		"--package-runtime=External",
 		"--tls-client-certs-dir=" + s.pki.TLSDir,
 		// tls.crt and tls.key, for 127.0.0.1: what the API server dials.
 		"--tls-server-certs-dir=" + s.pki.TLSDir,
@@ -629,6 +652,11 @@ func (s *stack) startCrossplane(ctx context.Context, bin string) {
 			"--enable-operations",
 			"--xpkg-cache-dir="+filepath.Join(s.dir, "xpkg"),
 			"--xfn-cache-dir="+filepath.Join(s.dir, "xfn"))
+	}
+	if s.coreWrap != nil {
+		bin, args = s.coreWrap(bin, args)
+	} else {
+		args = append(args, "--package-runtime=External")
 	}
 	s.start("crossplane", bin, args, "KUBECONFIG="+s.kubeconfig)
 	// With webhooks on, /readyz also waits for the webhook server.

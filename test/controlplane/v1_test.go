@@ -41,7 +41,7 @@ var (
 
 // orderedInput is what provider-kubernetes v0 needs for ordered deletion: a
 // Usage of the shared Object by each dependent, beside its finalizer.
-var orderedInput = map[string]any{"usages": "Every", "usageAPI": "apiextensions.crossplane.io/v1beta1"}
+var orderedInput = map[string]any{"protection": "Both", "usageAPI": "apiextensions.crossplane.io/v1beta1"}
 
 // TestReferenceFinalizersOnCrossplaneV1 runs TestReferenceFinalizers's
 // composition on the stack of provider-kubernetes #371's report, Crossplane
@@ -54,7 +54,7 @@ var orderedInput = map[string]any{"usages": "Every", "usageAPI": "apiextensions.
 // whatever finalizers the Object carries, so the shared Namespace is not
 // expected to outlive its dependents' ConfigMaps with the finalizers alone:
 // the test logs that order and asserts only that nothing is left behind. A
-// third claim's composition asks for usages: Every, a Usage of the shared
+// third claim's composition asks for protection: Both, a Usage of the shared
 // Object by each dependent; with Crossplane's webhook refusing the shared
 // Object's deletion until they are gone, its Namespace must begin
 // terminating only after every dependent and its ConfigMap are.
@@ -75,6 +75,9 @@ func TestReferenceFinalizersOnCrossplaneV1(t *testing.T) {
 	c := s.settle(ctx, xr, n, created, &without)
 	t.Logf("claim without (XR %s, no function-dependencies): %d of %d dependents' finalizers on the shared Object once settled (%s after creating the claim); owners: %s",
 		xr, without.finalizers, n, without.converged.Round(100*time.Millisecond), finalizerOwners(c.shared))
+	if err := raceShown(n, map[string]int{"claim without (XR " + xr + ")": without.finalizers}); err != nil {
+		t.Error("ERROR:", err)
+	}
 	without.deletion = s.deleteOwner(ctx, xr, n, teardownWithout, claimKind, s.client.Resource(gvrClaim).Namespace(claimNamespace), "without", nil)
 	if len(without.deletion.left) > 0 {
 		t.Logf("claim without: still tearing down %s after deleting it, carrying on: %s", teardownWithout, strings.Join(without.deletion.left, "; "))
@@ -82,7 +85,7 @@ func TestReferenceFinalizersOnCrossplaneV1(t *testing.T) {
 
 	with := s.claimWith(ctx, "with", "race-with", n, nil)
 
-	// usages: Every: a Usage of the shared Object by each dependent, which
+	// protection: Both: a Usage of the shared Object by each dependent, which
 	// Crossplane's webhook enforces, orders what the finalizers can't.
 	ordered := s.claimWith(ctx, "ordered", "race-ordered", n, func(xr string) string {
 		return fmt.Sprintf(", and %d Usages Ready %s after that", n, s.awaitUsages(ctx, xr, n).Round(100*time.Millisecond))
@@ -109,7 +112,7 @@ func TestReferenceFinalizersOnCrossplaneV1(t *testing.T) {
 	for _, a := range []struct {
 		name string
 		arm
-	}{{"without function-dependencies", without}, {"with function-dependencies", with}, {"with function-dependencies, usages: Every", ordered}} {
+	}{{"without function-dependencies", without}, {"with function-dependencies", with}, {"with function-dependencies, protection: Both", ordered}} {
 		t.Logf("  %s, XR %s: %d/%d finalizers on the shared Object (%s after creating the claim); %s",
 			a.name, a.xr, a.finalizers, n, a.converged.Round(100*time.Millisecond), describeDeletion(a.deletion, teardownWithout))
 	}
@@ -199,19 +202,24 @@ func (s *stack) createClaim(ctx context.Context, name, composition string) (stri
 func (s *stack) awaitUsages(ctx context.Context, xr string, n int) time.Duration {
 	begin := time.Now()
 	s.await(ctx, fmt.Sprintf("%s's %d Usages to be Ready", xr, n), convergeWith, func(ctx context.Context) (bool, error) {
-		usages, err := s.client.Resource(s.gvrUsage()).List(ctx, metav1.ListOptions{LabelSelector: "crossplane.io/composite=" + xr})
-		if err != nil {
-			return false, err
-		}
-		ready := 0
-		for _, u := range usages.Items {
-			if conditionTrue(&u, "Ready") {
-				ready++
-			}
-		}
-		return ready == n && len(usages.Items) == n, fmt.Errorf("%d Usages composed, %d of them Ready", len(usages.Items), ready)
+		composed, ready, err := s.usagesReady(ctx, xr)
+		return err == nil && ready == n && composed == n, firstError(err, fmt.Errorf("%d Usages composed, %d of them Ready", composed, ready))
 	})
 	return time.Since(begin)
+}
+
+// usagesReady counts the Usages the XR composes, and those of them Ready.
+func (s *stack) usagesReady(ctx context.Context, xr string) (composed, ready int, err error) {
+	usages, err := s.client.Resource(s.gvrUsage()).List(ctx, metav1.ListOptions{LabelSelector: "crossplane.io/composite=" + xr})
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, u := range usages.Items {
+		if conditionTrue(&u, "Ready") {
+			ready++
+		}
+	}
+	return len(usages.Items), ready, nil
 }
 
 // gvrUsage is the resource of the Usages the function emits between

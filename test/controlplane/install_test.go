@@ -1,0 +1,790 @@
+//go:build controlplane
+
+package controlplane
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+var (
+	gvrDeployment               = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	gvrPod                      = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	gvrService                  = schema.GroupVersionResource{Version: "v1", Resource: "services"}
+	installedFunction           = "function-dependencies"
+	installNamespace            = "crossplane-system"
+	installedFunctionRepository = "function-dependencies"
+)
+
+// installStack is the control plane of the install scenario: etcd,
+// kube-apiserver, kube-controller-manager (with the Deployment, ReplicaSet,
+// EndpointSlice and node lifecycle controllers: the last takes a new node's
+// not-ready taint off once it is Ready), provider-kubernetes in a network
+// namespace of its own (see startProviderNamespace), an OCI registry on
+// loopback, two nodes (containerd and a kubelet each, see startNode),
+// kube-scheduler and Crossplane core with its default package runtime,
+// which runs functions as Deployments. function-dependencies is not served
+// here: the test installs it. function-patch-and-transform and
+// function-auto-ready are served by hand, as in every other test.
+//
+// Crossplane runs outside the cluster, as everywhere in this package, and
+// dials a function at its Service's name,
+// function-dependencies.crossplane-system:9443. That name resolves to
+// loopback for Crossplane alone: it runs in a mount namespace of its own
+// (unshare --mount) where a hosts file of the test's is bound over
+// /etc/hosts, and a resolv.conf naming 127.0.0.1 over /etc/resolv.conf, so
+// that no lookup leaves loopback; nothing changes for the rest of the
+// machine. There the test's serviceProxy stands in for the cluster's
+// network: it passes each connection to a ready endpoint of the Service, a
+// pod on the host network of one node or the other. Crossplane's root CA (the
+// crossplane-root-ca Secret, from which it signs each function's TLS
+// Secret) is the test's CA, whose certificate Crossplane already presents
+// as its client.
+//
+// It needs root and a network namespace of its own, as
+// hack/controlplane-test.sh gives it: the kubelet and containerd change
+// network settings, cgroups and mounts; elsewhere the test is skipped.
+func installStack(ctx context.Context, t *testing.T) *stack {
+	t.Helper()
+	if os.Geteuid() != 0 || !ownNetworkNamespace() {
+		t.Skip("the install scenario runs a kubelet and containerd: it needs root in a network namespace of its own (hack/controlplane-test.sh as root)")
+	}
+	_, file, _, _ := runtime.Caller(0)
+	s := &stack{t: t, root: filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..")), releases: v2Release,
+		controllers: []string{"deployment", "replicaset", "endpointslice", "nodelifecycle"}}
+	s.dir = t.TempDir()
+	s.logs = logsDir(t)
+
+	begin := time.Now()
+	bins := tools(t, s.root, "etcd", "kube-apiserver", "kube-controller-manager", "kubelet", "kube-scheduler", "crane",
+		"crossplane", "crossplane-core", "provider-kubernetes", "function-patch-and-transform", "function-auto-ready")
+	s.bins = bins
+	s.xpkgDir = filepath.Join(s.dir, "xpkg")
+	s.xpkg = s.buildPackage("v0.1.0")
+	t.Logf("binaries and the package ready in %s", time.Since(begin).Round(time.Second))
+
+	var err error
+	if s.pki, err = newPKI(filepath.Join(s.dir, "pki")); err != nil {
+		t.Fatalf("ERROR: cannot make certificates: %v", err)
+	}
+	begin = time.Now()
+	s.startKubernetes(ctx, bins)
+	s.startProviderNamespace(ctx)
+	s.applyCRDs(ctx)
+	// It creates crossplane-system.
+	s.startProvider(ctx, bins["provider-kubernetes"])
+	s.create(ctx, gvrSecret, installNamespace, obj(map[string]any{
+		"apiVersion": "v1", "kind": "Secret",
+		"metadata":   map[string]any{"name": "crossplane-root-ca", "namespace": installNamespace},
+		"type":       "kubernetes.io/tls",
+		"stringData": map[string]any{"tls.crt": string(s.pki.caPEM), "tls.key": string(s.pki.caKeyPEM)},
+	}))
+	// The service account Crossplane's package fetcher reads pull secrets
+	// from, as a Helm install creates it.
+	s.create(ctx, gvrServiceAccount, installNamespace, obj(map[string]any{
+		"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": "crossplane", "namespace": installNamespace},
+	}))
+	s.startRegistry(ctx, bins["crane"])
+	pause := s.buildPause(filepath.Join(s.xpkgDir, "imagebuilder"))
+	var nodes []*node
+	for _, name := range slices.Sorted(maps.Keys(nodeIPs)) {
+		nodes = append(nodes, s.startNode(ctx, bins["kubelet"], pause, name))
+	}
+	s.startScheduler(bins["kube-scheduler"])
+	s.functionProxy = s.proxyService(ctx, "127.0.0.1:9443", installNamespace, installedFunction, nodes...)
+	s.coreWrap = s.coreMountNamespace(installedFunction)
+	s.startCrossplane(ctx, bins["crossplane-core"])
+	for _, fn := range []string{"function-patch-and-transform", "function-auto-ready"} {
+		s.serveFunction(ctx, fn, bins[fn])
+	}
+	t.Logf("STACK START: the install stack was ready in %s (binaries already built)", time.Since(begin).Round(time.Millisecond))
+	return s
+}
+
+// coreMountNamespace returns how Crossplane starts in a mount namespace of
+// its own, where the Services of the functions named resolve to loopback.
+func (s *stack) coreMountNamespace(functions ...string) func(string, []string) (string, []string) {
+	hosts := filepath.Join(s.dir, "crossplane-hosts")
+	var b strings.Builder
+	b.WriteString("127.0.0.1 localhost\n::1 localhost\n")
+	for _, fn := range functions {
+		fmt.Fprintf(&b, "127.0.0.1 %[1]s.%[2]s %[1]s.%[2]s.svc\n", fn, installNamespace)
+	}
+	must(s.t, os.WriteFile(hosts, []byte(b.String()), 0o644))
+	resolv := filepath.Join(s.dir, "crossplane-resolv.conf")
+	must(s.t, os.WriteFile(resolv, []byte("nameserver 127.0.0.1\n"), 0o644))
+	return func(bin string, args []string) (string, []string) {
+		return "unshare", append([]string{"--mount", "--propagation", "private", "sh", "-c",
+			`mount --bind "$1" /etc/hosts && mount --bind "$2" /etc/resolv.conf && shift 2 && exec "$@"`,
+			"sh", hosts, resolv, bin}, args...)
+	}
+}
+
+// buildPackage builds the function's package with hack/xpkg.sh, as
+// `make xpkg` does, with the crossplane CLI that pushes it, in a folder of
+// its own per version, the binary stamped with version, and returns its
+// path.
+func (s *stack) buildPackage(version string) string {
+	cmd := exec.Command(filepath.Join(s.root, "hack", "xpkg.sh"))
+	cmd.Dir = s.root
+	cmd.Env = append(os.Environ(), "FD_XPKG_DIR="+s.xpkgDir, "FD_XPKG_CLI=crossplane", "FD_XPKG_VERSION="+version)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		s.t.Fatalf("ERROR: hack/xpkg.sh: %v\n%s", err, stderr.String())
+	}
+	pkg := strings.TrimSpace(string(out))
+	versioned := filepath.Join(s.xpkgDir, "function-dependencies-"+version+".xpkg")
+	must(s.t, os.Rename(pkg, versioned))
+	return versioned
+}
+
+// push pushes a package to the registry on loopback with `crossplane xpkg
+// push`, as a user publishes one, and returns the digest the registry
+// serves for the tag.
+func (s *stack) push(pkg, tag string) (ref, digest string) {
+	ref = fmt.Sprintf("%s/%s:%s", s.registry, installedFunctionRepository, tag)
+	if out, err := exec.Command(s.bins["crossplane"], "xpkg", "push", "--package-files="+pkg, ref).CombinedOutput(); err != nil {
+		s.t.Fatalf("ERROR: crossplane xpkg push %s: %v\n%s", ref, err, out)
+	}
+	out, err := exec.Command(s.bins["crane"], "digest", ref).Output()
+	if err != nil {
+		s.t.Fatalf("ERROR: crane digest %s: %v", ref, err)
+	}
+	return ref, strings.TrimSpace(string(out))
+}
+
+// TestInstallFromRegistry installs function-dependencies the way users do:
+// its package pushed to a registry, a Function applied, and Crossplane's
+// package manager pulling it, creating its revision, TLS Secrets, Service
+// and Deployment, whose pod a real kubelet runs from the package's image.
+func TestInstallFromRegistry(t *testing.T) {
+	ctx := testContext(t)
+	wall := time.Now()
+	s := installStack(ctx, t)
+	step := time.Now()
+	ref, digest := s.push(s.xpkg, "v0.1.0")
+	t.Logf("pushed %s (%s) in %s", ref, digest, time.Since(step).Round(time.Millisecond))
+
+	step = time.Now()
+	s.applyInstallManifest(ctx, ref)
+	s.awaitInstalled(ctx, digest)
+	t.Logf("INSTALL: the Function was Installed and Healthy, its pod running the pushed digest, %s after it was applied", time.Since(step).Round(time.Millisecond))
+
+	// Use: the composite of #371 through the installed function. The same
+	// composite reconciles through the upgrade and the faults, and is
+	// deleted last: one teardown, the slow part, for all of them.
+	step = time.Now()
+	n := envInt(t, "FD_CONTROLPLANE_INSTALL_DEPENDENTS", 20)
+	s.createXRD(ctx)
+	// Both protections, so that the upgrade and the faults are seen to keep
+	// the Usages as well as the finalizers.
+	s.create(ctx, gvrComposition, "", withInput(composition("race-with", n, true), map[string]any{"protection": "Both"}))
+	a := s.convergeWith(ctx, "installed", n)
+	usages := s.awaitUsages(ctx, a.xr, n)
+	t.Logf("USE: through the installed function, %d of %d finalizers on the shared Object %s after creating the XR, %d Usages Ready %s later; %s in all",
+		a.finalizers, n, a.converged.Round(100*time.Millisecond), n, usages.Round(100*time.Millisecond), time.Since(step).Round(time.Second))
+
+	for _, phase := range []struct {
+		name string
+		run  func(ctx context.Context, xr string, n int)
+	}{
+		{"UPGRADE", s.upgrade},
+		{"FAULT, container killed", s.killFunction},
+		{"FAULT, one of two replicas killed", s.twoReplicas},
+		{"FAULT, missing tag", s.missingTag},
+	} {
+		step = time.Now()
+		phase.run(ctx, a.xr, n)
+		t.Logf("%s: %s in all", phase.name, time.Since(step).Round(time.Second))
+	}
+
+	step = time.Now()
+	s.deleteOrdered(ctx, &a, n)
+	t.Logf("USE, deletion: the XR's dependents deleted before the shared Namespace, nothing left, %s after deleting it", a.deletion.gone.Round(100*time.Millisecond))
+
+	// The same installed Function as an Operation: the WatchOperation of
+	// example/operation/watch-objects.yaml repairs Objects created directly.
+	step = time.Now()
+	tctx, stopTracking := context.WithCancel(ctx)
+	defer stopTracking()
+	ops := s.trackOperations(tctx)
+	set := objectSet{name: "op-installed", n: envInt(t, "FD_CONTROLPLANE_INSTALL_OPERATION_DEPENDENTS", 10)}
+	set.created = s.createSet(ctx, set)
+	unwatched := s.settleUnwatched(ctx, set)
+	repair := s.installWatchOperation(ctx, ops, set)
+	t.Logf("WATCHOPERATION: through the installed function, %d of %d finalizers on the shared Object once settled without it, %d of %d %s after creating the WatchOperation; %s in all",
+		unwatched.finalizers, set.n, set.n, set.n, repair.complete.Round(100*time.Millisecond), time.Since(step).Round(time.Second))
+	t.Logf("the install scenario took %s in all", time.Since(wall).Round(time.Second))
+}
+
+// applyInstallManifest applies example/operation/install.yaml, what the
+// README has users apply, with two changes: the Function's package is ref,
+// and the DeploymentRuntimeConfig puts the pod on the node's network, since
+// this node has no pod network.
+func (s *stack) applyInstallManifest(ctx context.Context, ref string) {
+	file := filepath.Join(s.root, "example", "operation", "install.yaml")
+	for _, doc := range readYAML(s.t, file) {
+		switch doc.GetKind() {
+		case "Function":
+			must(s.t, unstructured.SetNestedField(doc.Object, ref, "spec", "package"))
+			s.create(ctx, gvrFunction, "", doc)
+		case "DeploymentRuntimeConfig":
+			must(s.t, unstructured.SetNestedField(doc.Object, true, "spec", "deploymentTemplate", "spec", "template", "spec", "hostNetwork"))
+			s.create(ctx, gvrDeploymentRuntimeConfig, "", doc)
+		case "ClusterRole":
+			s.create(ctx, gvrClusterRole, "", doc)
+		default:
+			s.t.Fatalf("ERROR: %s: %s %s: the test doesn't know how to apply it", file, doc.GetKind(), doc.GetName())
+		}
+	}
+}
+
+// awaitInstalled waits until the Function is Installed and Healthy, its
+// active revision Healthy, its Deployment Available, and its pod running
+// the image of digest as Crossplane's default security context has it, and
+// asserts each.
+func (s *stack) awaitInstalled(ctx context.Context, digest string) {
+	t := s.t
+	s.await(ctx, "the Function to be Installed and Healthy", 5*time.Minute, func(ctx context.Context) (bool, error) {
+		fn, err := s.client.Resource(gvrFunction).Get(ctx, installedFunction, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if !conditionTrue(fn, "Installed") || !conditionTrue(fn, "Healthy") {
+			return false, errors.New(describeCondition(fn, "Installed") + "; " + describeCondition(fn, "Healthy"))
+		}
+		return true, nil
+	})
+	rev := s.activeRevision(ctx)
+	if err := revisionHealthy(rev); err != nil {
+		t.Errorf("ERROR: revision %s: %v", rev.GetName(), err)
+	}
+	endpoint, _, _ := unstructured.NestedString(rev.Object, "status", "endpoint")
+	if want := fmt.Sprintf("dns:///%s.%s:9443", installedFunction, installNamespace); endpoint != want {
+		t.Errorf("ERROR: revision %s: endpoint %q, want %q", rev.GetName(), endpoint, want)
+	}
+
+	// Crossplane names the Deployment after the revision.
+	d, err := s.client.Resource(gvrDeployment).Namespace(installNamespace).Get(ctx, rev.GetName(), metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("ERROR: the Deployment of revision %s: %v", rev.GetName(), err)
+	}
+	if !conditionTrue(d, "Available") {
+		t.Errorf("ERROR: Deployment %s: %s", d.GetName(), describeCondition(d, "Available"))
+	}
+	for _, secret := range []string{installedFunction + "-tls-server"} {
+		if _, err := s.client.Resource(gvrSecret).Namespace(installNamespace).Get(ctx, secret, metav1.GetOptions{}); err != nil {
+			t.Errorf("ERROR: the TLS Secret Crossplane makes for the function: %v", err)
+		}
+	}
+	if _, err := s.client.Resource(gvrService).Namespace(installNamespace).Get(ctx, installedFunction, metav1.GetOptions{}); err != nil {
+		t.Errorf("ERROR: the function's Service: %v", err)
+	}
+
+	pods, err := s.client.Resource(gvrPod).Namespace(installNamespace).List(ctx, metav1.ListOptions{
+		LabelSelector: "pkg.crossplane.io/revision=" + rev.GetName(),
+	})
+	if err != nil || len(pods.Items) == 0 {
+		t.Fatalf("ERROR: no pod of revision %s: %v", rev.GetName(), err)
+	}
+	for _, pod := range pods.Items {
+		s.assertPodRuns(pod, digest)
+	}
+}
+
+// assertPodRuns asserts that the pod runs the image of digest, under the
+// security context Crossplane gives a function by default, and that its
+// process runs as that user.
+func (s *stack) assertPodRuns(pod unstructured.Unstructured, digest string) {
+	t := s.t
+	statuses, _, _ := unstructured.NestedSlice(pod.Object, "status", "containerStatuses")
+	if len(statuses) != 1 {
+		t.Errorf("ERROR: pod %s: %d container statuses, want 1", pod.GetName(), len(statuses))
+		return
+	}
+	st := statuses[0].(map[string]any)
+	if imageID, _ := st["imageID"].(string); !strings.HasSuffix(imageID, "@"+digest) {
+		t.Errorf("ERROR: pod %s runs image %v, want the pushed digest %s", pod.GetName(), imageID, digest)
+	}
+	if st["ready"] != true {
+		t.Errorf("ERROR: pod %s: its container isn't ready: %v", pod.GetName(), st["state"])
+	}
+	containers, _, _ := unstructured.NestedSlice(pod.Object, "spec", "containers")
+	sc, _, _ := unstructured.NestedMap(containers[0].(map[string]any), "securityContext")
+	// Crossplane v2.4.0's defaults (internal/controller/pkg/runtime), which
+	// the host-network DeploymentRuntimeConfig leaves alone.
+	want := map[string]any{"runAsUser": int64(2000), "runAsGroup": int64(2000), "runAsNonRoot": true, "allowPrivilegeEscalation": false, "privileged": false}
+	if diff := cmp.Diff(want, sc); diff != "" {
+		t.Errorf("ERROR: pod %s: the container's securityContext isn't Crossplane's default (-want +got):\n%s", pod.GetName(), diff)
+	}
+	// The kernel's word for it: the container's process, found by its
+	// cgroup, runs the function as that user and group, without any
+	// effective capability.
+	id, _ := st["containerID"].(string)
+	procs, err := processesOf(string(pod.GetUID()), strings.TrimPrefix(id, "containerd://"))
+	if err != nil || len(procs) == 0 {
+		t.Errorf("ERROR: pod %s: no process of container %s found: %v", pod.GetName(), id, err)
+	}
+	for _, p := range procs {
+		if want := (podProcess{pid: p.pid, cmd: "/function", uid: "2000", gid: "2000", capEff: "0000000000000000"}); p != want {
+			t.Errorf("ERROR: pod %s: process %+v, want %+v", pod.GetName(), p, want)
+		} else {
+			t.Logf("pod %s: process %d runs %s as user %s, group %s, effective capabilities %s", pod.GetName(), p.pid, p.cmd, p.uid, p.gid, p.capEff)
+		}
+	}
+}
+
+// revisionHealthy is nil when a package revision is healthy, itself and its
+// runtime (a revision has no Healthy condition of its own).
+func revisionHealthy(rev *unstructured.Unstructured) error {
+	if conditionTrue(rev, "RevisionHealthy") && conditionTrue(rev, "RuntimeHealthy") {
+		return nil
+	}
+	return errors.New(describeCondition(rev, "RevisionHealthy") + "; " + describeCondition(rev, "RuntimeHealthy"))
+}
+
+// activeRevision returns the Function's active FunctionRevision.
+func (s *stack) activeRevision(ctx context.Context) *unstructured.Unstructured {
+	rev, err := s.activeRevisionNow(ctx)
+	if err != nil {
+		s.t.Fatal("ERROR:", err)
+	}
+	return rev
+}
+
+func names(l *unstructured.UnstructuredList) []string {
+	if l == nil {
+		return nil
+	}
+	var out []string
+	for _, u := range l.Items {
+		out = append(out, u.GetName())
+	}
+	return out
+}
+
+// A podProcess is a process of a pod's container, as the kernel sees it:
+// its real user and group, and its effective capabilities.
+type podProcess struct {
+	pid              int
+	cmd              string
+	uid, gid, capEff string
+}
+
+// processesOf finds the processes of a pod's container by their cgroup,
+// which the kubelet's cgroupfs driver names .../pod<UID>/<container ID>.
+func processesOf(podUID, containerID string) ([]podProcess, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var out []podProcess
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cg, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cgroup"))
+		if err != nil || !bytes.Contains(cg, []byte("/pod"+podUID+"/"+containerID+"\n")) {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		cmd, _, _ := strings.Cut(string(cmdline), "\x00")
+		p := podProcess{pid: pid, cmd: cmd}
+		status, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
+		for line := range strings.Lines(string(status)) {
+			f := strings.Fields(line)
+			if len(f) < 2 {
+				continue
+			}
+			switch f[0] {
+			case "Uid:":
+				p.uid = f[1]
+			case "Gid:":
+				p.gid = f[1]
+			case "CapEff:":
+				p.capEff = f[1]
+			}
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// upgrade moves the Function to v0.1.1, a package built and pushed like the
+// first, while the composite xr reconciles throughout (its annotation
+// changes every second), and asserts that a new revision becomes active and
+// runs the new digest, the old revision's Deployment goes, and not one
+// sample, taken every second, lacks a dependent's finalizer on the shared
+// Object or a Ready Usage.
+func (s *stack) upgrade(ctx context.Context, xr string, n int) {
+	t := s.t
+	ref, digest := s.push(s.buildPackage("v0.1.1"), "v0.1.1")
+	old := s.activeRevision(ctx)
+
+	sample := s.sampleProtection(ctx, xr, n)
+	s.patchFunction(ctx, ref)
+	s.await(ctx, "a new revision to become active and Healthy", 5*time.Minute, func(ctx context.Context) (bool, error) {
+		rev, err := s.activeRevisionNow(ctx)
+		if err != nil {
+			return false, err
+		}
+		if rev.GetName() == old.GetName() {
+			return false, fmt.Errorf("revision %s is still the active one", old.GetName())
+		}
+		err = revisionHealthy(rev)
+		return err == nil, err
+	})
+	s.awaitInstalled(ctx, digest)
+	if image, _, _ := unstructured.NestedString(s.activeRevision(ctx).Object, "spec", "image"); image != ref {
+		t.Errorf("ERROR: the active revision's image is %s, want %s", image, ref)
+	}
+	s.await(ctx, "the old revision's Deployment to go", 2*time.Minute, func(ctx context.Context) (bool, error) {
+		_, err := s.client.Resource(gvrDeployment).Namespace(installNamespace).Get(ctx, old.GetName(), metav1.GetOptions{})
+		return kerrors.IsNotFound(err), fmt.Errorf("Deployment %s: %v", old.GetName(), err)
+	})
+	// A few more samples with the new revision serving.
+	time.Sleep(5 * time.Second)
+	if samples, err := sample(); err != nil {
+		t.Errorf("ERROR: during the upgrade: %v", err)
+	} else {
+		t.Logf("upgrade: all %d finalizers on the shared Object and all %d Usages Ready in each of %d samples, one a second, from before spec.package moved until 5 s after the old Deployment went", n, n, samples)
+	}
+}
+
+// sampleProtection samples, every second until the returned function is
+// called, whether every dependent's finalizer is on the shared Object of xr
+// and each of its n Usages is Ready, and changes an annotation of xr each
+// time, so that Crossplane reconciles it throughout. The function returns
+// how many samples were taken, and the first that lacked one.
+func (s *stack) sampleProtection(ctx context.Context, xr string, n int) func() (int, error) {
+	stop, done := make(chan struct{}), make(chan struct{})
+	var samples int
+	var failed error
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			samples++
+			failed = firstError(failed, s.protectedNow(ctx, xr, n, samples))
+			patch := fmt.Appendf(nil, `{"metadata":{"annotations":{"test.fn.crossplane.io/sample":"%d"}}}`, samples)
+			if _, err := s.client.Resource(gvrXR).Patch(ctx, xr, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+				failed = firstError(failed, fmt.Errorf("sample %d: cannot annotate the XR: %w", samples, err))
+			}
+		}
+	}()
+	return func() (int, error) {
+		close(stop)
+		<-done
+		return samples, failed
+	}
+}
+
+// protectedNow is nil when every dependent's finalizer is on the shared
+// Object of xr and each of its n Usages is Ready.
+func (s *stack) protectedNow(ctx context.Context, xr string, n, sample int) error {
+	c, err := s.composed(ctx, xr, n)
+	if err != nil {
+		return fmt.Errorf("sample %d: %w", sample, err)
+	}
+	if p := c.protected(); p != n {
+		return fmt.Errorf("sample %d: %d of %d finalizers on the shared Object", sample, p, n)
+	}
+	composed, ready, err := s.usagesReady(ctx, xr)
+	if err != nil {
+		return fmt.Errorf("sample %d: %w", sample, err)
+	}
+	if ready != n || composed != n {
+		return fmt.Errorf("sample %d: %d Usages, %d of them Ready, want %d", sample, composed, ready, n)
+	}
+	return nil
+}
+
+// twoReplicas scales the function to two replicas with its
+// DeploymentRuntimeConfig, one on each node (each holds the node's port
+// 9443), kills the process of the one serving Crossplane, as a crash
+// would, and asserts that the composite, reconciling throughout, keeps
+// every finalizer and Usage, that a finalizer taken off is put back, and
+// that no more than one reconcile failed to call the function on the way.
+// Then it scales back to one.
+func (s *stack) twoReplicas(ctx context.Context, xr string, n int) {
+	t := s.t
+	rev := s.activeRevision(ctx)
+	s.scaleFunction(ctx, rev.GetName(), 2)
+	// A reconcile, so that Crossplane holds a connection to a replica.
+	s.awaitRepair(ctx, xr, n, "with two replicas")
+	served := s.functionProxy.servingNode()
+	var victim *unstructured.Unstructured
+	pods, err := s.client.Resource(gvrPod).Namespace(installNamespace).List(ctx, metav1.ListOptions{LabelSelector: "pkg.crossplane.io/revision=" + rev.GetName()})
+	if err != nil {
+		t.Fatal("ERROR:", err)
+	}
+	for i, p := range pods.Items {
+		if ip, _, _ := unstructured.NestedString(p.Object, "status", "hostIP"); ip == served {
+			victim = &pods.Items[i]
+		}
+	}
+	if victim == nil {
+		t.Fatalf("ERROR: no pod of revision %s on the node %q that served the last connection: %v", rev.GetName(), served, names(pods))
+	}
+	failed := s.functionFailures(ctx, xr)
+	sample := s.sampleProtection(ctx, xr, n)
+	s.killContainer(victim)
+	restarted := s.awaitRestart(ctx, victim)
+	samples, err := sample()
+	if err != nil {
+		t.Errorf("ERROR: with one of two replicas killed: %v", err)
+	}
+	took := s.awaitRepair(ctx, xr, n, "once a replica was killed")
+	failures := s.functionFailures(ctx, xr) - failed
+	if failures > 1 {
+		t.Errorf("ERROR: with one of two replicas killed, %d reconciles failed to call the function, want at most 1", failures)
+	}
+	t.Logf("fault: replica %s on %s killed, restarted by its kubelet %s later; every finalizer and Usage in each of %d samples, one a second, until then; then the function, served by %s, put back a finalizer within %s; %d reconciles failed to call it",
+		victim.GetName(), served, restarted.Round(time.Millisecond), samples, s.functionProxy.servingNode(), took.Round(time.Millisecond), failures)
+	s.scaleFunction(ctx, rev.GetName(), 1)
+}
+
+// scaleFunction sets the replicas of the function's DeploymentRuntimeConfig
+// and waits until the Deployment of revision has that many replicas, all
+// available and ready endpoints of the Service.
+func (s *stack) scaleFunction(ctx context.Context, revision string, replicas int64) {
+	patch := fmt.Appendf(nil, `{"spec":{"deploymentTemplate":{"spec":{"replicas":%d}}}}`, replicas)
+	if _, err := s.client.Resource(gvrDeploymentRuntimeConfig).Patch(ctx, installedFunction, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		s.t.Fatal("ERROR:", err)
+	}
+	s.await(ctx, fmt.Sprintf("%d replicas of the function, each a ready endpoint of its Service", replicas), 3*time.Minute, func(ctx context.Context) (bool, error) {
+		d, err := s.client.Resource(gvrDeployment).Namespace(installNamespace).Get(ctx, revision, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		want, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas")
+		total, _, _ := unstructured.NestedInt64(d.Object, "status", "replicas")
+		available, _, _ := unstructured.NestedInt64(d.Object, "status", "availableReplicas")
+		endpoints, err := s.functionProxy.endpoints(ctx)
+		return err == nil && want == replicas && total == replicas && available == replicas && len(endpoints) == int(replicas),
+			firstError(err, fmt.Errorf("Deployment %s: spec.replicas %d, %d replicas, %d available; endpoints %v", revision, want, total, available, endpoints))
+	})
+}
+
+// functionFailures counts the reconciles of xr that failed to call
+// function-dependencies, by the Warning events Crossplane recorded.
+func (s *stack) functionFailures(ctx context.Context, xr string) int64 {
+	events, err := s.client.Resource(gvrEvent).Namespace("").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + xr + ",type=Warning"})
+	if err != nil {
+		s.t.Fatalf("ERROR: cannot list the events of %s: %v", xr, err)
+	}
+	var failures int64
+	for _, e := range events.Items {
+		message, _, _ := unstructured.NestedString(e.Object, "message")
+		if strings.Contains(message, fmt.Sprintf("cannot run Function %q", installedFunction)) {
+			count, _, _ := unstructured.NestedInt64(e.Object, "count")
+			failures += max(count, 1)
+		}
+	}
+	return failures
+}
+
+func firstError(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// patchFunction moves the Function's spec.package to ref.
+func (s *stack) patchFunction(ctx context.Context, ref string) {
+	patch := fmt.Appendf(nil, `{"spec":{"package":%q}}`, ref)
+	if _, err := s.client.Resource(gvrFunction).Patch(ctx, installedFunction, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		s.t.Fatal("ERROR:", err)
+	}
+}
+
+// activeRevisionNow is activeRevision, or an error while there is none.
+func (s *stack) activeRevisionNow(ctx context.Context) (*unstructured.Unstructured, error) {
+	revs, err := s.client.Resource(gvrFunctionRevision).List(ctx, metav1.ListOptions{LabelSelector: "pkg.crossplane.io/package=" + installedFunction})
+	if err != nil {
+		return nil, err
+	}
+	for i := range revs.Items {
+		if state, _, _ := unstructured.NestedString(revs.Items[i].Object, "spec", "desiredState"); state == "Active" {
+			return &revs.Items[i], nil
+		}
+	}
+	return nil, fmt.Errorf("no active revision among %v", names(revs))
+}
+
+// awaitRepair takes one dependent's finalizer off the shared Object of xr
+// and waits until the function, called by Crossplane's next reconcile of
+// xr, has put it back: the installed function serves.
+func (s *stack) awaitRepair(ctx context.Context, xr string, n int, why string) time.Duration {
+	c, err := s.composed(ctx, xr, n)
+	if err != nil {
+		s.t.Fatal("ERROR:", err)
+	}
+	removed := refFinalizerPrefix + string(c.dependents[0].GetUID())
+	keep := slices.DeleteFunc(slices.Clone(c.shared.GetFinalizers()), func(f string) bool { return f == removed })
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"finalizers": keep, "resourceVersion": c.shared.GetResourceVersion()}})
+	if _, err := s.client.Resource(gvrObject).Patch(ctx, c.shared.GetName(), types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		s.t.Fatalf("ERROR: cannot take %s off %s: %v", removed, c.shared.GetName(), err)
+	}
+	begin := time.Now()
+	touch := 0
+	s.await(ctx, "the function to put the finalizer back "+why, 2*time.Minute, func(ctx context.Context) (bool, error) {
+		touch++
+		patch := fmt.Appendf(nil, `{"metadata":{"annotations":{"test.fn.crossplane.io/repair":"%d"}}}`, touch)
+		if _, err := s.client.Resource(gvrXR).Patch(ctx, xr, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			return false, err
+		}
+		shared, err := s.client.Resource(gvrObject).Get(ctx, c.shared.GetName(), metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return slices.Contains(shared.GetFinalizers(), removed), fmt.Errorf("%s lacks %s", shared.GetName(), removed)
+	})
+	return time.Since(begin)
+}
+
+// killFunction kills the function's process as a crash would, and asserts
+// that the kubelet restarts the container and that the function serves
+// again.
+func (s *stack) killFunction(ctx context.Context, xr string, n int) {
+	t := s.t
+	rev := s.activeRevision(ctx)
+	pod := s.functionPod(ctx, rev.GetName())
+	s.killContainer(pod)
+	t.Logf("fault: the kubelet restarted the function's container %s after its process was killed", s.awaitRestart(ctx, pod).Round(time.Millisecond))
+	took := s.awaitRepair(ctx, xr, n, "after the restart")
+	t.Logf("fault: after the restart, the function put back a finalizer taken off the shared Object within %s", took.Round(time.Millisecond))
+}
+
+// awaitRestart waits until the kubelet has restarted the container of the
+// function's pod, as it was before it was just killed, and it is ready, and
+// returns how long that took.
+func (s *stack) awaitRestart(ctx context.Context, pod *unstructured.Unstructured) time.Duration {
+	killed := time.Now()
+	before := restartCount(pod)
+	s.await(ctx, "the kubelet to restart the function's container", 2*time.Minute, func(ctx context.Context) (bool, error) {
+		p, err := s.client.Resource(gvrPod).Namespace(installNamespace).Get(ctx, pod.GetName(), metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		statuses, _, _ := unstructured.NestedSlice(p.Object, "status", "containerStatuses")
+		if len(statuses) != 1 {
+			return false, fmt.Errorf("%d container statuses", len(statuses))
+		}
+		ready := statuses[0].(map[string]any)["ready"]
+		return restartCount(p) > before && ready == true, fmt.Errorf("restartCount %d, ready %v", restartCount(p), ready)
+	})
+	return time.Since(killed)
+}
+
+// restartCount is the restart count of the pod's one container.
+func restartCount(pod *unstructured.Unstructured) int64 {
+	statuses, _, _ := unstructured.NestedSlice(pod.Object, "status", "containerStatuses")
+	if len(statuses) != 1 {
+		return 0
+	}
+	n, _ := statuses[0].(map[string]any)["restartCount"].(int64)
+	return n
+}
+
+// functionPod returns the running pod of a revision.
+func (s *stack) functionPod(ctx context.Context, revision string) *unstructured.Unstructured {
+	pods, err := s.client.Resource(gvrPod).Namespace(installNamespace).List(ctx, metav1.ListOptions{LabelSelector: "pkg.crossplane.io/revision=" + revision})
+	if err != nil || len(pods.Items) != 1 {
+		s.t.Fatalf("ERROR: want one pod of revision %s: %v %v", revision, names(pods), err)
+	}
+	return &pods.Items[0]
+}
+
+// killContainer kills the process of the pod's one container with SIGKILL.
+func (s *stack) killContainer(pod *unstructured.Unstructured) {
+	statuses, _, _ := unstructured.NestedSlice(pod.Object, "status", "containerStatuses")
+	if len(statuses) != 1 {
+		s.t.Fatalf("ERROR: pod %s has %d container statuses", pod.GetName(), len(statuses))
+	}
+	id, _ := statuses[0].(map[string]any)["containerID"].(string)
+	procs, err := processesOf(string(pod.GetUID()), strings.TrimPrefix(id, "containerd://"))
+	if err != nil || len(procs) != 1 {
+		s.t.Fatalf("ERROR: want the one process of pod %s's container: %v %v", pod.GetName(), procs, err)
+	}
+	if err := syscall.Kill(procs[0].pid, syscall.SIGKILL); err != nil {
+		s.t.Fatal("ERROR:", err)
+	}
+}
+
+// missingTag points the Function at a tag the registry doesn't have, and
+// asserts the error Crossplane reports and that the active revision keeps
+// serving; then points it back.
+func (s *stack) missingTag(ctx context.Context, xr string, n int) {
+	t := s.t
+	rev := s.activeRevision(ctx)
+	good, _, _ := unstructured.NestedString(rev.Object, "spec", "image")
+	missing := fmt.Sprintf("%s/%s:v9.9.9", s.registry, installedFunctionRepository)
+	s.patchFunction(ctx, missing)
+	var reported string
+	s.await(ctx, "Crossplane to report the missing tag", 2*time.Minute, func(ctx context.Context) (bool, error) {
+		fn, err := s.client.Resource(gvrFunction).Get(ctx, installedFunction, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		conditions, _, _ := unstructured.NestedSlice(fn.Object, "status", "conditions")
+		for _, c := range conditions {
+			m := c.(map[string]any)
+			if msg, _ := m["message"].(string); m["status"] == "False" && strings.Contains(msg, "v9.9.9") {
+				reported = fmt.Sprintf("%v=%v %v: %s", m["type"], m["status"], m["reason"], msg)
+				return true, nil
+			}
+		}
+		return false, errors.New(describeCondition(fn, "Installed"))
+	})
+	t.Logf("fault: Crossplane reports the missing tag: %s", reported)
+	if !strings.Contains(reported, "MANIFEST_UNKNOWN") {
+		t.Errorf("ERROR: Crossplane's report of a tag the registry lacks doesn't say the manifest is unknown: %s", reported)
+	}
+	if now := s.activeRevision(ctx); now.GetName() != rev.GetName() {
+		t.Errorf("ERROR: the active revision changed from %s to %s", rev.GetName(), now.GetName())
+	}
+	took := s.awaitRepair(ctx, xr, n, "while the Function names a missing tag")
+	t.Logf("fault: with the Function naming a missing tag, revision %s still serves: it put back a finalizer within %s", rev.GetName(), took.Round(time.Millisecond))
+	s.patchFunction(ctx, good)
+	s.await(ctx, "the Function to be Healthy again", 2*time.Minute, func(ctx context.Context) (bool, error) {
+		fn, err := s.client.Resource(gvrFunction).Get(ctx, installedFunction, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return conditionTrue(fn, "Installed") && conditionTrue(fn, "Healthy"), errors.New(describeCondition(fn, "Installed") + "; " + describeCondition(fn, "Healthy"))
+	})
+}
