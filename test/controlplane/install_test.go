@@ -227,6 +227,12 @@ func TestInstallFromRegistry(t *testing.T) {
 
 	// The same installed Function as an Operation: the WatchOperation of
 	// example/operation/watch-objects.yaml repairs Objects created directly.
+	// installWatchOperation asserts the repair: every finalizer declared. How
+	// many the provider's race left off before (unwatched) is only logged:
+	// at this size the race may leave none off, and
+	// TestOperationRestoresLostReferenceFinalizersAndOrdersDeletion asserts
+	// that it does at the size where it shows; here the question is only
+	// whether the installed package serves an Operation.
 	step = time.Now()
 	tctx, stopTracking := context.WithCancel(ctx)
 	defer stopTracking()
