@@ -37,7 +37,7 @@ xpkg:
 	hack/xpkg.sh
 
 # Benchmark against the floor and the neighbouring functions and print the
-# tables of docs/performance.md (COUNT=6 runs each; about 25 minutes on two busy cores).
+# tables of docs/performance.md (COUNT=6 runs each; 25 to 75 minutes on two cores, see docs/evidence/bench.md).
 bench:
 	hack/bench.sh
 
