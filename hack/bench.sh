@@ -10,11 +10,16 @@
 #      as it came, converting nothing: the least any function costs on the wire), function-auto-ready
 #      and function-patch-and-transform, each served as its own process on loopback (BenchmarkServed,
 #      e2e tag). Each run calls every function in turn, ROUNDS times, and reports the ratios of the
-#      same run's medians.
+#      same run's medians;
+#   3. hostile request shapes, in process, at N = 1,000 and 10,000 (and fan-in at 20,000 and 50,000): the
+#      shapes that push the rules to their worst case, one call per run, and each shape at each N run once
+#      more alone under /usr/bin/time for its peak RSS (BenchmarkHostile, bench_hostile_test.go).
 #
 # Targets, on benchstat's medians: ours/floor at most 0.15 in process and its p50 at most 0.92 over
 # gRPC, at N = 1,000 and 10,000; in process, time at 10,000 at most 12 times the time at 1,000; ours/echo
-# p50 over gRPC at most 1.05 at N = 1,000 and 5,000. A figure not measured fails its target.
+# p50 over gRPC at most 1.05 at N = 1,000 and 5,000; for every hostile shape, time at 10,000 at most 12
+# times the time at 1,000. A figure not measured fails its target. Every table is printed before the
+# script exits 1 for a target missed.
 #
 # benchstat (built from tools/benchstat) takes the median of COUNT runs of each benchmark. On a busy
 # machine the absolute figures wander; the ratios of functions measured in the same run hold better.
@@ -23,6 +28,8 @@
 #   ROUNDS_1000=5    calls of each function per run over gRPC, at N=1,000
 #   ROUNDS_5000=3    the same at N=5,000
 #   ROUNDS_10000=2   the same at N=10,000, where one call takes seconds
+#   HOSTILE_COUNT=3  runs of each hostile shape at each N (one call each: at 10,000 one takes minutes)
+#   FD_BENCH_HOSTILE_ONLY=1 the hostile tier alone
 #   FD_BENCH_REUSE=1 print the tables from the last run's output, without running
 #   FD_BENCH_OUT     where the output goes (default .cache/bench)
 set -euo pipefail
@@ -32,8 +39,10 @@ out=${FD_BENCH_OUT:-$root/.cache/bench}
 mkdir -p "$out"
 benchstat=$(hack/tools.sh benchstat)
 count=${COUNT:-6}
+hostile_only=${FD_BENCH_HOSTILE_ONLY:-}
+status=0
 
-if [ -z "${FD_BENCH_REUSE:-}" ]; then
+if [ -z "${FD_BENCH_REUSE:-}$hostile_only" ]; then
   echo "=== in process (COUNT=$count)" >&2
   { go test -run '^$' -bench '^BenchmarkInProcess$' -benchmem -count "$count" -timeout 2h . && go test -run '^$' -bench '^BenchmarkGraph$' -benchmem -count "$count" -timeout 2h ./internal/composition; } \
     | tee "$out/inprocess.txt" >&2
@@ -50,14 +59,14 @@ fi
 
 stats() { "$benchstat" -format csv "$@" 2>>"$out/benchstat.log"; }
 : > "$out/benchstat.log"
-{
+[ -n "$hostile_only" ] || {
   echo "#inprocess"; stats -filter .name:InProcess -row /N -col /fn "$out/inprocess.txt"
   echo "#graph"; stats -filter .name:Graph -row /N -col /phase "$out/inprocess.txt"
   echo "#served"; stats -filter .name:Served -row /N "$out/wire.txt"
 } > "$out/benchstat.csv"
 
 # benchstat's CSV has a section per unit: a line of column names, a line of units, then a row per N.
-awk -F, '
+[ -n "$hostile_only" ] || awk -F, '
   /^#/ { sect = substr($0, 2); header = 0; next }
   /^$/ { header = 0; next }
   /^,/ && header == 0 { for (i = 2; i <= NF; i += 2) name[i] = $i; header = 1; next }
@@ -155,4 +164,87 @@ awk -F, '
       exit 1
     }
   }
-' "$out/benchstat.csv"
+' "$out/benchstat.csv" || status=1
+
+# 3. Hostile request shapes (BenchmarkHostile), each shape its own process, one call per run, HOSTILE_COUNT
+# runs; then each shape at each N that ran once more as its own process, for its peak RSS: one call on the
+# request itself, with no copy beside it (FD_BENCH_RSS=1), under /usr/bin/time (Debian's package time). Each
+# process may use at most HOSTILE_MEM_KB of address space (default three quarters of the memory available),
+# so that a shape that would take every GB fails alone, with the function's "out of memory".
+hostile_count=${HOSTILE_COUNT:-3}
+hostile_shapes="sameName matchAllSelector matchAllPatterns inferredCycle fanIn"
+if [ -z "${FD_BENCH_REUSE:-}" ]; then
+  if [ ! -x /usr/bin/time ]; then
+    echo "bench: /usr/bin/time is missing, which measures the hostile tier's peak RSS: apt-get install time" >&2
+    exit 1
+  fi
+  mem_kb=${HOSTILE_MEM_KB:-$(awk '/^MemAvailable:/ { print int($2 * 3 / 4) }' /proc/meminfo)}
+  go test -c -o "$out/hostile.test" .
+  hostile() { (ulimit -v "$mem_kb" && "$out/hostile.test" -test.run '^$' -test.benchtime 1x -test.timeout 8h "$@"); }
+  : > "$out/hostile.txt"
+  for shape in $hostile_shapes; do
+    echo "=== hostile shapes: $shape (HOSTILE_COUNT=$hostile_count, one call per run)" >&2
+    hostile -test.bench "^BenchmarkHostile\$/^shape=$shape\$" -test.count "$hostile_count" \
+      | tee -a "$out/hostile.txt" >&2 || status=1
+  done
+  : > "$out/hostile-rss.txt"
+  while read -r shape n; do
+    echo "=== hostile shapes: peak RSS of $shape at N=$n" >&2
+    if (ulimit -v "$mem_kb" && FD_BENCH_RSS=1 /usr/bin/time -f %M -o "$out/hostile-rss.kb" "$out/hostile.test" -test.run '^$' \
+      -test.bench "^BenchmarkHostile\$/^shape=$shape\$/^N=$n\$" -test.benchtime 1x -test.timeout 8h >&2); then
+      echo "$shape $n $(tail -n 1 "$out/hostile-rss.kb")" >> "$out/hostile-rss.txt"
+    fi
+  done < <(sed -n 's|^BenchmarkHostile/shape=\([^/]*\)/N=\([0-9]*\)-[0-9]*[[:space:]].*|\1 \2|p' "$out/hostile.txt" | sort -u)
+fi
+
+stats -filter .name:Hostile -row /N -col /shape "$out/hostile.txt" > "$out/hostile.csv" || status=1
+
+# The same CSV as above, a column per shape; then hostile-rss.txt: shape, N and peak RSS in KiB.
+awk -F, -v shapes="$hostile_shapes" '
+  FILENAME == ARGV[2] { split($0, f, " "); rss[f[1], f[2]] = f[3]; next }
+  /^$/ { header = 0; next }
+  /^,/ && header == 0 { for (i = 2; i <= NF; i += 2) name[i] = $i; header = 1; next }
+  /^,/ && header == 1 { unit = $2; header = 2; next }
+  header == 2 { for (i = 2; i <= NF; i += 2) if (i in name && $i != "") v[$1, name[i], unit] = $i }
+  function t(s) {
+    if (s == "") return "—"
+    if (s < 1e-3) return sprintf("%.0f µs", s * 1e6)
+    if (s < 1) return sprintf("%.3g ms", s * 1e3)
+    return sprintf("%.3g s", s)
+  }
+  function count(x) { return x == "" ? "—" : x >= 1e6 ? sprintf("%.2fM", x / 1e6) : (x >= 1e3 ? sprintf("%.1fk", x / 1e3) : sprintf("%d", x)) }
+  function bytes(x) { return x == "" ? "—" : x >= 2^30 ? sprintf("%.2f GiB", x / 2^30) : (x >= 2^20 ? sprintf("%.0f MiB", x / 2^20) : sprintf("%.1f KiB", x / 2^10)) }
+  function target(what, x, limit, shown,   met) {
+    met = x != "" && x + 0 <= limit
+    targets++; if (!met) failed++
+    printf "| %s | %s | %s |\n", what, x == "" ? "—" : shown, met ? "pass" : "FAIL"
+  }
+  END {
+    k = split(shapes, shape, " ")
+    split("1000 10000 20000 50000", sizes, " ")
+    print ""
+    print "Hostile request shapes, in process (BenchmarkHostile; one call per run, and peak RSS of one call alone):"
+    print ""
+    print "| shape | N | time | allocations | allocated per resource | peak RSS | peak RSS per resource |"
+    print "|---|---|---|---|---|---|---|"
+    for (i = 1; i <= k; i++) for (j = 1; j <= 4; j++) {
+      s = shape[i]; n = sizes[j]
+      if (v[n, s, "sec/op"] == "" && rss[s, n] == "" && n > 10000) continue
+      printf "| %s | %s | %s | %s | %s | %s | %s |\n", s, n, t(v[n, s, "sec/op"]), count(v[n, s, "allocs/op"]),
+        bytes(v[n, s, "B/resource"]), rss[s, n] == "" ? "—" : bytes(rss[s, n] * 1024), rss[s, n] == "" ? "—" : bytes(rss[s, n] * 1024 / n)
+    }
+    print ""
+    print "| target | measured | |"
+    print "|---|---|---|"
+    for (i = 1; i <= k; i++) {
+      s = shape[i]; a = v["1000", s, "sec/op"]; b = v["10000", s, "sec/op"]
+      x = (a == "" || b == "") ? "" : b / a
+      target("hostile " s ", growth from 1000 to 10000 ≤ 12×", x, 12, sprintf("%.1f×", x))
+    }
+    if (failed) {
+      printf "\n%d of %d hostile targets missed.\n", failed, targets
+      exit 1
+    }
+  }
+' "$out/hostile.csv" "$out/hostile-rss.txt" || status=1
+exit "$status"
