@@ -5,6 +5,7 @@
 package v1beta1
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -405,6 +406,9 @@ func (f inputField) of(in *Input) reflect.Value {
 
 // Default fills in the defaults of every field the input leaves empty.
 func (in *Input) Default() {
+	// What an input that was not given is: this function's.
+	in.APIVersion = cmp.Or(in.APIVersion, GroupVersion)
+	in.Kind = cmp.Or(in.Kind, "Input")
 	for _, f := range inputFields {
 		if f.def == "" {
 			continue
@@ -551,12 +555,30 @@ func DecodeFor(data []byte, step Step) (*Input, error) {
 			return nil, utilerrors.NewAggregate(strict)
 		}
 	}
-	errs := in.unread(step)
+	var errs field.ErrorList
+	if len(data) > 0 {
+		errs = in.typed()
+	}
+	errs = append(errs, in.unread(step)...)
 	in.Default()
 	if errs = append(errs, in.Validate()...); len(errs) > 0 {
 		return nil, errs.ToAggregate()
 	}
 	return in, nil
+}
+
+// typed requires an input that is given to say what it is: without its
+// apiVersion and kind, it may be another function's input in the wrong
+// step, read here as defaults.
+func (in *Input) typed() field.ErrorList {
+	var errs field.ErrorList
+	if in.APIVersion == "" {
+		errs = append(errs, field.Required(field.NewPath("apiVersion"), "must be "+GroupVersion))
+	}
+	if in.Kind == "" {
+		errs = append(errs, field.Required(field.NewPath("kind"), "must be Input"))
+	}
+	return errs
 }
 
 // unread are the fields set that the step doesn't read, by name.

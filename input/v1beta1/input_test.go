@@ -8,9 +8,59 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// decodeError is the message Decode fails with; "" when it decodes.
+// typed returns the input of an object with the input's apiVersion and kind
+// put first, when it has neither: what every case but those of the two
+// fields is about is the rest.
+func typed(data string) []byte {
+	if !strings.HasPrefix(data, "{") || strings.Contains(data, `"apiVersion"`) || strings.Contains(data, `"kind"`) {
+		return []byte(data)
+	}
+	rest := strings.TrimSpace(strings.TrimPrefix(data, "{"))
+	if rest != "}" {
+		rest = ", " + rest
+	}
+	return []byte(`{"apiVersion": "` + GroupVersion + `", "kind": "Input"` + rest)
+}
+
+func TestDecodeRequiresAGivenInputToSayWhatItIs(t *testing.T) {
+	cases := map[string]decodeCase{
+		"NoInput": {
+			reason: "A step without input has every default.",
+			input:  ``,
+		},
+		"NoAPIVersionOrKind": {
+			reason: "An input without apiVersion and kind may be another function's, in the wrong step: both are named.",
+			input:  `{"mode": "Report"}`,
+			want:   "[apiVersion: Required value: must be dependencies.fn.crossplane.io/v1beta1, kind: Required value: must be Input]",
+		},
+		"NoKind": {
+			reason: "An apiVersion alone doesn't say what the object is.",
+			input:  `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1"}`,
+			want:   "kind: Required value: must be Input",
+		},
+		"AnotherFunctionsInput": {
+			reason: "Another function's input is refused by its apiVersion and kind.",
+			input:  `{"apiVersion": "pt.fn.crossplane.io/v1beta1", "kind": "Resources"}`,
+			want:   `[apiVersion: Unsupported value: "pt.fn.crossplane.io/v1beta1": supported values: "dependencies.fn.crossplane.io/v1beta1", kind: Unsupported value: "Resources": supported values: "Input"]`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := ""
+			if _, err := Decode([]byte(tc.input)); err != nil {
+				got = err.Error()
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nDecode(%s): -want error, +got:\n%s", tc.reason, tc.input, diff)
+			}
+		})
+	}
+}
+
+// decodeError is the message Decode fails with on the typed input; "" when
+// it decodes.
 func decodeError(data string) string {
-	if _, err := Decode([]byte(data)); err != nil {
+	if _, err := Decode(typed(data)); err != nil {
 		return err.Error()
 	}
 	return ""
@@ -457,7 +507,7 @@ func TestEachStepRefusesTheFieldsItDoesntRead(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got := ""
-			if _, err := DecodeFor([]byte(tc.input), tc.step); err != nil {
+			if _, err := DecodeFor(typed(tc.input), tc.step); err != nil {
 				got = err.Error()
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {

@@ -450,7 +450,7 @@ func TestOperation(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			req := &fnv1.RunFunctionRequest{Desired: &fnv1.State{}, RequiredResources: tc.required}
 			if tc.input != nil {
-				req.Input = requesttest.MustStruct(tc.input)
+				req.Input = requesttest.MustStruct(typed(tc.input))
 			}
 			rsp := requesttest.Run(Run, v1beta1.StepOperation, req)
 			want := tc.want
@@ -556,7 +556,7 @@ func TestAnOperationOnAConvergedClusterReturnsNoResult(t *testing.T) {
 		}
 		req := &fnv1.RunFunctionRequest{Desired: &fnv1.State{}, RequiredResources: maps.Clone(bootstrap)}
 		if input != nil {
-			req.Input = requesttest.MustStruct(input)
+			req.Input = requesttest.MustStruct(typed(input))
 		}
 		var last *fnv1.Requirements
 		for range 6 {
@@ -607,4 +607,12 @@ func TestAnOperationOnAConvergedClusterReturnsNoResult(t *testing.T) {
 			}
 		})
 	}
+}
+
+// typed returns the input with the apiVersion and kind every given input
+// carries.
+func typed(in map[string]any) map[string]any {
+	in = maps.Clone(in)
+	in["apiVersion"], in["kind"] = v1beta1.GroupVersion, "Input"
+	return in
 }

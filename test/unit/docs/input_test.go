@@ -121,7 +121,14 @@ func inputWith(t *testing.T, path string, value any) []byte {
 	for i := len(parts) - 1; i >= 0; i-- {
 		v = map[string]any{parts[i]: v}
 	}
-	b, err := json.Marshal(v)
+	// A given input says what it is.
+	in := v.(map[string]any)
+	for k, typed := range map[string]string{"apiVersion": v1beta1.GroupVersion, "kind": "Input"} {
+		if _, set := in[k]; !set {
+			in[k] = typed
+		}
+	}
+	b, err := json.Marshal(in)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func (g reqGen) inferenceShapes(req *fnv1.RunFunctionRequest, xrNamespace string
 		return
 	}
 	in := req.GetInput().AsMap()
-	if in == nil {
+	if len(in) == 0 { // A nil Struct's map is empty, not nil.
 		in = map[string]any{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input"}
 	}
 	var infer []any
