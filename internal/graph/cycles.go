@@ -46,28 +46,16 @@ func componentOf(n int, groups [][]int) []int {
 	return component
 }
 
-// closing returns, for each edge from[i] → to[i] whose ends are in one of
-// the groups, the cycle it closes: the edge, then the shortest way from its
-// target back to its dependent (so [0 1 2 0] for the edge 0 → 1), and nil
-// for an edge on no cycle. It searches once from each target, so that edges
-// that share one cost one search of its group.
-func closing(out [][]int, groups [][]int, edges [][2]int) [][]int {
-	component := componentOf(len(out), groups)
-	searched := map[int]map[int]int{}
-	cycles := make([][]int, len(edges))
-	for i, e := range edges {
-		from, to := e[0], e[1]
-		if component[from] < 0 || component[from] != component[to] {
-			continue
-		}
-		parent, ok := searched[to]
-		if !ok {
-			parent, _ = breadthFirst(out, to, component)
-			searched[to] = parent
-		}
-		cycles[i] = append([]int{from}, pathTo(parent, to, from)...)
+// closes returns the cycle the edge from → to closes: the edge, then the
+// shortest way from its target back to its dependent (so [0 1 2 0] for the
+// edge 0 → 1), by the successors out and the groups' places component; nil
+// for an edge whose ends are in different groups, which closes none.
+func closes(out [][]int, component []int, from, to int) []int {
+	if component[from] < 0 || component[from] != component[to] {
+		return nil
 	}
-	return cycles
+	parent, _ := breadthFirst(out, to, component)
+	return append([]int{from}, pathTo(parent, to, from)...)
 }
 
 // cyclicComponents returns the strongly connected components that hold a

@@ -100,7 +100,7 @@ func TestAnEdgeOnACycleClosesTheShortestCycleBackThroughIt(t *testing.T) {
 	// a=0 b=1 c=2 d=3 e=4 f=5: a → b → c → a, b → d → a, c → e, e → c,
 	// e → f.
 	out := fromEdges(6, [][2]int{{0, 1}, {1, 2}, {2, 0}, {1, 3}, {3, 0}, {2, 4}, {4, 2}, {4, 5}})
-	got := closing(out, cyclicComponents(out), [][2]int{{0, 1}, {2, 4}, {4, 2}, {1, 2}})
+	got := closing(out, [][2]int{{0, 1}, {2, 4}, {4, 2}, {1, 2}})
 	want := [][]int{
 		{0, 1, 2, 0}, // Back from b by c and by d alike: c is the smaller.
 		{2, 4, 2},
@@ -110,7 +110,7 @@ func TestAnEdgeOnACycleClosesTheShortestCycleBackThroughIt(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("closing(): -want, +got:\n%s", diff)
 	}
-	if got := closing(out, cyclicComponents(out), [][2]int{{4, 5}}); got[0] != nil {
+	if got := closing(out, [][2]int{{4, 5}}); got[0] != nil {
 		t.Errorf("closing() of an edge out of its group = %v, want nil", got[0])
 	}
 }
@@ -137,17 +137,26 @@ func TestLongChain(t *testing.T) {
 	if paths, onCycle := cycles(fromEdges(n, openEdges)); len(paths) != 0 || onCycle(0, 1) {
 		t.Errorf("cycles() of an open chain found %v, want none", paths)
 	}
-	// The closing edge, and every edge of the chain, searched for the
-	// cycle each closes: one search from each target, each of the whole
-	// chain, would take n² steps; these take n per target.
+	// The closing edge, and an edge of the chain, searched for the cycle
+	// each closes: one search of the chain each.
 	out := fromEdges(n, closedEdges)
-	closed := closing(out, cyclicComponents(out), [][2]int{{n - 1, 0}, {n - 1, 0}, {0, 1}})
+	closed := closing(out, [][2]int{{n - 1, 0}, {n - 1, 0}, {0, 1}})
 	if c := closed[0]; len(c) != n+1 || c[0] != n-1 || c[1] != 0 || c[n] != n-1 {
 		t.Errorf("closing() of the closing edge: a path of %d nodes, want n-1 0 1 … n-1 of %d", len(c), n+1)
 	}
 	if c := closed[2]; len(c) != n+1 || c[0] != 0 || c[1] != 1 || c[n] != 0 {
 		t.Errorf("closing() of the edge 0 → 1: a path of %d nodes, want 0 1 … 0 of %d", len(c), n+1)
 	}
+}
+
+// closing returns the cycle each edge closes, as closes finds it.
+func closing(out [][]int, edges [][2]int) [][]int {
+	component := componentOf(len(out), cyclicComponents(out))
+	cycles := make([][]int, len(edges))
+	for i, e := range edges {
+		cycles[i] = closes(out, component, e[0], e[1])
+	}
+	return cycles
 }
 
 // fromEdges returns the successors of nodes 0 to n-1, sorted, of the edges

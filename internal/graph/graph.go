@@ -136,12 +136,20 @@ type Edge struct {
 // Inference is a guess and the user's declared edges are not, so such an
 // edge is left out of the graph before cycles are judged: no inferred edge
 // can fail the step, and onCycle governs the declared edges alone.
+//
+// The cycle each closes is found when asked for (Graph.Closes), not kept:
+// the cycles of n edges left out of one long chain hold n² names.
 type LeftOut struct {
 	Edge Edge
-	// Cycle is the cycle the edge closes, such as [a b c a]: the edge, then
-	// the shortest way from its target back to its dependent in the whole
-	// graph, the smallest by name among equally short ones.
-	Cycle []string
+}
+
+// A Shared object is one that several desired composed resources are:
+// Crossplane applies each one's desired state to it in turn. (One the
+// composition removed is a rename under way, which Crossplane finishes.)
+type Shared struct {
+	Identity objectref.Ref
+	// Names are the composed resources', in order.
+	Names []string
 }
 
 // An External edge is a reference to an object that no composed resource is.
@@ -176,8 +184,16 @@ type Graph struct {
 	// LeftOut are the inferred edges that would close a cycle, in the order
 	// of Edges: none of them is in Edges.
 	LeftOut []LeftOut
+	// Shared are the objects that several composed resources are, by their
+	// first name: a reference to one is an edge to each.
+	Shared []Shared
 
 	index map[string]int
+	// whole holds the successors of each resource by every edge, those left
+	// out too, and component the place of each resource's group of the
+	// whole graph's cycles, or -1: the cycles left-out edges close.
+	whole     [][]int
+	component []int
 	// edgesFrom[d] is the place of resource d's first edge, and
 	// edgesFrom[d+1] follows its last.
 	edgesFrom []int
@@ -212,6 +228,20 @@ func New(resources []Resource, o Options) *Graph {
 			next[i] = j
 		}
 		first[id] = i
+	}
+	for i, r := range resources {
+		if r.Identity.Name == "" || first[r.Identity.ID()] != i {
+			continue
+		}
+		shared := Shared{Identity: r.Identity}
+		for j := i; j >= 0; j = next[j] {
+			if resources[j].Desired != nil {
+				shared.Names = append(shared.Names, resources[j].Name)
+			}
+		}
+		if len(shared.Names) > 1 {
+			g.Shared = append(g.Shared, shared)
+		}
 	}
 	// lastAdded[t] is 1 + the last dependent with an edge to t: a dependent
 	// has one edge to each target, and may depend on every other resource.
@@ -257,25 +287,14 @@ func New(resources []Resource, o Options) *Graph {
 	if len(groups) > 0 {
 		// An inferred edge on a cycle of the whole graph is left out; what
 		// remains may still hold cycles, of declared edges.
-		inferred := make([][2]int, 0, len(g.Edges))
+		g.whole, g.component = out, componentOf(len(out), groups)
+		kept := g.Edges[:0]
 		for _, e := range g.Edges {
-			if e.Origin == FromInference {
-				inferred = append(inferred, [2]int{e.From, e.To})
-			}
-		}
-		closed := closing(out, groups, inferred)
-		kept, i := g.Edges[:0], 0
-		for _, e := range g.Edges {
-			if e.Origin != FromInference {
-				kept = append(kept, e)
-				continue
-			}
-			if cycle := closed[i]; cycle != nil {
-				g.LeftOut = append(g.LeftOut, LeftOut{Edge: e, Cycle: g.names(cycle)})
+			if e.Origin == FromInference && g.component[e.From] >= 0 && g.component[e.From] == g.component[e.To] {
+				g.LeftOut = append(g.LeftOut, LeftOut{Edge: e})
 			} else {
 				kept = append(kept, e)
 			}
-			i++
 		}
 		if len(g.LeftOut) > 0 {
 			g.Edges = kept
@@ -311,6 +330,13 @@ func (g *Graph) successors() [][]int {
 		out[d] = targets[g.edgesFrom[d]:g.edgesFrom[d+1]:g.edgesFrom[d+1]]
 	}
 	return out
+}
+
+// Closes returns the cycle that a left-out edge closes, such as [a b c a]:
+// the edge, then the shortest way from its target back to its dependent in
+// the whole graph, the smallest by name among equally short ones.
+func (g *Graph) Closes(l LeftOut) []string {
+	return g.names(closes(g.whole, g.component, l.Edge.From, l.Edge.To))
 }
 
 // names returns the names of the resources at the places.

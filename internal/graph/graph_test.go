@@ -77,11 +77,21 @@ type shape struct {
 	Edges    []Edge
 	External []External
 	Cycles   [][]string
-	LeftOut  []LeftOut
+	LeftOut  []leftOut
+}
+
+// A leftOut edge, with the cycle it closes.
+type leftOut struct {
+	Edge  Edge
+	Cycle []string
 }
 
 func shapeOf(g *Graph) shape {
-	return shape{Edges: g.Edges, External: g.External, Cycles: g.Cycles, LeftOut: g.LeftOut}
+	var left []leftOut
+	for _, l := range g.LeftOut {
+		left = append(left, leftOut{Edge: l.Edge, Cycle: g.Closes(l)})
+	}
+	return shape{Edges: g.Edges, External: g.External, Cycles: g.Cycles, LeftOut: left}
 }
 
 type graphCase struct {
@@ -406,7 +416,7 @@ func TestAnInferredEdgeThatWouldCloseACycleIsLeftOutBeforeCyclesAreJudged(t *tes
 			},
 			want: shape{
 				Edges:   []Edge{{Dependent: "pc", Target: "maker", Origin: FromInput}},
-				LeftOut: []LeftOut{{Edge: inferred("maker", "pc", "spec.providerConfigRef"), Cycle: []string{"maker", "pc", "maker"}}},
+				LeftOut: []leftOut{{Edge: inferred("maker", "pc", "spec.providerConfigRef"), Cycle: []string{"maker", "pc", "maker"}}},
 			},
 		},
 		"InferredOnly": {
@@ -415,7 +425,7 @@ func TestAnInferredEdgeThatWouldCloseACycleIsLeftOutBeforeCyclesAreJudged(t *tes
 				with(plain("maker"), inferring("pc via spec.providerConfigRef")),
 				with(plain("pc"), inferring("maker via spec.credentials.secretRef")),
 			},
-			want: shape{LeftOut: []LeftOut{
+			want: shape{LeftOut: []leftOut{
 				{Edge: inferred("maker", "pc", "spec.providerConfigRef"), Cycle: []string{"maker", "pc", "maker"}},
 				{Edge: inferred("pc", "maker", "spec.credentials.secretRef"), Cycle: []string{"pc", "maker", "pc"}},
 			}},
@@ -434,7 +444,7 @@ func TestAnInferredEdgeThatWouldCloseACycleIsLeftOutBeforeCyclesAreJudged(t *tes
 					{Dependent: "c", Target: "a", Origin: FromInput},
 					{Dependent: "d", Target: "a", Origin: FromInput},
 				},
-				LeftOut: []LeftOut{
+				LeftOut: []leftOut{
 					{Edge: inferred("a", "b", "spec.bRef"), Cycle: []string{"a", "b", "c", "a"}},
 					{Edge: inferred("b", "c", "spec.cRef"), Cycle: []string{"b", "c", "a", "b"}},
 				},
@@ -457,7 +467,7 @@ func TestAnInferredEdgeThatWouldCloseACycleIsLeftOutBeforeCyclesAreJudged(t *tes
 					inferred("d", "a", "spec.aRef"),
 				},
 				Cycles:  [][]string{{"a", "b", "c", "a"}},
-				LeftOut: []LeftOut{{Edge: inferred("a", "c", "spec.cRef"), Cycle: []string{"a", "c", "a"}}},
+				LeftOut: []leftOut{{Edge: inferred("a", "c", "spec.cRef"), Cycle: []string{"a", "c", "a"}}},
 			},
 		},
 		"NotOnACycle": {
@@ -593,5 +603,22 @@ func TestARefIsTheIdentityWithTheAPIVersion(t *testing.T) {
 	}
 	if got := r.Ref().ID(); got != r.Identity {
 		t.Errorf("Ref().ID() = %+v, want the identity %+v", got, r.Identity)
+	}
+}
+
+func TestResourcesDesiredAsOneObjectAreSharedAndARenameIsNot(t *testing.T) {
+	alias := func(r Resource, name string) Resource {
+		r.Name = name
+		return r
+	}
+	renamed := alias(object("db"), "db-old")
+	renamed.Desired = nil // The composition removed it: a rename under way.
+	g := New([]Resource{object("db"), alias(object("db"), "db-copy"), object("web", "db"), renamed, object("cache"), alias(object("cache"), "a-cache")}, Options{})
+	want := []Shared{
+		{Identity: object("cache").Identity, Names: []string{"a-cache", "cache"}},
+		{Identity: object("db").Identity, Names: []string{"db", "db-copy"}},
+	}
+	if diff := cmp.Diff(want, g.Shared); diff != "" {
+		t.Errorf("New(...).Shared: -want, +got:\n%s", diff)
 	}
 }

@@ -61,7 +61,10 @@ func (c *Command) Run() error {
 	if err != nil {
 		return err
 	}
-	p := composition.Decide(in, req)
+	p, err := composition.Decide(in, req)
+	if err != nil {
+		return err
+	}
 	edges, external := report.EdgesOf(p.Graph, p.Finalizers, p.Usages)
 	draw := map[string]func(view.Graph) string{"mermaid": view.Mermaid, "dot": view.DOT}[c.Format]
 	if _, err := io.WriteString(c.out, draw(view.Of(p.Graph, edges, external, nil, false))); err != nil {
@@ -74,7 +77,7 @@ func (c *Command) Run() error {
 		fmt.Fprintf(c.diagnostics, "cycle: %s\n", graph.Path(cycle))
 	}
 	for _, l := range p.Graph.LeftOut {
-		fmt.Fprintf(c.diagnostics, "inferred edge left out: %s → %s via %s closes %s\n", l.Edge.Dependent, l.Edge.Target, l.Edge.Via, graph.Path(l.Cycle))
+		fmt.Fprintf(c.diagnostics, "inferred edge left out: %s → %s via %s closes %s\n", l.Edge.Dependent, l.Edge.Target, l.Edge.Via, graph.Path(p.Graph.Closes(l)))
 	}
 	if len(p.Graph.Cycles) > 0 && in.OnCycle == v1beta1.CycleFatal {
 		// The function declares nothing then: no finalizer is missing.

@@ -82,7 +82,11 @@ func applyAll(t *testing.T, path string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := composition.Decide(in, req).Finalizers
+	p, err := composition.Decide(in, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := p.Finalizers
 	if len(plan.Additions) == 0 {
 		t.Fatal("the stream lacks no finalizer: nothing to apply")
 	}

@@ -729,6 +729,9 @@ type Plan struct {
 	// order: none of them is in Edges. See leaveOutInferredCycles.
 	LeftOut   []LeftOut
 	Unmatched []Unmatched
+	// Shared are the names of the composed resources that are one object,
+	// a list for each such object.
+	Shared [][]string
 	// notInferred are the reference fields inference found no single
 	// target for, as "dependent path", each with its candidates: see
 	// inferManagedReferences.
@@ -950,6 +953,7 @@ func (p *Plan) Results() []Result {
 	add(len(p.Cycles) > 0 && p.CyclesFatal(), Fatal, "Cycle")
 	add(len(p.Cycles) > 0 && !p.CyclesFatal(), Warning, "Cycle")
 	add(len(p.LeftOut) > 0, Warning, "InferredCycle")
+	add(len(p.Shared) > 0, Warning, "SharedObject")
 	add(len(p.Stale) > 0, Warning, "StaleFinalizer")
 	add(len(p.Problems) > 0, Warning, "InvalidReference")
 	add(p.Count(TargetRemoved) > 0, Warning, "ReferencedResourceRemoved")
@@ -973,6 +977,7 @@ func Expect(s State) *Plan {
 	}
 	p.readNodes(s)
 	p.readComposedUsages()
+	p.findShared()
 	p.addEdges()
 	p.leaveOutInferredCycles()
 	p.findCycles()
@@ -985,6 +990,23 @@ func Expect(s State) *Plan {
 	p.condition()
 	p.writeFinalizers()
 	return p
+}
+
+// findShared finds the composed resources that are one object: two desired
+// with the same identity that a reference can name (docs/rules.md). One the
+// composition removed is a rename under way, which Crossplane finishes.
+func (p *Plan) findShared() {
+	names := map[Identity][]string{}
+	for _, n := range slices.Sorted(maps.Keys(p.Nodes)) {
+		if id := p.Nodes[n].Identity; id.Name != "" && p.Nodes[n].desiredBody != nil {
+			names[id] = append(names[id], n)
+		}
+	}
+	for _, id := range slices.SortedFunc(maps.Keys(names), func(a, b Identity) int { return strings.Compare(names[a][0], names[b][0]) }) {
+		if len(names[id]) > 1 {
+			p.Shared = append(p.Shared, names[id])
+		}
+	}
 }
 
 // readNodes reads the graph's nodes: every composed resource observed or
