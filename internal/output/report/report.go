@@ -10,6 +10,7 @@ import (
 
 	"github.com/crossplane-contrib/function-dependencies/internal/edges/explicit"
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
+	"github.com/crossplane-contrib/function-dependencies/internal/output/message"
 	"github.com/crossplane-contrib/function-dependencies/internal/protection"
 	"github.com/crossplane-contrib/function-dependencies/internal/protection/finalizer"
 	"github.com/crossplane-contrib/function-dependencies/internal/protection/usage"
@@ -40,6 +41,7 @@ const (
 	ReasonUsageImpossible  = "UsageImpossible"
 	ReasonInferredCycle    = "InferredCycle"
 	ReasonUnprotectedDeps  = "UnprotectedDependencies"
+	ReasonShared           = "SharedObject"
 )
 
 // Severity of a result.
@@ -213,7 +215,7 @@ func Of(f Facts) Report {
 		// step.
 		add(Warning, ReasonInferredCycle, "inferred references would close a cycle, so they are left out and nothing orders their deletion: "+
 			listOf(left, func(l graph.LeftOut) string {
-				return fmt.Sprintf("%s → %s (via %s; cycle %s)", l.Edge.Dependent, l.Edge.Target, l.Edge.Via, graph.Path(l.Cycle))
+				return fmt.Sprintf("%s → %s (via %s; cycle %s)", l.Edge.Dependent, l.Edge.Target, l.Edge.Via, graph.Path(g.Closes(l)))
 			}))
 	}
 	if targets := slices.Sorted(maps.Keys(removed)); len(targets) > 0 {
@@ -244,6 +246,10 @@ func Of(f Facts) Report {
 	if unprotected := f.Usages.Unprotected; len(unprotected) > 0 {
 		add(Warning, ReasonUnprotectedDeps, "no reference finalizer can protect these dependencies, and this step writes no Usage, so nothing keeps a dependency from being deleted before its dependent; usages: All protects them with Usages: "+
 			listOf(unprotected, func(e usage.Edge) string { return e.Dependent + " → " + e.Dependency }))
+	}
+	if len(g.Shared) > 0 {
+		add(Warning, ReasonShared, "composed resources are one object, to which Crossplane applies the desired state of each in turn, and each is protected as its dependents need: "+
+			listOf(g.Shared, func(s graph.Shared) string { return fmt.Sprintf("%s (%s)", list(s.Names), s.Identity) }))
 	}
 	if len(f.Invalid) > 0 {
 		add(Warning, ReasonInvalidReference, "cannot read references: "+
@@ -482,11 +488,15 @@ func list(items []string) string {
 	return listed(items[:min(len(items), protocol.MaxListedInMessage)], len(items))
 }
 
-// listed joins the first items of a list of total items with commas, and
-// counts those it leaves out.
+// listed joins the first items of a list of total items with commas, each
+// cut to message.MaxItemBytes, and counts those it leaves out.
 func listed(first []string, total int) string {
-	if total <= len(first) {
-		return strings.Join(first, ", ")
+	cut := make([]string, len(first))
+	for i, item := range first {
+		cut[i] = message.Item(item)
 	}
-	return fmt.Sprintf("%s and %d more", strings.Join(first, ", "), total-len(first))
+	if total <= len(first) {
+		return strings.Join(cut, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(cut, ", "), total-len(first))
 }

@@ -445,6 +445,14 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 			want: []Result{{Severity: Warning, Reason: ReasonInferredCycle, Message: "inferred references would close a cycle, so they are left out and nothing orders their deletion: " +
 				"maker → pc (via spec.providerConfigRef; cycle maker → pc → maker), pc → maker (via spec.credentials.secretRef; cycle pc → maker → pc)"}},
 		},
+		"SharedObject": {
+			reason: "Composed resources desired as one object are a warning naming them and the object: Crossplane applies each one's desired state to it in turn.",
+			facts: decision{resources: []graph.Resource{
+				graphtest.ConfigMap("config"), graphtest.With(graphtest.ConfigMap("config"), func(r *graph.Resource) { r.Name = "config-again" }),
+			}}.facts(),
+			want: []Result{{Severity: Warning, Reason: ReasonShared, Message: "composed resources are one object, to which Crossplane applies the desired state of each in turn, and each is protected as its dependents need: " +
+				"config, config-again (ConfigMap team/config)"}},
+		},
 		"TargetRemoved": {
 			reason: "A target the composition no longer includes is named once, with its dependents.",
 			facts: decision{resources: []graph.Resource{
