@@ -61,7 +61,7 @@ func benchFunction(b *testing.B) *Function {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return &Function{log: log}
+	return newFunction(log)
 }
 
 // undoRun returns a func that takes back what RunFunction wrote into the

@@ -189,7 +189,7 @@ func TestFunctionDeclaresWhatIsMissingAndReportsOnlyWhatNeedsAttention(t *testin
 			for n, r := range tc.want.desired {
 				wantRsp.Desired.Resources[n] = r
 			}
-			f := &Function{log: logging.NewNopLogger()}
+			f := newFunction(logging.NewNopLogger())
 			rsp, err := f.RunFunction(context.Background(), req)
 			if err != nil {
 				t.Fatalf("%s\nRunFunction(...): unexpected error: %v", tc.reason, err)

@@ -3,11 +3,14 @@
 package main
 
 import (
+	"time"
+
 	"github.com/alecthomas/kong"
 
 	function "github.com/crossplane/function-sdk-go"
 
 	"github.com/crossplane-contrib/function-dependencies/internal/graphcmd"
+	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 )
 
 // version is the release this binary was built as: hack/xpkg.sh stamps it
@@ -31,6 +34,10 @@ type ServeCmd struct {
 	Insecure           bool   `help:"Run without mTLS credentials. If you supply this flag --tls-certs-dir will be ignored."`
 	MaxRecvMessageSize int    `default:"4" help:"Maximum size of received messages in MB."`
 	MetricsAddress     string `default:":8080" help:"Address at which to serve Prometheus metrics; empty serves none."`
+
+	MaxResponseSize    int           `default:"4" help:"Largest response in MB that the function sends: Crossplane reads 4. Raise it only for a Crossplane that reads more."`
+	GracePeriod        time.Duration `default:"20s" help:"How long calls in flight may finish after SIGTERM before they are cancelled: keep it under the pod's terminationGracePeriodSeconds (30s by default)."`
+	MaxConcurrentCalls int           `default:"0" help:"Calls served at once; the others wait their turn. 0 sizes it for the container's memory limit: one call per 8 times --max-recv-message-size, at least one; 16 without a limit."`
 }
 
 // Run this Function.
@@ -39,12 +46,15 @@ func (c *ServeCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	log.Info("Serving function-dependencies", "version", version, "address", c.Address)
-	return serve(&Function{log: log}, c.MetricsAddress,
+	maxRecv := c.MaxRecvMessageSize * 1024 * 1024
+	calls := concurrentCalls(c.MaxConcurrentCalls, maxRecv, memoryLimit)
+	log.Info("Serving function-dependencies", "version", version, "address", c.Address, "concurrent-calls", calls)
+	fn := newFunction(log).WithLimits(protocol.Limits{ResponseBytes: c.MaxResponseSize * 1024 * 1024})
+	return serve(fn, serveOptions{metricsAddress: c.MetricsAddress, gracePeriod: c.GracePeriod, calls: calls},
 		function.Listen(c.Network, c.Address),
 		function.MTLSCertificates(c.TLSCertsDir),
 		function.Insecure(c.Insecure),
-		function.MaxRecvMessageSize(c.MaxRecvMessageSize*1024*1024))
+		function.MaxRecvMessageSize(maxRecv))
 }
 
 func main() {

@@ -1,6 +1,7 @@
 package composition
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
+	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
 	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
 )
@@ -36,8 +38,12 @@ func BenchmarkGraph(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			ctx := context.Background()
 			c := request.ReadComposition(req)
-			rd := readComposed(c, in)
+			rd, err := readComposed(ctx, c, in)
+			if err != nil {
+				b.Fatal(err)
+			}
 			fresh := func(b *testing.B) (*fnv1.RunFunctionRequest, *fnv1.RunFunctionResponse) {
 				b.StopTimer()
 				defer b.StartTimer()
@@ -49,7 +55,9 @@ func BenchmarkGraph(b *testing.B) {
 				b.ReportAllocs()
 				for range b.N {
 					r, rsp := fresh(b)
-					Run(in, r, rsp, log)
+					if err := Run(ctx, in, r, rsp, protocol.CrossplaneLimits, log); err != nil {
+						b.Fatal(err)
+					}
 				}
 				b.ReportMetric(edges, "edges")
 			})
@@ -59,22 +67,31 @@ func BenchmarkGraph(b *testing.B) {
 					if _, err := request.Input(req, v1beta1.StepComposition); err != nil {
 						b.Fatal(err)
 					}
-					readComposed(request.ReadComposition(req), in)
+					if _, err := readComposed(ctx, request.ReadComposition(req), in); err != nil {
+						b.Fatal(err)
+					}
 				}
 			})
 			b.Run("phase=decide", func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					decide(in, ownerOf(c.Composite), rd)
+					if _, err := decide(ctx, in, ownerOf(c.Composite), rd); err != nil {
+						b.Fatal(err)
+					}
 				}
 				b.ReportMetric(edges, "edges")
 			})
 			b.Run("phase=write", func(b *testing.B) {
-				p := decide(in, ownerOf(c.Composite), rd)
+				p, err := decide(ctx, in, ownerOf(c.Composite), rd)
+				if err != nil {
+					b.Fatal(err)
+				}
 				b.ReportAllocs()
 				for range b.N {
 					_, rsp := fresh(b)
-					p.writeTo(rsp, log)
+					if err := p.writeTo(ctx, rsp, protocol.CrossplaneLimits, log); err != nil {
+						b.Fatal(err)
+					}
 				}
 			})
 		})
@@ -121,7 +138,9 @@ func BenchmarkInference(b *testing.B) {
 				c := proto.Clone(r).(*fnv1.RunFunctionRequest)
 				rsp := response.To(c, response.DefaultTTL)
 				b.StartTimer()
-				Run(in, c, rsp, log)
+				if err := Run(context.Background(), in, c, rsp, protocol.CrossplaneLimits, log); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

@@ -5,10 +5,13 @@
 package composition
 
 import (
+	"context"
 	"slices"
 
+	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
 	"github.com/crossplane-contrib/function-dependencies/internal/edges/explicit"
@@ -18,19 +21,34 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/output/report"
 	"github.com/crossplane-contrib/function-dependencies/internal/protection/finalizer"
 	"github.com/crossplane-contrib/function-dependencies/internal/protection/usage"
+	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
 )
 
-// Run answers a Composition step's request into rsp.
-func Run(in *v1beta1.Input, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, log logging.Logger) {
+// Run answers a Composition step's request into rsp. It returns the
+// context's error, having stopped where it found it, when the call is
+// cancelled: Crossplane no longer waits for the answer, and the work would
+// take memory and time from the calls it does wait for.
+// It refuses, with a Fatal, to write more than Crossplane reads (lim).
+func Run(ctx context.Context, in *v1beta1.Input, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, lim protocol.Limits, log logging.Logger) error {
 	c := request.ReadComposition(req)
 	xr := c.Composite
 	log = log.WithValues("xr-apiversion", xr.APIVersion(), "xr-kind", xr.Kind(), "xr-name", xr.Name())
-	rd := readComposed(c, in)
+	rd, err := readComposed(ctx, c, in)
+	if err != nil {
+		return err
+	}
 	rsp.Requirements = rd.lookout.requirements(xr)
-	p := decide(in, ownerOf(xr), rd)
+	p, err := decide(ctx, in, ownerOf(xr), rd)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err != nil {
+		response.Fatal(rsp, err)
+		return nil
+	}
 	log.Debug("Planned dependencies", "summary", p.Report.Summary, "held-back", len(p.HeldBack), "usages", len(p.Usages.Usages))
-	p.writeTo(rsp, log)
+	return p.writeTo(ctx, rsp, lim, log)
 }
 
 // A Plan is everything the step decided about one request.
@@ -48,26 +66,49 @@ type Plan struct {
 }
 
 // Decide decides about a request's composed resources as the step does,
-// without writing anything: what the graph command shows.
-func Decide(in *v1beta1.Input, req *fnv1.RunFunctionRequest) Plan {
+// without writing anything: what the graph command shows. It fails where the
+// step fails before it writes: on input whose patterns declare too many
+// dependencies.
+func Decide(in *v1beta1.Input, req *fnv1.RunFunctionRequest) (Plan, error) {
+	ctx := context.Background()
 	c := request.ReadComposition(req)
-	return decide(in, ownerOf(c.Composite), readComposed(c, in))
+	rd, err := readComposed(ctx, c, in)
+	if err != nil {
+		return Plan{}, err
+	}
+	return decide(ctx, in, ownerOf(c.Composite), rd)
 }
 
 // decide decides, from the composed resources alone, in this order: the graph
 // of their dependencies, the finalizers that protect its edges, the Usages
 // that protect those no finalizer can, which resources are not created yet,
-// and what to report. No step changes what an earlier one decided.
-func decide(in *v1beta1.Input, xr composite, rd read) Plan {
-	resources, unmatched := dependOn(rd.resources, in.Dependencies)
+// and what to report. No step changes what an earlier one decided. Between
+// steps, it stops when the call is cancelled.
+func decide(ctx context.Context, in *v1beta1.Input, xr composite, rd read) (Plan, error) {
+	resources, unmatched, err := dependOn(rd.resources, in.Dependencies)
+	if err != nil {
+		return Plan{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Plan{}, err
+	}
 	resources, notInferred := inferred(resources, rd.inferFrom, in)
+	if err := ctx.Err(); err != nil {
+		return Plan{}, err
+	}
 	g := graph.New(resources, graph.Options{
 		// The references are read all the same, so that a dependency the
 		// input declares is not written twice.
 		IgnoreReferences: in.References == v1beta1.ReferencesIgnore,
 		BreakCycles:      in.OnCycle == v1beta1.CycleWarning,
 	})
+	if err := ctx.Err(); err != nil {
+		return Plan{}, err
+	}
 	fin, use := protect(g, in, xr.Ref, rd.usages, usage.ComposedEdges(g, rd.composedUsages, rd.labelsOf(g)))
+	if err := ctx.Err(); err != nil {
+		return Plan{}, err
+	}
 	refs := explicit.Referencing(g)
 	held := heldBack(g, refs.Unnamed, in.Creation == v1beta1.CreationWaitForReady)
 	rep := report.Of(report.Facts{
@@ -75,7 +116,7 @@ func decide(in *v1beta1.Input, xr composite, rd read) Plan {
 		Invalid: rd.invalid, Unmatched: unmatched, NotInferred: notInferred,
 		Enforce: in.Mode == v1beta1.ModeEnforce, CyclesFatal: in.OnCycle == v1beta1.CycleFatal,
 	})
-	return Plan{input: in, xr: xr, Graph: g, Finalizers: fin, Usages: use, References: refs, HeldBack: held, Report: rep, Invalid: rd.invalid}
+	return Plan{input: in, xr: xr, Graph: g, Finalizers: fin, Usages: use, References: refs, HeldBack: held, Report: rep, Invalid: rd.invalid}, nil
 }
 
 // protect decides what protects each edge: the finalizers, and the Usages.
@@ -132,10 +173,10 @@ func usagePolicy(in *v1beta1.Input) usage.Policy {
 
 // dependOn returns the resources with the dependencies the input declares,
 // leaving those it is given as they are, and the entries that match no
-// resource.
-func dependOn(resources []graph.Resource, dependencies []v1beta1.Dependency) ([]graph.Resource, []explicit.Unmatched) {
+// resource; or the error of input that declares too many.
+func dependOn(resources []graph.Resource, dependencies []v1beta1.Dependency) ([]graph.Resource, []explicit.Unmatched, error) {
 	if len(dependencies) == 0 {
-		return resources, nil
+		return resources, nil, nil
 	}
 	rules := make([]explicit.Rule, len(dependencies))
 	for i, d := range dependencies {
@@ -145,12 +186,15 @@ func dependOn(resources []graph.Resource, dependencies []v1beta1.Dependency) ([]
 	for i, r := range resources {
 		names[i] = r.Name
 	}
-	dependsOn, unmatched := explicit.Resolve(rules, names)
+	dependsOn, unmatched, err := explicit.Resolve(rules, names)
+	if err != nil {
+		return nil, nil, errors.Wrap(err, "invalid function input")
+	}
 	resources = slices.Clone(resources)
 	for i := range resources {
 		resources[i].DependsOn = dependsOn[resources[i].Name]
 	}
-	return resources, unmatched
+	return resources, unmatched, nil
 }
 
 // inferred returns the resources with the dependencies inference finds, of

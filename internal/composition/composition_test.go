@@ -1,6 +1,7 @@
 package composition
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -443,8 +444,14 @@ func TestDecidingLeavesTheCompositionAsItWasRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := request.ReadComposition(req)
-	rd := readComposed(c, in)
-	p := decide(in, ownerOf(c.Composite), rd)
+	rd, err := readComposed(context.Background(), c, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := decide(context.Background(), in, ownerOf(c.Composite), rd)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(p.Graph.Edges) != 1 {
 		t.Fatalf("decide(...) made %d edges, want the input's one", len(p.Graph.Edges))
 	}

@@ -4,9 +4,11 @@ package composition
 // graph in the pipeline's context.
 
 import (
+	"context"
 	"encoding/json"
 
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -23,12 +25,21 @@ import (
 // writeTo writes the plan into the response: desired state, the condition,
 // the results and, when asked for, the graph in the context. A fatal cycle
 // fails the step, and Report mode only reports: in both, desired state stays
-// as the earlier steps left it.
-func (p Plan) writeTo(rsp *fnv1.RunFunctionResponse, log logging.Logger) {
+// as the earlier steps left it. It returns the context's error when the call
+// is cancelled.
+func (p Plan) writeTo(ctx context.Context, rsp *fnv1.RunFunctionResponse, lim protocol.Limits, log logging.Logger) error {
 	results := p.Report.Results
 	failed := p.input.OnCycle == v1beta1.CycleFatal && len(p.Graph.Cycles) > 0
 	if p.input.Mode == v1beta1.ModeEnforce && !failed {
-		results = append(results, p.write(desiredStateOf(rsp.GetDesired()), log)...)
+		if err := p.fits(rsp, lim.ResponseBytes); err != nil {
+			response.Fatal(rsp, err)
+			return nil
+		}
+		written, err := p.write(ctx, desiredStateOf(rsp.GetDesired()), log)
+		if err != nil {
+			return err
+		}
+		results = append(results, written...)
 	}
 	setCondition(rsp, p.Report.Condition)
 	for _, r := range results {
@@ -44,10 +55,58 @@ func (p Plan) writeTo(rsp *fnv1.RunFunctionResponse, log logging.Logger) {
 		v, err := jsonValue(view.Of(p.Graph, edges, external, p.HeldBack, p.input.Mode == v1beta1.ModeEnforce))
 		if err != nil {
 			response.Warning(rsp, errors.Wrap(err, "cannot write the graph")).TargetComposite()
-			return
+			return nil
 		}
 		response.SetContextKey(rsp, protocol.GraphContextKey, v)
 	}
+	return nil
+}
+
+// checkedAdditions is how many bytes the function may plan to add to desired
+// state before it measures the response: measuring it costs about as much
+// as the whole call, and a composition that Crossplane's 4 MiB holds gets
+// far less from the function (about 200 bytes a composed resource).
+const checkedAdditions = 1 << 20
+
+// fits returns an error when what the plan writes would make the response
+// larger than Crossplane reads: Crossplane would refuse it with an error
+// that names neither the function nor the cause, after the function had
+// spent the memory. Nothing is written yet, so desired state stays as it
+// came.
+func (p Plan) fits(rsp *fnv1.RunFunctionResponse, limit int) error {
+	added := p.addedBytes()
+	if added <= checkedAdditions {
+		return nil
+	}
+	base := proto.Size(rsp)
+	if base > limit {
+		return nil // Too large before the function writes a byte: not its doing.
+	}
+	size := base + added
+	if size <= limit {
+		return nil
+	}
+	return errors.Errorf("the response would be about %d bytes, more than the %d Crossplane reads, %d of them the references, finalizers, Usages and labels the function would add: declare fewer dependencies, or split the composite", size, limit, added)
+}
+
+// addedBytes is about how many bytes, encoded, writing the plan adds to
+// desired state: each reference, finalizer, Usage and label with what
+// encodes it.
+func (p Plan) addedBytes() int {
+	n := 0
+	for _, refs := range p.References.Write {
+		for _, r := range refs {
+			n += len(r.APIVersion) + len(r.Kind) + len(r.Name) + len(r.Namespace) + 64
+		}
+	}
+	for _, fs := range p.Finalizers.Additions {
+		for _, f := range fs {
+			n += len(f) + 8
+		}
+	}
+	n += len(p.Usages.Usages) * 1024
+	n += (len(p.Graph.Edges) + len(p.Graph.External)) * 96
+	return n
 }
 
 var severities = map[report.Severity]fnv1.Severity{

@@ -2,6 +2,7 @@ package composition
 
 import (
 	"cmp"
+	"context"
 
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
 	"github.com/crossplane-contrib/function-dependencies/internal/edges/infer"
@@ -46,12 +47,17 @@ type read struct {
 // declares is not written twice. When the input declares dependencies, the
 // function writes references, and reads those the observed Objects carry.
 // Whole bodies are read for inference only when the input asks for it.
-func readComposed(c request.Composition, in *v1beta1.Input) read {
+//
+// It returns the context's error when the call is cancelled.
+func readComposed(ctx context.Context, c request.Composition, in *v1beta1.Input) (read, error) {
 	inferReferences, explicit, inferring := in.References == v1beta1.ReferencesInfer, len(in.Dependencies) > 0, len(in.Infer) > 0
 	xrNamespace := c.Composite.Namespace()
 	resources := composedOf(c)
 	rd := read{resources: make([]graph.Resource, 0, len(resources)), usages: map[string]map[string]any{}, lookout: newLookout(len(resources))}
 	for _, cr := range resources {
+		if err := ctx.Err(); err != nil {
+			return read{}, err
+		}
 		r := graph.Resource{Name: cr.Name}
 		// The composition's current intent decides what a resource is and
 		// references; observed state stands in for a resource being removed.
@@ -146,7 +152,7 @@ func readComposed(c request.Composition, in *v1beta1.Input) read {
 			rd.bodies[cr.Name] = [2]request.Object{cr.Observed, cr.Desired}
 		}
 	}
-	return rd
+	return rd, nil
 }
 
 // composedUsage reads a Usage the composition composes, r: its ends as

@@ -4,6 +4,7 @@ package composition
 // resources only where its rules say.
 
 import (
+	"context"
 	"maps"
 	"slices"
 
@@ -23,8 +24,9 @@ import (
 // write changes desired state as the plan says: it holds resources back,
 // writes the references Objects need, declares finalizers, adds Usages and
 // labels the dependents. A resource it can't change without damaging it is
-// left as it is, with a warning.
-func (p Plan) write(desired desiredState, log logging.Logger) []report.Result {
+// left as it is, with a warning. It stops with the context's error when the
+// call is cancelled.
+func (p Plan) write(ctx context.Context, desired desiredState, log logging.Logger) ([]report.Result, error) {
 	var warnings []report.Result
 	warn := func(err error) {
 		warnings = append(warnings, report.Result{Severity: report.Warning, Reason: report.ReasonInvalidResource, Message: err.Error()})
@@ -35,6 +37,9 @@ func (p Plan) write(desired desiredState, log logging.Logger) []report.Result {
 	}
 	// A held-back resource is written when it is released.
 	for _, name := range slices.Sorted(maps.Keys(p.References.Write)) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if p.HeldBack[name] != "" {
 			continue
 		}
@@ -43,6 +48,9 @@ func (p Plan) write(desired desiredState, log logging.Logger) []report.Result {
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(p.Finalizers.Additions)) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if p.HeldBack[name] != "" {
 			continue
 		}
@@ -53,14 +61,20 @@ func (p Plan) write(desired desiredState, log logging.Logger) []report.Result {
 		log.Debug("Declared reference finalizers", "composed-resource-name", name, "finalizers", p.Finalizers.Additions[name])
 	}
 	for _, name := range slices.Sorted(maps.Keys(p.Usages.Usages)) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if err := desired.Add(name, p.Usages.Usages[name]); err != nil {
 			warn(errors.Wrapf(err, "cannot add the Usage %q", name))
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	for _, err := range p.labelDependents(desired) {
 		warn(err)
 	}
-	return warnings
+	return warnings, nil
 }
 
 // labelDependents labels every desired Object that depends on another, held

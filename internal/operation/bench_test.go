@@ -1,8 +1,10 @@
 package operation
 
 import (
+	"context"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"testing"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
+	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
 )
 
@@ -48,7 +51,9 @@ func BenchmarkOperationSweep(b *testing.B) {
 				req := &fnv1.RunFunctionRequest{Desired: &fnv1.State{}}
 				for range 3 {
 					rsp := response.To(req, response.DefaultTTL)
-					Run(in, req, rsp, log)
+					if err := Run(context.Background(), in, req, rsp, protocol.Limits{ResponseBytes: math.MaxInt}, log); err != nil { // Sized, not refused.
+						b.Fatal(err)
+					}
 					last, lastRsp = proto.Size(req), proto.Size(rsp)
 					required := map[string]*fnv1.Resources{}
 					for name, sel := range rsp.GetRequirements().GetResources() {

@@ -14,8 +14,12 @@
 package operation
 
 import (
+	"context"
 	"slices"
 
+	"google.golang.org/protobuf/proto"
+
+	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/response"
@@ -26,16 +30,24 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 )
 
-// Run answers an Operation's request into rsp.
-func Run(in *v1beta1.Input, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, log logging.Logger) {
+// Run answers an Operation's request into rsp. It returns the context's
+// error, having stopped between steps, when the call is cancelled.
+// It refuses, with a Fatal, to answer more than Crossplane reads (lim).
+func Run(ctx context.Context, in *v1beta1.Input, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, lim protocol.Limits, log logging.Logger) error {
 	s := readSweep(req.GetRequiredResources(), in.ObjectSelector)
 	rsp.Requirements = &fnv1.Requirements{Resources: s.requirements}
 	if !s.complete {
 		// Crossplane calls again with what was asked for; only the last
 		// answer counts.
-		return
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	g := graph.New(s.resources, graph.Options{BreakCycles: true})
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	// The Composition step protects the edges of an Object it labelled
 	// with Usages instead: their finalizers are not the sweep's to restore.
 	fin := finalizer.Declare(g, func(i int) finalizer.Yield {
@@ -48,6 +60,9 @@ func Run(in *v1beta1.Input, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionR
 		// A finalizer on a target may name an Object this Operation didn't
 		// read: staleness needs every Object.
 		fin.Stale = nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	out := tally(g, fin)
 	enforce := in.Mode == v1beta1.ModeEnforce
@@ -64,11 +79,19 @@ func Run(in *v1beta1.Input, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionR
 	}
 	if err := response.SetOutput(rsp, outputOf(out, enforce, len(g.Cycles), woken)); err != nil {
 		response.Fatal(rsp, err)
-		return
+		return nil
 	}
 	for _, w := range warningsOf(s, out, g.Cycles) {
 		rsp.Results = append(rsp.Results, &fnv1.Result{Severity: fnv1.Severity_SEVERITY_WARNING, Reason: &w.reason, Message: w.message})
 	}
+	if size := proto.Size(rsp); enforce && size > lim.ResponseBytes {
+		// The partial objects are the function's alone: it declares
+		// none rather than an answer Crossplane refuses.
+		rsp.Desired = req.GetDesired()
+		response.Fatal(rsp, errors.Errorf("the response would be %d bytes, more than the %d Crossplane reads: sweep fewer Objects in each Operation, with an objectSelector", size, lim.ResponseBytes))
+		return nil
+	}
 	log.Debug("Swept Objects", "watched", s.watched, "dependents", out.Dependents, "references", out.References,
 		"protected", out.Protected, "repaired", len(out.Repaired), "skipped", len(out.Skipped), "stale", len(out.Stale))
+	return nil
 }

@@ -117,6 +117,17 @@ func OwnObjectGroup(namespaced bool) string {
 	return objectref.ClusterGroup
 }
 
+// Limits are the sizes of what Crossplane reads from a function.
+type Limits struct {
+	// ResponseBytes is the largest response Crossplane reads: its gRPC
+	// client keeps gRPC's default limit on received messages, 4 MiB, in
+	// Compositions and Operations alike (core v2.4.0).
+	ResponseBytes int
+}
+
+// CrossplaneLimits are Crossplane's own.
+var CrossplaneLimits = Limits{ResponseBytes: 4 << 20}
+
 // MaxListedInMessage bounds how many items a result's message names, so that
 // a composition of thousands makes a message a person can read. Counts stay
 // complete.

@@ -4,6 +4,7 @@
 package explicit
 
 import (
+	"fmt"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -29,11 +30,22 @@ type Unmatched struct {
 	Pattern string
 }
 
+// MaxPairs bounds the pairs of dependent and dependency that the rules of one
+// input may declare, counted before repeats are removed. A pattern that
+// matches every name pairs n resources with n: 1,000 make a million pairs, a
+// million references written into desired state, far past the 4 MB response
+// Crossplane reads, after seconds and gigabytes of work that every other
+// composite served by the same pod waits for. 100,000 is ten times what the
+// largest composition that fits Crossplane's 4 MB can use.
+const MaxPairs = 100_000
+
 // Resolve returns, for each dependent, the resources it depends on, sorted
 // and without repeats or itself, and the entries that match nothing. Rules
 // must have been validated (v1beta1.Input's Validate compiles every entry with
-// v1beta1.Pattern): a pattern that doesn't compile matches nothing.
-func Resolve(rules []Rule, names []string) (map[string][]string, []Unmatched) {
+// v1beta1.Pattern): a pattern that doesn't compile matches nothing. It
+// refuses rules that together declare more than MaxPairs pairs, naming the
+// rule that passes the bound, before it makes any of its pairs.
+func Resolve(rules []Rule, names []string) (map[string][]string, []Unmatched, error) {
 	sorted := slices.Sorted(slices.Values(names))
 	dependsOn := map[string][]string{}
 	var unmatched []Unmatched
@@ -44,12 +56,17 @@ func Resolve(rules []Rule, names []string) (map[string][]string, []Unmatched) {
 		}
 		return m
 	}
+	pairs := 0
 	for i, r := range rules {
 		path := field.NewPath("dependencies").Index(i)
 		dependents := match(path.Child("resource").String(), r.Resource)
 		var targets []string
 		for j, p := range r.DependsOn {
 			targets = append(targets, match(path.Child("dependsOn").Index(j).String(), p)...)
+		}
+		pairs += len(dependents) * len(targets)
+		if pairs > MaxPairs {
+			return nil, nil, fmt.Errorf("%s pairs %d resources with %d dependencies, which makes %d pairs with the rules before it, more than the %d one input may declare: name the resources, or narrow the patterns", path, len(dependents), len(targets), pairs, MaxPairs)
 		}
 		for _, d := range dependents {
 			for _, t := range targets {
@@ -63,7 +80,7 @@ func Resolve(rules []Rule, names []string) (map[string][]string, []Unmatched) {
 		slices.Sort(targets)
 		dependsOn[d] = slices.Compact(targets)
 	}
-	return dependsOn, unmatched
+	return dependsOn, unmatched, nil
 }
 
 // matching returns the names the entry matches: the name itself when it is

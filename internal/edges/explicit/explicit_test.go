@@ -1,6 +1,7 @@
 package explicit
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -57,7 +58,10 @@ func TestResolve(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, unmatched := Resolve(tc.rules, names)
+			got, unmatched, err := Resolve(tc.rules, names)
+			if err != nil {
+				t.Fatalf("%s\nResolve(...): %v", tc.reason, err)
+			}
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nResolve(...): -want, +got:\n%s", tc.reason, diff)
 			}
@@ -65,6 +69,23 @@ func TestResolve(t *testing.T) {
 				t.Errorf("%s\nResolve(...): -want unmatched, +got:\n%s", tc.reason, diff)
 			}
 		})
+	}
+}
+
+func TestResolveRefusesRulesPairingMoreThanMaxPairs(t *testing.T) {
+	names := make([]string, 400)
+	for i := range names {
+		names[i] = fmt.Sprintf("r-%03d", i)
+	}
+	// 300 × 300 fits, alone; the match-all rule after it adds 400 × 400.
+	rules := []Rule{{Resource: "r-[0-2].*", DependsOn: []string{"r-[0-2].*"}}, {Resource: ".*", DependsOn: []string{".*"}}}
+	if _, _, err := Resolve(rules[:1], names); err != nil {
+		t.Fatalf("Resolve(300 × 300): %v, want the 90,000 pairs under the bound", err)
+	}
+	_, _, err := Resolve(rules, names)
+	want := "dependencies[1] pairs 400 resources with 400 dependencies, which makes 250000 pairs with the rules before it, more than the 100000 one input may declare: name the resources, or narrow the patterns"
+	if err == nil || err.Error() != want {
+		t.Errorf("Resolve(300 × 300, then 400 × 400):\ngot  %v\nwant %s", err, want)
 	}
 }
 

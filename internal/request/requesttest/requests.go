@@ -1,6 +1,7 @@
 package requesttest
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
 )
 
@@ -186,7 +188,7 @@ func Fatal(reason, message string) *fnv1.Result {
 }
 
 // A Step is how a mode runs: composition.Run or operation.Run.
-type Step func(*v1beta1.Input, *fnv1.RunFunctionRequest, *fnv1.RunFunctionResponse, logging.Logger)
+type Step func(context.Context, *v1beta1.Input, *fnv1.RunFunctionRequest, *fnv1.RunFunctionResponse, protocol.Limits, logging.Logger) error
 
 // Run runs a mode on a copy of the request as the function does, with the
 // request's input decoded for the step.
@@ -198,7 +200,9 @@ func Run(run Step, step v1beta1.Step, req *fnv1.RunFunctionRequest) *fnv1.RunFun
 		response.Fatal(rsp, errors.Wrap(err, "invalid function input"))
 		return rsp
 	}
-	run(in, req, rsp, logging.NewNopLogger())
+	if err := run(context.Background(), in, req, rsp, protocol.CrossplaneLimits, logging.NewNopLogger()); err != nil {
+		panic(fmt.Sprintf("a call that nothing cancels failed: %v", err))
+	}
 	return rsp
 }
 

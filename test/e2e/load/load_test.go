@@ -186,7 +186,9 @@ func TestTenThousandResources(t *testing.T) {
 	req, want := composition(t, 10_000, 100, 0, "ten-thousand")
 	size := proto.Size(req)
 	// The limit is in MiB: round up, with room.
-	_, address := harness.ServeFunction(t, nil, "--insecure", fmt.Sprintf("--max-recv-message-size=%d", size>>20+2))
+	// Crossplane reads 4 MB of an answer: this proves the function's
+	// capacity, past what Crossplane takes.
+	_, address := harness.ServeFunction(t, nil, "--insecure", fmt.Sprintf("--max-recv-message-size=%d", size>>20+2), "--max-response-size=512")
 	client := dial(t, address)
 	start := time.Now()
 	rsp, err := call(client, req)
@@ -236,12 +238,53 @@ func TestConcurrentCallsToTheBinary(t *testing.T) {
 	}
 }
 
+// TestSIGTERMCancelsCallsPastTheGracePeriod sends SIGTERM while a call
+// that takes seconds is in flight, to a binary whose grace period is a
+// millisecond: the call is cancelled, fails, and the process exits, before
+// Kubernetes would kill it.
+func TestSIGTERMCancelsCallsPastTheGracePeriod(t *testing.T) {
+	p, address := harness.ServeFunction(t, nil, "--insecure", "--debug", "--max-recv-message-size=512", "--max-response-size=512", "--grace-period=1ms")
+	client := dial(t, address)
+	req, _ := composition(t, 10_000, 100, 0, "grace")
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, err = call(client, req)
+	}()
+	// The function logs each call as it starts, at debug level; one of
+	// 10,000 resources then takes seconds, a thousand times the grace period.
+	deadline := time.Now().Add(2 * time.Minute)
+	for !strings.Contains(p.Output(), `"tag": "grace"`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the call didn't reach the function within 2 minutes\n%s", p.Output())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.Exited():
+	case <-time.After(time.Minute):
+		t.Fatalf("the function still runs a minute after SIGTERM with a grace period of 1ms")
+	}
+	if strings.Contains(p.Output(), "Planned dependencies") {
+		t.Logf("the call had planned before it was cut off: it was cancelled in its writing")
+	}
+	<-done
+	if code := status.Code(err); code != codes.Unavailable && code != codes.Canceled {
+		t.Errorf("the call in flight past the grace period: %v, want it cut off (Unavailable or Canceled)", err)
+	}
+}
+
 // TestSIGTERMDrainsCalls sends SIGTERM to the binary while calls are in
 // flight: Kubernetes sends it to a function pod that is being replaced, and
 // Crossplane retries a failed call only on the next reconcile. Every call in
-// flight should finish, and the process then exit.
+// flight should finish within the grace period, here longer than they take,
+// and the process then exit.
 func TestSIGTERMDrainsCalls(t *testing.T) {
-	p, address := harness.ServeFunction(t, nil, "--insecure", "--debug", "--max-recv-message-size=512")
+	p, address := harness.ServeFunction(t, nil, "--insecure", "--debug", "--max-recv-message-size=512", "--max-response-size=512", "--grace-period=10m")
 	client := dial(t, address)
 	const calls = 4
 	errs := make([]error, calls)
@@ -281,4 +324,52 @@ func TestSIGTERMDrainsCalls(t *testing.T) {
 		}
 		checkComposition(t, reqs[i], rsps[i], wants[i])
 	}
+}
+
+// rawCodec sends bytes as they are: a request a protobuf client can't
+// encode, such as one with strings that are not UTF-8.
+type rawCodec struct{}
+
+func (rawCodec) Marshal(v any) ([]byte, error) { return *v.(*[]byte), nil }
+func (rawCodec) Unmarshal(data []byte, v any) error {
+	*v.(*[]byte) = data
+	return nil
+}
+func (rawCodec) Name() string { return "proto" }
+
+// TestInvalidUTF8IsRefusedBeforeTheFunctionRuns sends a request whose
+// composed resource's name is not UTF-8: protobuf refuses to decode such a
+// string, so gRPC answers codes.Internal, naming the field's type, and the
+// function never runs; the next call is answered as usual.
+func TestInvalidUTF8IsRefusedBeforeTheFunctionRuns(t *testing.T) {
+	p, address := harness.ServeFunction(t, nil, "--insecure", "--debug")
+	conn, err := grpc.NewClient(address, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	req, want := composition(t, 5, 1, 0, "utf8")
+	valid, err := proto.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const name = "obj-00001"
+	if !strings.Contains(string(valid), name) {
+		t.Fatalf("the request names no %s", name)
+	}
+	invalid := []byte(strings.ReplaceAll(string(valid), name, "obj-\xff\xfe\xfd\xfc"))
+	var out []byte
+	err = conn.Invoke(context.Background(), "/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction", &invalid, &out, grpc.ForceCodec(rawCodec{}))
+	t.Logf("a request that is not UTF-8: %v", err)
+	if status.Code(err) != codes.Internal || !strings.Contains(err.Error(), "invalid UTF-8") {
+		t.Errorf("a request that is not UTF-8: %v, want codes.Internal saying invalid UTF-8", err)
+	}
+	if strings.Contains(p.Output(), `"tag": "utf8"`) {
+		t.Errorf("the function ran a request that is not UTF-8:\n%s", p.Output())
+	}
+	rsp, err := call(dial(t, address), req)
+	if err != nil {
+		t.Fatalf("the valid request after it: %v", err)
+	}
+	checkComposition(t, req, rsp, want)
 }

@@ -12,12 +12,12 @@ import (
 	"sync"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
+	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
-	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
-	"github.com/crossplane-contrib/function-dependencies/internal/composition"
-	"github.com/crossplane-contrib/function-dependencies/internal/operation"
-	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
+	"github.com/crossplane-contrib/function-dependencies/internal/fn"
 	"github.com/crossplane-contrib/function-dependencies/test/lib/fnserve"
 )
 
@@ -34,17 +34,13 @@ type Function struct {
 func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	if f.client == nil {
 		// A copy, as the wire makes.
-		step, run := v1beta1.StepComposition, composition.Run
-		if req.GetObserved().GetComposite() == nil {
-			step, run = v1beta1.StepOperation, operation.Run
-		}
-		return requesttest.Run(run, step, req), nil
+		return fn.New(logging.NewNopLogger()).RunFunction(ctx, proto.Clone(req).(*fnv1.RunFunctionRequest))
 	}
 	return f.client.RunFunction(ctx, req)
 }
 
-// inProcess is the function run in the test's own process, mode by mode as
-// fn.go chooses them: what the fuzz targets call, because the fuzzer's
+// inProcess is the function run in the test's own process, the same
+// dispatch the binary serves: what the fuzz targets call, because the fuzzer's
 // coverage guides it only through code in its own process.
 func inProcess() *Function { return &Function{} }
 
