@@ -86,21 +86,24 @@ func Edges(resources []Resource, k Kinds) Found {
 	if !k.ProviderConfigs && !k.Credentials && !k.ManagedReferences {
 		return Found{}
 	}
-	ix := index(resources)
+	ix := &indexed{resources: resources}
 	var found Found
 	d := 0
-	// unidentified reports a reference field of dependent d once: its
-	// fields are reported one after the other.
+	// reported are the fields of dependent d reported unidentified: a
+	// field is reported once however many of its references are.
+	var reported map[string]bool
 	unidentified := func(via string) {
-		u := Unidentified{Dependent: resources[d].Name, Via: via}
-		for i := len(found.Unidentified) - 1; i >= 0 && found.Unidentified[i].Dependent == u.Dependent; i-- {
-			if found.Unidentified[i] == u {
-				return
-			}
+		if reported[via] {
+			return
 		}
-		found.Unidentified = append(found.Unidentified, u)
+		if reported == nil {
+			reported = map[string]bool{}
+		}
+		reported[via] = true
+		found.Unidentified = append(found.Unidentified, Unidentified{Dependent: resources[d].Name, Via: via})
 	}
 	for ; d < len(resources); d++ {
+		reported = nil
 		seen := map[int]bool{d: true}
 		add := func(t int, via string) {
 			if !seen[t] {
@@ -121,25 +124,57 @@ func Edges(resources []Resource, k Kinds) Found {
 	return found
 }
 
-// indexed are the resources, with the places of those of each name, and
-// every place: what a selector's target is found among.
+// indexed are the resources, with what the rules look their targets up
+// by. Each index is built the first time a rule asks, in one pass over the
+// resources, so that a call costs the resources plus the references however
+// many resources share a name, a label or a Secret: looking candidates up
+// among all resources once per reference costs their product.
 type indexed struct {
 	resources []Resource
-	byName    map[string][]int
-	all       []int
-	// ids are the identifiers of those whose identifiers were read.
-	ids map[int][]string
+	// configs are the resources by name, kind, group and namespace: what a
+	// providerConfigRef names.
+	configs map[configKey][]int
+	// writers are, by the Secret's namespace and name, the resources that
+	// say they write it.
+	writers map[place][]writer
+	// named are the candidates of references by namespace and name.
+	named map[place]*group
+	// selected are the candidates of resolved selectors, by namespace and
+	// matchLabels.
+	selected map[string]*group
+	// labels are each resource's labels in each body, and byLabel the
+	// resources that carry a label with a value in some body.
+	labels  [][]map[string]any
+	byLabel map[label][]int
+	// ids are the identifiers of each resource, of those whose identifiers
+	// were read.
+	ids     [][]string
+	idsRead []bool
 }
 
-func index(resources []Resource) indexed {
-	ix := indexed{resources: resources, byName: map[string][]int{}, all: make([]int, len(resources)), ids: map[int][]string{}}
-	for i, r := range resources {
-		ix.all[i] = i
-		if r.Identity.Name != "" {
-			ix.byName[r.Identity.Name] = append(ix.byName[r.Identity.Name], i)
-		}
-	}
-	return ix
+// A place is a namespace and a name.
+type place struct{ namespace, name string }
+
+// A configKey is what a providerConfigRef names: the name and kind, in a
+// group and a namespace.
+type configKey struct{ name, kind, group, namespace string }
+
+// A writer writes a Secret at the field, the first of its fields that say so.
+type writer struct {
+	w     int
+	field string
+}
+
+// A label is a label's key and value, of a type that can be a map key.
+type label struct {
+	key   string
+	value any
+}
+
+// isProviderConfig tells whether the kind is a ProviderConfig's, which
+// spec.providerConfigRef names and no reference field does.
+func isProviderConfig(kind string) bool {
+	return kind == providerConfig || kind == clusterProviderConfig
 }
 
 // providerConfigOf finds the ProviderConfig spec.providerConfigRef names: of
@@ -147,7 +182,7 @@ func index(resources []Resource) indexed {
 // a group it ends in (ec2.aws.upbound.io's is aws.upbound.io), the most
 // specific such group where several have one, cluster-scoped or in the
 // dependent's namespace.
-func (ix indexed) providerConfigOf(d int, add func(int, string)) {
+func (ix *indexed) providerConfigOf(d int, add func(int, string)) {
 	dep := ix.resources[d].Identity
 	for _, body := range ix.resources[d].Bodies {
 		ref, _ := body.Value("spec", "providerConfigRef").(map[string]any)
@@ -156,30 +191,63 @@ func (ix indexed) providerConfigOf(d int, add func(int, string)) {
 		if kind == "" {
 			kind = providerConfig
 		}
-		var found []int
-		longest := -1
-		for _, t := range ix.byName[name] {
-			id := ix.resources[t].Identity
-			if id.Kind != kind || !sameOrParentGroup(dep.Group, id.Group) || (id.Namespace != "" && id.Namespace != dep.Namespace) {
-				continue
-			}
-			if len(id.Group) > longest {
-				found, longest = nil, len(id.Group)
-			}
-			if len(id.Group) == longest {
-				found = append(found, t)
-			}
+		if name == "" {
+			continue
 		}
-		for _, t := range found {
+		for _, t := range ix.providerConfigs(name, kind, dep) {
 			add(t, "spec.providerConfigRef")
 		}
 	}
 }
 
-// sameOrParentGroup tells whether group is parent itself or one of its
-// subgroups.
-func sameOrParentGroup(group, parent string) bool {
-	return group == parent || strings.HasSuffix(group, "."+parent)
+// providerConfigs are the resources of the name and kind in the most
+// specific of the dependent's group and the groups it ends in that has
+// any, cluster-scoped or in the dependent's namespace, in the resources'
+// order. Those groups are the dependent's and what follows each of its dots.
+func (ix *indexed) providerConfigs(name, kind string, dep objectref.Ref) []int {
+	if ix.configs == nil {
+		ix.configs = map[configKey][]int{}
+		for i, r := range ix.resources {
+			if id := r.Identity; id.Name != "" {
+				k := configKey{name: id.Name, kind: id.Kind, group: id.Group, namespace: id.Namespace}
+				ix.configs[k] = append(ix.configs[k], i)
+			}
+		}
+	}
+	group := dep.Group
+	for {
+		found := ix.configs[configKey{name: name, kind: kind, group: group}]
+		if dep.Namespace != "" {
+			found = merged(found, ix.configs[configKey{name: name, kind: kind, group: group, namespace: dep.Namespace}])
+		}
+		if len(found) > 0 {
+			return found
+		}
+		dot := strings.IndexByte(group, '.')
+		if dot < 0 {
+			return nil
+		}
+		group = group[dot+1:]
+	}
+}
+
+// merged are the places of two ascending lists of places, ascending.
+func merged(a, b []int) []int {
+	if len(a) == 0 {
+		return b
+	}
+	if len(b) == 0 {
+		return a
+	}
+	m := make([]int, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if a[0] < b[0] {
+			m, a = append(m, a[0]), a[1:]
+		} else {
+			m, b = append(m, b[0]), b[1:]
+		}
+	}
+	return append(append(m, a...), b...)
 }
 
 // credentialFields are where a ProviderConfig names the Secret it reads its
@@ -189,9 +257,9 @@ var credentialFields = [][]string{{"spec", "credentials", "secretRef"}, {"spec",
 
 // credentialsOf finds, for a ProviderConfig, the composed resources that
 // write the Secrets it reads its credentials from.
-func (ix indexed) credentialsOf(p int, add func(int, string)) {
+func (ix *indexed) credentialsOf(p int, add func(int, string)) {
 	pc := ix.resources[p].Identity
-	if pc.Kind != providerConfig && pc.Kind != clusterProviderConfig {
+	if !isProviderConfig(pc.Kind) {
 		return
 	}
 	for _, body := range ix.resources[p].Bodies {
@@ -205,38 +273,51 @@ func (ix indexed) credentialsOf(p int, add func(int, string)) {
 			if name == "" || namespace == "" {
 				continue
 			}
-			for w := range ix.resources {
-				if field := ix.writes(w, namespace, name); field != "" && w != p {
-					add(w, strings.Join(path, ".")+" → "+field)
+			for _, wr := range ix.writersOf(namespace, name) {
+				if wr.w != p {
+					add(wr.w, strings.Join(path, ".")+" → "+wr.field)
 				}
 			}
 		}
 	}
 }
 
-// writes says where the resource says it writes the Secret: it is the
-// Secret, a managed resource writes its connection details to it, or a
-// provider-kubernetes Object's manifest is it. "" when it doesn't.
-func (ix indexed) writes(w int, namespace, name string) string {
-	r := ix.resources[w]
-	if r.Identity.Group == "" && r.Identity.Kind == "Secret" && r.Identity.Namespace == namespace && r.Identity.Name == name {
-		return "Secret"
+// writersOf are the resources that say they write the Secret, in the
+// resources' order, each with where it first says so: it is the Secret, a
+// managed resource writes its connection details to it, or a
+// provider-kubernetes Object's manifest is it; each body in turn.
+func (ix *indexed) writersOf(namespace, name string) []writer {
+	if ix.writers == nil {
+		ix.writers = map[place][]writer{}
+		for w, r := range ix.resources {
+			var wrote []place
+			write := func(secret place, field string) {
+				if secret.name == "" || slices.Contains(wrote, secret) {
+					return
+				}
+				wrote = append(wrote, secret)
+				ix.writers[secret] = append(ix.writers[secret], writer{w: w, field: field})
+			}
+			if r.Identity.Group == "" && r.Identity.Kind == "Secret" {
+				write(place{r.Identity.Namespace, r.Identity.Name}, "Secret")
+			}
+			for _, body := range r.Bodies {
+				to, _ := body.Value("spec", "writeConnectionSecretToRef").(map[string]any)
+				if n, _ := to["name"].(string); n != "" {
+					write(place{inNamespace(to, r.Identity.Namespace), n}, "spec.writeConnectionSecretToRef")
+				}
+				if !objectref.IsObject(r.Identity.Group, r.Identity.Kind) {
+					continue
+				}
+				manifest := func(key string) any { return body.Value("spec", "forProvider", "manifest", key) }
+				meta, _ := manifest("metadata").(map[string]any)
+				if n, _ := meta["name"].(string); manifest("apiVersion") == "v1" && manifest("kind") == "Secret" && n != "" {
+					write(place{inNamespace(meta, r.Identity.Namespace), n}, "spec.forProvider.manifest")
+				}
+			}
+		}
 	}
-	for _, body := range r.Bodies {
-		to, _ := body.Value("spec", "writeConnectionSecretToRef").(map[string]any)
-		if n, _ := to["name"].(string); n == name && inNamespace(to, r.Identity.Namespace) == namespace {
-			return "spec.writeConnectionSecretToRef"
-		}
-		if !objectref.IsObject(r.Identity.Group, r.Identity.Kind) {
-			continue
-		}
-		manifest := func(key string) any { return body.Value("spec", "forProvider", "manifest", key) }
-		meta, _ := manifest("metadata").(map[string]any)
-		if manifest("apiVersion") == "v1" && manifest("kind") == "Secret" && meta["name"] == name && inNamespace(meta, r.Identity.Namespace) == namespace {
-			return "spec.forProvider.manifest"
-		}
-	}
-	return ""
+	return ix.writers[place{namespace, name}]
 }
 
 // inNamespace is the namespace a reference or metadata says, or the one it
@@ -251,7 +332,7 @@ func inNamespace(m map[string]any, own string) string {
 // referencesOf finds the composed resources a managed resource references
 // under spec.forProvider and spec.initProvider, and the reference fields
 // whose target it can't tell.
-func (ix indexed) referencesOf(d int, add func(int, string), unidentified func(string)) {
+func (ix *indexed) referencesOf(d int, add func(int, string), unidentified func(string)) {
 	bodies := ix.resources[d].Bodies
 	// Each part of each body, decoded once: a reference's resolved value
 	// is read at its place in every body. Most resources reference
@@ -302,7 +383,7 @@ var passedThrough = map[string]bool{"manifest": true, "values": true}
 
 // A walker walks one part of a dependent's bodies for references.
 type walker struct {
-	ix indexed
+	ix *indexed
 	d  int
 	// roots are the part in each of the dependent's bodies, and steps the
 	// keys and list indices from there to the object the walk is in.
@@ -327,12 +408,27 @@ func (w walker) walk(v any, path string) {
 			switch {
 			case strings.HasSuffix(key, "Ref"):
 				ref, _ := v[key].(map[string]any)
-				w.named(key, ref, strings.TrimSuffix(key, "Ref"), at)
+				name, _ := ref["name"].(string)
+				w.named(key, name, w.lazyValues(strings.TrimSuffix(key, "Ref")), at)
 			case strings.HasSuffix(key, "Refs"):
 				refs, _ := v[key].([]any)
+				values := w.lazyValues(strings.TrimSuffix(key, "Refs") + "s")
+				// A name again in the list finds what it found: the
+				// field, the values and the candidates are the same.
+				var done map[string]bool
 				for _, r := range refs {
 					ref, _ := r.(map[string]any)
-					w.named(key, ref, strings.TrimSuffix(key, "Refs")+"s", at)
+					name, _ := ref["name"].(string)
+					if done[name] {
+						continue
+					}
+					if len(refs) > 1 {
+						if done == nil {
+							done = map[string]bool{}
+						}
+						done[name] = true
+					}
+					w.named(key, name, values, at)
 				}
 			case strings.HasSuffix(key, "Selector"):
 				w.selected(key, v[key], at)
@@ -348,21 +444,23 @@ func (w walker) at(step any) walker {
 	return w
 }
 
-// named infers the target of a …Ref, or of one of a …Refs: among the
-// composed resources of its name in the dependent's namespace, the one
-// that is alone, or that value or kind singles out.
-func (w walker) named(key string, ref map[string]any, sibling, at string) {
-	name, _ := ref["name"].(string)
+// named infers the target of a …Ref, or of one of a …Refs, of the name:
+// among the composed resources of its name in the dependent's namespace,
+// the one that is alone, or that value or kind singles out.
+func (w walker) named(key, name string, values func() valueSet, at string) {
 	if name == "" {
 		return
 	}
-	ns := w.ix.resources[w.d].Identity.Namespace
-	candidates := w.ix.candidates(w.d, w.ix.byName[name], func(t int) bool { return w.ix.resources[t].Identity.Namespace == ns })
-	if len(candidates) == 1 {
-		w.add(candidates[0], at)
+	g := w.ix.namedGroup(w.ix.resources[w.d].Identity.Namespace, name)
+	if g.others(w.d) == 1 {
+		t := g.members[0]
+		if t == w.d {
+			t = g.members[1]
+		}
+		w.add(t, at)
 		return
 	}
-	w.identify(key, candidates, w.values(sibling), at)
+	w.identify(key, g, values(), at)
 }
 
 // selected infers the targets of a resolved …Selector: for each value the
@@ -376,18 +474,14 @@ func (w walker) selected(key string, v any, at string) {
 		return
 	}
 	base := strings.TrimSuffix(key, "Selector")
-	values := append(w.values(base), w.values(base+"s")...)
-	if len(values) == 0 {
+	values := w.values(base, base+"s")
+	if len(values.list) == 0 {
 		return
 	}
 	labels, _ := selector["matchLabels"].(map[string]any)
-	ns := w.ix.resources[w.d].Identity.Namespace
-	candidates := w.ix.candidates(w.d, w.ix.all, func(t int) bool {
-		r := w.ix.resources[t]
-		return r.Identity.Namespace == ns && slices.ContainsFunc(r.Bodies, func(b Body) bool { return carries(b, labels) })
-	})
-	for _, value := range values {
-		w.identify(key, candidates, []string{value}, at)
+	g := w.ix.selectedGroup(w.ix.resources[w.d].Identity.Namespace, labels)
+	for _, value := range values.list {
+		w.identify(key, g, valueSet{list: []string{value}}, at)
 	}
 }
 
@@ -395,55 +489,150 @@ func (w walker) selected(key string, v any, at string) {
 // only one whose external name, id or ARN is one of the values the field's
 // resolved sibling holds; else, of those (or of all when none is), the
 // only one of the kind the field names. Where neither singles one out, the
-// field is unidentified.
-func (w walker) identify(key string, candidates []int, values []string, at string) {
-	if len(candidates) == 0 {
+// field is unidentified. The candidates are the group's but the dependent.
+func (w walker) identify(key string, g *group, values valueSet, at string) {
+	if g.others(w.d) == 0 {
 		return
-	}
-	byValue := slices.DeleteFunc(slices.Clone(candidates), func(t int) bool {
-		return !slices.ContainsFunc(w.ix.identifiers(t), func(id string) bool { return slices.Contains(values, id) })
-	})
-	if len(byValue) == 1 {
-		w.add(byValue[0], at)
-		return
-	}
-	if len(byValue) == 0 {
-		byValue = slices.Clone(candidates) // The next value has them all.
 	}
 	words := fieldWords(key)
-	byKind := slices.DeleteFunc(byValue, func(t int) bool { return !names(words, w.ix.resources[t].Identity.Kind) })
-	if len(byKind) == 1 {
-		w.add(byKind[0], at)
+	var byKind few
+	if len(g.members) <= len(values.list) {
+		// No more candidates than values: each is looked at.
+		var byValue []int
+		for _, t := range g.members {
+			if t != w.d && slices.ContainsFunc(w.ix.identifiers(t), values.has) {
+				byValue = append(byValue, t)
+			}
+		}
+		if len(byValue) == 1 {
+			w.add(byValue[0], at)
+			return
+		}
+		if len(byValue) == 0 {
+			byValue = g.members // The next value has them all.
+		}
+		for _, t := range byValue {
+			if t != w.d && names(words, w.ix.resources[t].Identity.Kind) {
+				byKind.add1(t, w.d)
+			}
+		}
+	} else {
+		// More candidates than values: they are looked up by each value,
+		// and by each kind the field may name, as far as telling one from
+		// several takes.
+		g.index(w.ix)
+		var byValue few
+		for _, value := range values.list {
+			byValue.add(g.byID[value], w.d)
+		}
+		if byValue.n == 1 {
+			w.add(byValue.t[0], at)
+			return
+		}
+		kinds := suffixKeys(words)
+		for _, kind := range kinds {
+			if byValue.n == 0 {
+				byKind.add(g.byKind[kind], w.d)
+				continue
+			}
+			for _, value := range values.list {
+				byKind.add(g.byIDKind[[2]string{value, kind}], w.d)
+			}
+		}
+	}
+	if byKind.n == 1 {
+		w.add(byKind.t[0], at)
 		return
 	}
 	w.unidentified(at)
 }
 
-// values are the values the sibling of the object the walk is in holds,
+// few are the first two distinct resources of lists of distinct resources,
+// but one: identify tells one candidate from none and from several.
+type few struct {
+	n int
+	t [2]int
+}
+
+// add adds the resources of the list, but the one, while there are fewer
+// than two. A list has the one and the first at most once each, so it is
+// read no further than its fourth.
+func (f *few) add(list []int, but int) {
+	for _, t := range list {
+		if f.n == 2 {
+			return
+		}
+		f.add1(t, but)
+	}
+}
+
+// add1 adds the resource unless it is the one, while there are fewer than
+// two.
+func (f *few) add1(t, but int) {
+	if f.n < 2 && t != but && (f.n == 0 || f.t[0] != t) {
+		f.t[f.n] = t
+		f.n++
+	}
+}
+
+// A valueSet are the values a resolved field holds, each once, with a set
+// of them where they are many.
+type valueSet struct {
+	list []string
+	set  map[string]bool
+}
+
+func (v valueSet) has(s string) bool {
+	if v.set != nil {
+		return v.set[s]
+	}
+	return slices.Contains(v.list, s)
+}
+
+// lazyValues are the values of the sibling, read when first asked for: a
+// reference alone among its name's candidates needs none.
+func (w walker) lazyValues(sibling string) func() valueSet {
+	var values valueSet
+	read := false
+	return func() valueSet {
+		if !read {
+			values, read = w.values(sibling), true
+		}
+		return values
+	}
+}
+
+// values are the values the siblings of the object the walk is in hold,
 // in every body: a string, or the strings of a list; none empty, each
-// once. A provider fills it when it resolves the reference, so it is
-// often observed only.
-func (w walker) values(sibling string) []string {
-	var values []string
-	for _, root := range w.roots {
-		v := root
-		for _, step := range w.steps {
-			switch s := step.(type) {
-			case string:
-				m, _ := v.(map[string]any)
-				v = m[s]
-			case int:
-				l, _ := v.([]any)
-				v = nil
-				if s < len(l) {
-					v = l[s]
+// once. A provider fills them when it resolves the reference, so they
+// are often observed only.
+func (w walker) values(siblings ...string) valueSet {
+	var values valueSet
+	for _, sibling := range siblings {
+		for _, root := range w.roots {
+			v := root
+			for _, step := range w.steps {
+				switch s := step.(type) {
+				case string:
+					m, _ := v.(map[string]any)
+					v = m[s]
+				case int:
+					l, _ := v.([]any)
+					v = nil
+					if s < len(l) {
+						v = l[s]
+					}
 				}
 			}
-		}
-		m, _ := v.(map[string]any)
-		for _, s := range resolvedValues(m[sibling]) {
-			if !slices.Contains(values, s) {
-				values = append(values, s)
+			m, _ := v.(map[string]any)
+			for _, s := range resolvedValues(m[sibling]) {
+				if values.set == nil {
+					values.set = map[string]bool{}
+				}
+				if !values.set[s] {
+					values.set[s] = true
+					values.list = append(values.list, s)
+				}
 			}
 		}
 	}
@@ -467,9 +656,8 @@ func resolvedValues(v any) []string {
 	return slices.DeleteFunc(values, func(s string) bool { return s == "" })
 }
 
-// carries tells whether the body carries every one of the labels.
-func carries(body Body, labels map[string]any) bool {
-	have, _ := body.Value("metadata", "labels").(map[string]any)
+// carries tells whether labels a body has carry every one of the labels.
+func carries(have, labels map[string]any) bool {
 	for k, v := range labels {
 		if have[k] != v {
 			return false
@@ -478,16 +666,181 @@ func carries(body Body, labels map[string]any) bool {
 	return true
 }
 
-// candidates are those of the resources that match, but the dependent and
-// ProviderConfigs, which spec.providerConfigRef names.
-func (ix indexed) candidates(d int, resources []int, match func(int) bool) []int {
-	var found []int
-	for _, t := range resources {
-		if k := ix.resources[t].Identity.Kind; t != d && k != providerConfig && k != clusterProviderConfig && match(t) {
-			found = append(found, t)
+// A group are the candidates of references, in the resources' order:
+// the resources of a namespace and name, or of a namespace that carry a
+// selector's labels, but ProviderConfigs, which spec.providerConfigRef
+// names. Indexed by identifier and kind when a reference's values are
+// fewer than its candidates.
+type group struct {
+	members []int
+	indexed bool
+	// byID are the members by identifier, byKind by the words of their
+	// kind, and byIDKind by both.
+	byID     map[string][]int
+	byKind   map[string][]int
+	byIDKind map[[2]string][]int
+}
+
+// others counts the members but the one.
+func (g *group) others(but int) int {
+	if g == nil {
+		return 0
+	}
+	if _, in := slices.BinarySearch(g.members, but); in {
+		return len(g.members) - 1
+	}
+	return len(g.members)
+}
+
+// index indexes the members, once. A member is once in each list.
+func (g *group) index(ix *indexed) {
+	if g.indexed {
+		return
+	}
+	g.indexed = true
+	g.byID, g.byKind, g.byIDKind = map[string][]int{}, map[string][]int{}, map[[2]string][]int{}
+	for _, t := range g.members {
+		kind := wordsKey(camelWords(ix.resources[t].Identity.Kind))
+		for _, id := range ix.identifiers(t) {
+			if l := g.byID[id]; len(l) == 0 || l[len(l)-1] != t {
+				g.byID[id] = append(l, t)
+			}
+			if k := [2]string{id, kind}; kind != "" {
+				if l := g.byIDKind[k]; len(l) == 0 || l[len(l)-1] != t {
+					g.byIDKind[k] = append(l, t)
+				}
+			}
+		}
+		if kind != "" {
+			g.byKind[kind] = append(g.byKind[kind], t)
 		}
 	}
-	return found
+}
+
+// namedGroup are the candidates of the namespace and name; nil when none.
+func (ix *indexed) namedGroup(namespace, name string) *group {
+	if ix.named == nil {
+		ix.named = map[place]*group{}
+		for i, r := range ix.resources {
+			if id := r.Identity; id.Name != "" && !isProviderConfig(id.Kind) {
+				at := place{id.Namespace, id.Name}
+				g := ix.named[at]
+				if g == nil {
+					g = &group{}
+					ix.named[at] = g
+				}
+				g.members = append(g.members, i)
+			}
+		}
+	}
+	return ix.named[place{namespace, name}]
+}
+
+// selectedGroup are the candidates of the namespace that carry the labels
+// in some body, found once for each namespace and labels: among those that
+// carry the label fewest carry where there is one to look up, else among
+// all.
+func (ix *indexed) selectedGroup(namespace string, labels map[string]any) *group {
+	key, keyed := selectorKey(namespace, labels)
+	if g, ok := ix.selected[key]; keyed && ok {
+		return g
+	}
+	ix.labelled()
+	var among []int
+	all := true
+	for k, v := range labels {
+		if !isScalar(v) {
+			continue
+		}
+		if l := ix.byLabel[label{k, v}]; all || len(l) < len(among) {
+			among, all = l, false
+		}
+	}
+	g := &group{}
+	match := func(t int) bool {
+		id := ix.resources[t].Identity
+		return id.Namespace == namespace && !isProviderConfig(id.Kind) &&
+			slices.ContainsFunc(ix.labels[t], func(have map[string]any) bool { return carries(have, labels) })
+	}
+	if all {
+		for t := range ix.resources {
+			if match(t) {
+				g.members = append(g.members, t)
+			}
+		}
+	} else {
+		for _, t := range among {
+			if match(t) {
+				g.members = append(g.members, t)
+			}
+		}
+	}
+	if keyed {
+		if ix.selected == nil {
+			ix.selected = map[string]*group{}
+		}
+		ix.selected[key] = g
+	}
+	return g
+}
+
+// labelled decodes each resource's labels in each body, once, and indexes
+// the resources by each label.
+func (ix *indexed) labelled() {
+	if ix.labels != nil {
+		return
+	}
+	ix.labels = make([][]map[string]any, len(ix.resources))
+	ix.byLabel = map[label][]int{}
+	for t, r := range ix.resources {
+		ix.labels[t] = make([]map[string]any, len(r.Bodies))
+		for b, body := range r.Bodies {
+			have, _ := body.Value("metadata", "labels").(map[string]any)
+			ix.labels[t][b] = have
+			for k, v := range have {
+				if !isScalar(v) {
+					continue
+				}
+				if l := ix.byLabel[label{k, v}]; len(l) == 0 || l[len(l)-1] != t {
+					ix.byLabel[label{k, v}] = append(l, t)
+				}
+			}
+		}
+	}
+}
+
+// isScalar tells whether a decoded value is a string, number or boolean:
+// one a label can be looked up by, equal to what is equal to it.
+func isScalar(v any) bool {
+	switch v.(type) {
+	case string, float64, bool:
+		return true
+	}
+	return false
+}
+
+// selectorKey is the namespace and the labels, sorted, for selectors that
+// match the same candidates to share them; false for labels of a value
+// neither null nor scalar.
+func selectorKey(namespace string, labels map[string]any) (string, bool) {
+	var b strings.Builder
+	b.WriteString(strconv.Quote(namespace))
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		b.WriteString(strconv.Quote(k))
+		switch v := labels[k].(type) {
+		case nil:
+			b.WriteString("n")
+		case string:
+			b.WriteString("s" + strconv.Quote(v))
+		case float64:
+			b.WriteString("f" + strconv.FormatFloat(v, 'g', -1, 64))
+		case bool:
+			b.WriteString("b" + strconv.FormatBool(v))
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
 }
 
 // identifierFields are where a managed resource says what its provider
@@ -500,9 +853,12 @@ var identifierFields = [][]string{
 
 // identifiers are the resource's external name, id and ARN, in any of its
 // bodies (status only in the observed one), read once.
-func (ix indexed) identifiers(t int) []string {
-	if ids, ok := ix.ids[t]; ok {
-		return ids
+func (ix *indexed) identifiers(t int) []string {
+	if ix.idsRead == nil {
+		ix.ids, ix.idsRead = make([][]string, len(ix.resources)), make([]bool, len(ix.resources))
+	}
+	if ix.idsRead[t] {
+		return ix.ids[t]
 	}
 	var ids []string
 	for _, b := range ix.resources[t].Bodies {
@@ -512,7 +868,7 @@ func (ix indexed) identifiers(t int) []string {
 			}
 		}
 	}
-	ix.ids[t] = ids
+	ix.ids[t], ix.idsRead[t] = ids, true
 	return ids
 }
 
@@ -536,6 +892,26 @@ func fieldWords(key string) []string {
 func names(fieldWords []string, kind string) bool {
 	k := camelWords(kind)
 	return len(k) > 0 && len(k) <= len(fieldWords) && slices.Equal(k, fieldWords[len(fieldWords)-len(k):])
+}
+
+// suffixKeys are the keys of the words' every end: a kind whose words'
+// key is one of them is one the field of the words names.
+func suffixKeys(words []string) []string {
+	keys := make([]string, len(words))
+	for i := range words {
+		keys[i] = wordsKey(words[i:])
+	}
+	return keys
+}
+
+// wordsKey is a key of the words, the same for the same words only; ""
+// for none.
+func wordsKey(words []string) string {
+	var b strings.Builder
+	for _, w := range words {
+		b.WriteString(strconv.Quote(w))
+	}
+	return b.String()
 }
 
 // camelWords splits a camel-case name into its words, lower case: a run of
