@@ -116,26 +116,6 @@ func TestACancelledCallFreesItsMemory(t *testing.T) {
 	}
 }
 
-// objects returns n Objects, object-0000 and on, each referencing the next:
-// a chain, or with cycle a cycle back to the first.
-func objects(n int, cycle bool, input string) *fnv1.RunFunctionRequest {
-	req := &fnv1.RunFunctionRequest{
-		Observed: &fnv1.State{Composite: requesttest.ClusterXR, Resources: map[string]*fnv1.Resource{}},
-		Desired:  &fnv1.State{Resources: map[string]*fnv1.Resource{}},
-		Input:    resource.MustStructJSON(input),
-	}
-	for i := range n {
-		name, next := fmt.Sprintf("object-%04d", i), fmt.Sprintf("object-%04d", i+1)
-		refs := ""
-		if i+1 < n || cycle {
-			refs = requesttest.DependsOn(strings.Replace(next, fmt.Sprintf("%04d", n), "0000", 1))
-		}
-		req.Observed.Resources[name] = requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: name, UID: "uid-" + name, References: refs}.Resource()
-		req.Desired.Resources[name] = requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: name, References: refs}.Resource()
-	}
-	return req
-}
-
 // fatal returns the message of the response's one Fatal result, after
 // checking that desired state is as the request had it.
 func fatal(t *testing.T, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) string {
@@ -156,7 +136,7 @@ func fatal(t *testing.T, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResp
 }
 
 func TestPatternsThatPairTooManyResourcesAreRefusedNamingTheRule(t *testing.T) {
-	req := objects(1_000, false, `{`+typed+`, "dependencies": [{"resource": "object-0000", "dependsOn": ["object-0001"]}, {"resource": ".*", "dependsOn": [".*"]}]}`)
+	req := requesttest.Chain(1_000, false, `{`+typed+`, "dependencies": [{"resource": "object-0000", "dependsOn": ["object-0001"]}, {"resource": ".*", "dependsOn": [".*"]}]}`)
 	rsp, err := run(t, context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +150,7 @@ func TestPatternsThatPairTooManyResourcesAreRefusedNamingTheRule(t *testing.T) {
 func TestAResponseLargerThanCrossplaneReadsIsRefusedWithDesiredStateAsItCame(t *testing.T) {
 	// 300 × 300 pairs fit the bound on patterns, and make each Object
 	// reference the 299 others: about 10 MB of references.
-	req := objects(300, false, `{`+typed+`, "onCycle": "Warning", "dependencies": [{"resource": ".*", "dependsOn": [".*"]}]}`)
+	req := requesttest.Chain(300, false, `{`+typed+`, "onCycle": "Warning", "dependencies": [{"resource": ".*", "dependsOn": [".*"]}]}`)
 	if size := proto.Size(req.GetDesired()); size > protocol.CrossplaneLimits.ResponseBytes/4 {
 		t.Fatalf("the request's desired state is %d bytes: the test needs the function's additions alone to pass %d", size, protocol.CrossplaneLimits.ResponseBytes)
 	}
@@ -191,11 +171,11 @@ func TestEveryMessageIsBounded(t *testing.T) {
 	long := strings.Repeat("x", 100_000)
 	cases := map[string]*fnv1.RunFunctionRequest{
 		// A cycle of 5,000 Objects: its path names every one.
-		"Cycle": objects(5_000, true, `{`+typed+`}`),
+		"Cycle": requesttest.Chain(5_000, true, `{`+typed+`}`),
 		// Patterns echoed in an UnmatchedDependency warning and the
 		// input's own error.
-		"UnmatchedPattern": objects(3, false, `{`+typed+`, "dependencies": [{"resource": "`+long+`", "dependsOn": ["`+long+`"]}]}`),
-		"InvalidInput":     objects(3, false, `{`+typed+`, "mode": "`+long+`"}`),
+		"UnmatchedPattern": requesttest.Chain(3, false, `{`+typed+`, "dependencies": [{"resource": "`+long+`", "dependsOn": ["`+long+`"]}]}`),
+		"InvalidInput":     requesttest.Chain(3, false, `{`+typed+`, "mode": "`+long+`"}`),
 	}
 	for name, req := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -226,3 +226,29 @@ func WithSharedMetadata(field string, v *structpb.Value) func(*fnv1.RunFunctionR
 		r.Desired.Resources["shared"].Resource.Fields["metadata"].GetStructValue().Fields[field] = v
 	}
 }
+
+// Chain is n Objects, object-0000 and on, each referencing the next: a
+// chain, or with cycle a cycle back to the first; with the input, when it
+// isn't "".
+func Chain(n int, cycle bool, input string) *fnv1.RunFunctionRequest {
+	req := &fnv1.RunFunctionRequest{
+		Observed: &fnv1.State{Composite: ClusterXR, Resources: map[string]*fnv1.Resource{}},
+		Desired:  &fnv1.State{Resources: map[string]*fnv1.Resource{}},
+	}
+	if input != "" {
+		req.Input = resource.MustStructJSON(input)
+	}
+	name := func(i int) string { return fmt.Sprintf("object-%04d", i) }
+	for i := range n {
+		refs := ""
+		switch {
+		case i+1 < n:
+			refs = DependsOn(name(i + 1))
+		case cycle:
+			refs = DependsOn(name(0))
+		}
+		req.Observed.Resources[name(i)] = Obj{APIVersion: ClusterObject, Name: name(i), UID: "uid-" + name(i), References: refs}.Resource()
+		req.Desired.Resources[name(i)] = Obj{APIVersion: ClusterObject, Name: name(i), References: refs}.Resource()
+	}
+	return req
+}

@@ -20,6 +20,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+	"github.com/crossplane-contrib/function-dependencies/internal/output/message"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
 	"github.com/crossplane-contrib/function-dependencies/test/lib/harness"
@@ -112,6 +113,16 @@ func checkAnyRequest(fn *Function, req *fnv1.RunFunctionRequest) []string {
 	problem := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	if again, err := fn.run(req); err != nil || !proto.Equal(rsp, again) {
 		problem("the same request gave another answer (error %v)", err)
+	}
+	for _, r := range rsp.GetResults() {
+		if len(r.GetMessage()) > message.MaxBytes {
+			problem("a %s result's message of %d bytes, more than %d", r.GetReason(), len(r.GetMessage()), message.MaxBytes)
+		}
+	}
+	for _, c := range rsp.GetConditions() {
+		if len(c.GetMessage()) > message.MaxBytes {
+			problem("a %s condition's message of %d bytes, more than %d", c.GetType(), len(c.GetMessage()), message.MaxBytes)
+		}
 	}
 
 	in := req.GetInput().AsMap()
@@ -262,6 +273,11 @@ func seedRequests(tb testing.TB) []*fnv1.RunFunctionRequest {
 		requesttest.CycleRequest(""),
 		requesttest.CycleRequest(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "onCycle": "Warning"}`),
 		generatedRequest(371, 30),
+		// At the bounds: patterns pairing more than explicit.MaxPairs, a
+		// response past what Crossplane reads, messages past a few KB.
+		requesttest.Chain(400, false, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "dependencies": [{"resource": ".*", "dependsOn": [".*"]}]}`),
+		requesttest.Chain(300, false, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "onCycle": "Warning", "dependencies": [{"resource": ".*", "dependsOn": [".*"]}]}`),
+		requesttest.Chain(1_000, true, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "dependencies": [{"resource": "`+strings.Repeat("x", 10_000)+`", "dependsOn": ["object-0001"]}]}`),
 	}
 	for i := range 10 {
 		reqs = append(reqs, genRequest(rngChooser{rand.New(rand.NewPCG(99, uint64(i)))}))
