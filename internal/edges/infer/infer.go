@@ -89,21 +89,24 @@ func Edges(resources []Resource, k Kinds) Found {
 	ix := &indexed{resources: resources}
 	var found Found
 	d := 0
-	// reported are the fields of dependent d reported unidentified: a
-	// field is reported once however many of its references are.
-	var reported map[string]bool
+	// reported are the fields reported unidentified, by dependent: a field
+	// is reported once however many of its references are.
+	type report struct {
+		d   int
+		via string
+	}
+	var reported map[report]bool
 	unidentified := func(via string) {
-		if reported[via] {
+		if reported[report{d, via}] {
 			return
 		}
 		if reported == nil {
-			reported = map[string]bool{}
+			reported = map[report]bool{}
 		}
-		reported[via] = true
+		reported[report{d, via}] = true
 		found.Unidentified = append(found.Unidentified, Unidentified{Dependent: resources[d].Name, Via: via})
 	}
 	for ; d < len(resources); d++ {
-		reported = nil
 		seen := map[int]bool{d: true}
 		add := func(t int, via string) {
 			if !seen[t] {
