@@ -1,6 +1,7 @@
 package operation
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/response"
 
@@ -463,6 +465,19 @@ func TestOperation(t *testing.T) {
 			}
 		})
 	}
+	t.Run("AResponseLargerThanCrossplaneReadsDeclaresNothing", func(t *testing.T) {
+		req := &fnv1.RunFunctionRequest{Desired: &fnv1.State{}, RequiredResources: map[string]*fnv1.Resources{clusterObjects: resources(a, b, going, shared), namespacedObjects: {}, configTarget: resources(config)}}
+		rsp := response.To(req, response.DefaultTTL)
+		if err := Run(context.Background(), &v1beta1.Input{Mode: v1beta1.ModeEnforce}, req, rsp, protocol.Limits{ResponseBytes: 256}, logging.NewNopLogger()); err != nil {
+			t.Fatal(err)
+		}
+		if len(rsp.GetDesired().GetResources()) != 0 {
+			t.Errorf("a response past the limit declares %d partial objects, want none", len(rsp.GetDesired().GetResources()))
+		}
+		if r := rsp.GetResults(); len(r) != 1 || r[0].GetSeverity() != fnv1.Severity_SEVERITY_FATAL || !strings.Contains(r[0].GetMessage(), "more than the 256 Crossplane reads") {
+			t.Errorf("results %v, want one Fatal naming the limit", r)
+		}
+	})
 }
 
 // A healthy cluster, every reference finalizer in place, gets no result
