@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 
 	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -20,6 +19,7 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/output/report"
 	"github.com/crossplane-contrib/function-dependencies/internal/output/view"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
+	"github.com/crossplane-contrib/function-dependencies/internal/request"
 )
 
 // writeTo writes the plan into the response: desired state, the condition,
@@ -63,9 +63,9 @@ func (p Plan) writeTo(ctx context.Context, rsp *fnv1.RunFunctionResponse, lim pr
 }
 
 // checkedAdditions is how many bytes the function may plan to add to desired
-// state before it measures the response: measuring it costs about as much
-// as the whole call, and a composition that Crossplane's 4 MiB holds gets
-// far less from the function (about 200 bytes a composed resource).
+// state before it measures the response: measuring walks every field of
+// desired state, and a composition that Crossplane's 4 MiB holds gets far
+// less from the function (about 200 bytes a composed resource).
 const checkedAdditions = 1 << 20
 
 // fits returns an error when what the plan writes would make the response
@@ -78,7 +78,7 @@ func (p Plan) fits(rsp *fnv1.RunFunctionResponse, limit int) error {
 	if added <= checkedAdditions {
 		return nil
 	}
-	base := proto.Size(rsp)
+	base := request.ResponseSize(rsp)
 	if base > limit {
 		return nil // Too large before the function writes a byte: not its doing.
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/crossplane-contrib/function-dependencies/internal/output/message"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
+	"github.com/crossplane-contrib/function-dependencies/internal/request"
 	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
 )
 
@@ -224,4 +225,15 @@ func TestRequestsAreToldApartByWhatCrossplaneSends(t *testing.T) {
 			t.Errorf("an Operation's first request got results %v and requirements %v, want none and the sweep's", rsp.GetResults(), rsp.GetRequirements())
 		}
 	})
+}
+
+func TestTheResponseIsMeasuredAsProtobufSizesIt(t *testing.T) {
+	req := withInput(requesttest.Generate(requesttest.Realistic(100)), `{`+typed+`, "graph": "Context", "usages": "All"}`)
+	rsp, err := run(t, context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := request.ResponseSize(rsp), proto.Size(rsp); got != want {
+		t.Errorf("request.ResponseSize = %d, want proto.Size's %d", got, want)
+	}
 }

@@ -17,8 +17,6 @@ import (
 	"context"
 	"slices"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -28,6 +26,7 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
 	"github.com/crossplane-contrib/function-dependencies/internal/protection/finalizer"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
+	"github.com/crossplane-contrib/function-dependencies/internal/request"
 )
 
 // Run answers an Operation's request into rsp. It returns the context's
@@ -84,7 +83,7 @@ func Run(ctx context.Context, in *v1beta1.Input, req *fnv1.RunFunctionRequest, r
 	for _, w := range warningsOf(s, out, g.Cycles) {
 		rsp.Results = append(rsp.Results, &fnv1.Result{Severity: fnv1.Severity_SEVERITY_WARNING, Reason: &w.reason, Message: w.message})
 	}
-	if size := proto.Size(rsp); enforce && size > lim.ResponseBytes {
+	if size := request.ResponseSize(rsp); enforce && size > lim.ResponseBytes {
 		// The partial objects are the function's alone: it declares
 		// none rather than an answer Crossplane refuses.
 		rsp.Desired = req.GetDesired()
