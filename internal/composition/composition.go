@@ -92,8 +92,8 @@ func decide(ctx context.Context, in *v1beta1.Input, xr composite, rd read) (Plan
 	if err := ctx.Err(); err != nil {
 		return Plan{}, err
 	}
-	resources, notInferred := inferred(resources, rd.inferFrom, in)
-	if err := ctx.Err(); err != nil {
+	resources, notInferred, err := inferred(ctx, resources, rd.inferFrom, in)
+	if err != nil {
 		return Plan{}, err
 	}
 	g := graph.New(resources, graph.Options{
@@ -199,16 +199,20 @@ func dependOn(resources []graph.Resource, dependencies []v1beta1.Dependency) ([]
 
 // inferred returns the resources with the dependencies inference finds, of
 // the kinds the input asks for, leaving those it is given as they are, and
-// how many reference fields it found no single target for.
-func inferred(resources []graph.Resource, from []infer.Resource, in *v1beta1.Input) ([]graph.Resource, int) {
-	found := infer.Edges(from, infer.Kinds{
+// how many reference fields it found no single target for; or the context's
+// error.
+func inferred(ctx context.Context, resources []graph.Resource, from []infer.Resource, in *v1beta1.Input) ([]graph.Resource, int, error) {
+	found, err := infer.Edges(ctx, from, infer.Kinds{
 		ProviderConfigs:   in.Infers(v1beta1.InferProviderConfigs),
 		Credentials:       in.Infers(v1beta1.InferCredentials),
 		ManagedReferences: in.Infers(v1beta1.InferManagedReferences),
 	})
+	if err != nil {
+		return nil, 0, err
+	}
 	edges := found.Edges
 	if len(edges) == 0 {
-		return resources, len(found.Unidentified)
+		return resources, len(found.Unidentified), nil
 	}
 	byName := make(map[string]int, len(resources))
 	resources = slices.Clone(resources)
@@ -219,7 +223,7 @@ func inferred(resources []graph.Resource, from []infer.Resource, in *v1beta1.Inp
 		r := &resources[byName[e.Dependent]]
 		r.Inferred = append(r.Inferred, graph.Inferred{Target: e.Target, Via: e.Via})
 	}
-	return resources, len(found.Unidentified)
+	return resources, len(found.Unidentified), nil
 }
 
 // A composite names the composite: as the owner of its Usages, and by UID

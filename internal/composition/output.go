@@ -31,7 +31,10 @@ func (p Plan) writeTo(ctx context.Context, rsp *fnv1.RunFunctionResponse, lim pr
 	results := p.Report.Results
 	failed := p.input.OnCycle == v1beta1.CycleFatal && len(p.Graph.Cycles) > 0
 	if p.input.Mode == v1beta1.ModeEnforce && !failed {
-		if err := p.fits(rsp, lim.ResponseBytes); err != nil {
+		if err := p.fits(ctx, rsp, lim.ResponseBytes); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
 			response.Fatal(rsp, err)
 			return nil
 		}
@@ -73,12 +76,15 @@ const checkedAdditions = 1 << 20
 // that names neither the function nor the cause, after the function had
 // spent the memory. Nothing is written yet, so desired state stays as it
 // came.
-func (p Plan) fits(rsp *fnv1.RunFunctionResponse, limit int) error {
+func (p Plan) fits(ctx context.Context, rsp *fnv1.RunFunctionResponse, limit int) error {
 	added := p.addedBytes()
 	if added <= checkedAdditions {
 		return nil
 	}
-	base := request.ResponseSize(rsp)
+	base, err := request.ResponseSize(ctx, rsp)
+	if err != nil {
+		return err
+	}
 	if base > limit {
 		return nil // Too large before the function writes a byte: not its doing.
 	}

@@ -233,7 +233,11 @@ func TestTheResponseIsMeasuredAsProtobufSizesIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := request.ResponseSize(rsp), proto.Size(rsp); got != want {
+	got, err := request.ResponseSize(context.Background(), rsp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := proto.Size(rsp); got != want {
 		t.Errorf("request.ResponseSize = %d, want proto.Size's %d", got, want)
 	}
 }

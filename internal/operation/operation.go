@@ -83,7 +83,11 @@ func Run(ctx context.Context, in *v1beta1.Input, req *fnv1.RunFunctionRequest, r
 	for _, w := range warningsOf(s, out, g.Cycles) {
 		rsp.Results = append(rsp.Results, &fnv1.Result{Severity: fnv1.Severity_SEVERITY_WARNING, Reason: &w.reason, Message: w.message})
 	}
-	if size := request.ResponseSize(rsp); enforce && size > lim.ResponseBytes {
+	size, err := request.ResponseSize(ctx, rsp)
+	if err != nil {
+		return err
+	}
+	if enforce && size > lim.ResponseBytes {
 		// The partial objects are the function's alone: it declares
 		// none rather than an answer Crossplane refuses.
 		rsp.Desired = req.GetDesired()

@@ -1,6 +1,7 @@
 package request
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -31,7 +32,11 @@ func TestResponseSizeIsProtoSize(t *testing.T) {
 		"Empty":     {},
 	} {
 		response.Normal(rsp, "a result")
-		if got, want := ResponseSize(rsp), proto.Size(rsp); got != want {
+		got, err := ResponseSize(context.Background(), rsp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := proto.Size(rsp); got != want {
 			t.Errorf("%s: ResponseSize = %d, want proto.Size's %d", name, got, want)
 		}
 	}

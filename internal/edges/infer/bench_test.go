@@ -1,6 +1,7 @@
 package infer
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -95,7 +96,9 @@ func BenchmarkInferHostile(b *testing.B) {
 				resources := hostile[shape](n)
 				b.ReportAllocs()
 				for b.Loop() {
-					Edges(resources, all)
+					if _, err := Edges(context.Background(), resources, all); err != nil {
+						b.Fatal(err)
+					}
 				}
 			})
 		}

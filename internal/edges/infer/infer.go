@@ -7,6 +7,7 @@
 package infer
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"strconv"
@@ -82,9 +83,11 @@ type Unidentified struct {
 // rule reads the bodies: one for each dependent and target, never from a
 // resource to itself; and the reference fields it found no single target
 // for, in the same order, each once.
-func Edges(resources []Resource, k Kinds) Found {
+//
+// It stops, with the context's error, when the call is cancelled.
+func Edges(ctx context.Context, resources []Resource, k Kinds) (Found, error) {
 	if !k.ProviderConfigs && !k.Credentials && !k.ManagedReferences {
-		return Found{}
+		return Found{}, nil
 	}
 	ix := &indexed{resources: resources}
 	var found Found
@@ -107,6 +110,9 @@ func Edges(resources []Resource, k Kinds) Found {
 		found.Unidentified = append(found.Unidentified, Unidentified{Dependent: resources[d].Name, Via: via})
 	}
 	for ; d < len(resources); d++ {
+		if err := ctx.Err(); err != nil {
+			return Found{}, err
+		}
 		seen := map[int]bool{d: true}
 		add := func(t int, via string) {
 			if !seen[t] {
@@ -124,7 +130,7 @@ func Edges(resources []Resource, k Kinds) Found {
 			ix.referencesOf(d, add, unidentified)
 		}
 	}
-	return found
+	return found, nil
 }
 
 // indexed are the resources, with what the rules look their targets up

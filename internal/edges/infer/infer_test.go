@@ -1,6 +1,7 @@
 package infer
 
 import (
+	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -45,7 +46,10 @@ func check(t *testing.T, cases map[string]inferCase) {
 	t.Helper()
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := Edges(tc.resources(t), tc.kinds)
+			got, err := Edges(context.Background(), tc.resources(t), tc.kinds)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if diff := cmp.Diff(Found{Edges: tc.want, Unidentified: tc.unidentified}, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nEdges(...): -want, +got:\n%s", tc.reason, diff)
 			}
