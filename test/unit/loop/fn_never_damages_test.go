@@ -273,11 +273,12 @@ func seedRequests(tb testing.TB) []*fnv1.RunFunctionRequest {
 		requesttest.CycleRequest(""),
 		requesttest.CycleRequest(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "onCycle": "Warning"}`),
 		generatedRequest(371, 30),
-		// At the bounds: patterns pairing more than explicit.MaxPairs, a
-		// response past what Crossplane reads, messages past a few KB.
+		// At the bounds: patterns pairing more than explicit.MaxPairs, and
+		// messages past a few KB. (A response past what Crossplane reads
+		// takes 90,000 pairs: too slow a seed under -race, where the seeds
+		// run as tests; internal/fn's tests prove that refusal.)
 		requesttest.Chain(400, false, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "dependencies": [{"resource": ".*", "dependsOn": [".*"]}]}`),
-		requesttest.Chain(300, false, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "onCycle": "Warning", "dependencies": [{"resource": ".*", "dependsOn": [".*"]}]}`),
-		requesttest.Chain(1_000, true, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "dependencies": [{"resource": "`+strings.Repeat("x", 10_000)+`", "dependsOn": ["object-0001"]}]}`),
+		requesttest.Chain(200, true, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "dependencies": [{"resource": "`+strings.Repeat("x", 10_000)+`", "dependsOn": ["object-0001"]}]}`),
 	}
 	for i := range 10 {
 		reqs = append(reqs, genRequest(rngChooser{rand.New(rand.NewPCG(99, uint64(i)))}))
