@@ -38,11 +38,12 @@ func Run(ctx context.Context, in *v1beta1.Input, req *fnv1.RunFunctionRequest, r
 	if err != nil {
 		return err
 	}
-	rsp.Requirements = rd.lookout.requirements(xr)
 	p, err := decide(ctx, in, ownerOf(xr), rd)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	rd.lookout.outside(p.outside)
+	rsp.Requirements = rd.lookout.requirements(xr)
 	if err != nil {
 		response.Fatal(rsp, err)
 		return nil
@@ -63,6 +64,9 @@ type Plan struct {
 	Report     report.Report
 	// Invalid are the references that could not be read.
 	Invalid []report.InvalidReference
+	// outside are the ProviderConfigs the composed resources use that the
+	// composite doesn't compose: the step asks Crossplane for each.
+	outside []objectref.Ref
 }
 
 // Decide decides about a request's composed resources as the step does,
@@ -92,7 +96,7 @@ func decide(ctx context.Context, in *v1beta1.Input, xr composite, rd read) (Plan
 	if err := ctx.Err(); err != nil {
 		return Plan{}, err
 	}
-	resources, notInferred, err := inferred(ctx, resources, rd.inferFrom, in)
+	resources, outside, notInferred, err := inferred(ctx, resources, rd, in, xr.UID)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -116,7 +120,7 @@ func decide(ctx context.Context, in *v1beta1.Input, xr composite, rd read) (Plan
 		Invalid: rd.invalid, Unmatched: unmatched, NotInferred: notInferred,
 		Enforce: in.Mode == v1beta1.ModeEnforce, CyclesFatal: in.OnCycle == v1beta1.CycleFatal,
 	})
-	return Plan{input: in, xr: xr, Graph: g, Finalizers: fin, Usages: use, References: refs, HeldBack: held, Report: rep, Invalid: rd.invalid}, nil
+	return Plan{input: in, xr: xr, Graph: g, Finalizers: fin, Usages: use, References: refs, HeldBack: held, Report: rep, Invalid: rd.invalid, outside: outside}, nil
 }
 
 // protect decides what protects each edge: the finalizers, and the Usages.
@@ -198,32 +202,69 @@ func dependOn(resources []graph.Resource, dependencies []v1beta1.Dependency) ([]
 }
 
 // inferred returns the resources with the dependencies inference finds, of
-// the kinds the input asks for, leaving those it is given as they are, and
-// how many reference fields it found no single target for; or the context's
-// error.
-func inferred(ctx context.Context, resources []graph.Resource, from []infer.Resource, in *v1beta1.Input) ([]graph.Resource, int, error) {
-	found, err := infer.Edges(ctx, from, infer.Kinds{
+// the kinds the input asks for, leaving those it is given as they are; the
+// ProviderConfigs they use that the composite doesn't compose; and how many
+// reference fields it found no single target for; or the context's error.
+//
+// A resource whose ProviderConfig another composite composes depends on that
+// composite (compositeOf), once Crossplane has fetched the ProviderConfig
+// for the step: the composite of a cluster and of the ProviderConfig that
+// reaches it, deleted first, leaves what runs on the cluster unable to be
+// deleted.
+func inferred(ctx context.Context, resources []graph.Resource, rd read, in *v1beta1.Input, xrUID string) ([]graph.Resource, []objectref.Ref, int, error) {
+	found, err := infer.Edges(ctx, rd.inferFrom, infer.Kinds{
 		ProviderConfigs:   in.Infers(v1beta1.InferProviderConfigs),
 		Credentials:       in.Infers(v1beta1.InferCredentials),
 		ManagedReferences: in.Infers(v1beta1.InferManagedReferences),
 	})
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
-	edges := found.Edges
-	if len(edges) == 0 {
-		return resources, len(found.Unidentified), nil
+	if len(found.Edges) == 0 && len(found.Outside) == 0 {
+		return resources, nil, len(found.Unidentified), nil
 	}
 	byName := make(map[string]int, len(resources))
 	resources = slices.Clone(resources)
 	for i, r := range resources {
 		byName[r.Name] = i
 	}
-	for _, e := range edges {
+	for _, e := range found.Edges {
 		r := &resources[byName[e.Dependent]]
 		r.Inferred = append(r.Inferred, graph.Inferred{Target: e.Target, Via: e.Via})
 	}
-	return resources, len(found.Unidentified), nil
+	var outside []objectref.Ref
+	fetched := make(map[objectref.Ref]request.Object, len(rd.required))
+	for _, o := range rd.required {
+		fetched[o.Identity()] = o
+	}
+	for _, o := range found.Outside {
+		r := &resources[byName[o.Dependent]]
+		// What the step asks for comes from the request alone, so that it
+		// asks the same in the call that answers it: not from a resource
+		// Crossplane is deleting, read from what it fetched.
+		if going := r.Observed != nil && r.Observed.Going; !going && !slices.Contains(outside, o.Config) {
+			outside = append(outside, o.Config)
+		}
+		if c, ok := compositeOf(fetched[o.Config.ID()], xrUID); ok {
+			r.Outside = append(r.Outside, graph.Outside{Target: c, Via: "spec.providerConfigRef → " + o.Config.String()})
+		}
+	}
+	return resources, outside, len(found.Unidentified), nil
+}
+
+// compositeOf is the composite that composes a ProviderConfig, and false
+// where there is none: one not fetched, installed by hand, or composed by
+// this composite (xrUID). Crossplane labels what it composes with its
+// composite's name and makes the composite its controller. A namespaced
+// composite composes in its own namespace only: a namespaced
+// ProviderConfig's composite is in its namespace.
+func compositeOf(pc request.Object, xrUID string) (objectref.Ref, bool) {
+	c, uid, ok := pc.Controller()
+	if !ok || uid == xrUID || c.Name == "" || pc.Label(protocol.CompositeLabel) != c.Name {
+		return objectref.Ref{}, false
+	}
+	c.Namespace = pc.Namespace()
+	return c, true
 }
 
 // A composite names the composite: as the owner of its Usages, and by UID

@@ -86,14 +86,20 @@ func (l *lookout) written(observed, desired []objectref.Target) {
 	}
 }
 
+// outside looks at the ProviderConfigs the composed resources use that the
+// composite doesn't compose: whose each is, only the cluster can say.
+func (l *lookout) outside(configs []objectref.Ref) {
+	l.wanted = append(l.wanted, configs...)
+}
+
 // requirements returns what the function asks Crossplane for: the
 // composite's Objects by DependentLabel, one selector per Object API group
 // the composition composes or a DependentGroupLabel names, and the
 // composite's own (the Object of it the composition composed may have been
 // the last), when a reference finalizer names an Object that observed state
 // lacks; and by name each resource that one of its own Usages is used by, or
-// that a reference it wrote depends on, when observed state lacks it. Else
-// nil.
+// that a reference it wrote depends on, when observed state lacks it, and
+// each ProviderConfig outside the composite its resources use. Else nil.
 func (l *lookout) requirements(xr request.Object) *fnv1.Requirements {
 	selectors := map[string]*fnv1.ResourceSelector{}
 	uid, namespace := xr.UID(), xr.Namespace()

@@ -37,6 +37,8 @@ type read struct {
 	// select, when there are some.
 	composedUsages []usage.Composed
 	bodies         map[string][2]request.Object
+	// required are what Crossplane fetched for the step's requirements.
+	required []request.Object
 }
 
 // readComposed reads every composed resource of the request, observed or
@@ -53,7 +55,7 @@ func readComposed(ctx context.Context, c request.Composition, in *v1beta1.Input)
 	inferReferences, explicit, inferring := in.References == v1beta1.ReferencesInfer, len(in.Dependencies) > 0, len(in.Infer) > 0
 	xrNamespace := c.Composite.Namespace()
 	resources := composedOf(c)
-	rd := read{resources: make([]graph.Resource, 0, len(resources)), usages: map[string]map[string]any{}, lookout: newLookout(len(resources))}
+	rd := read{resources: make([]graph.Resource, 0, len(resources)), usages: map[string]map[string]any{}, lookout: newLookout(len(resources)), required: c.Required}
 	for _, cr := range resources {
 		if err := ctx.Err(); err != nil {
 			return read{}, err

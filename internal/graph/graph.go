@@ -45,12 +45,24 @@ type Resource struct {
 	// Inferred are the composed resources it depends on by what it says of
 	// them elsewhere than spec.references.
 	Inferred []Inferred
+
+	// Outside are the objects no composed resource is that it depends on
+	// by what it says elsewhere than spec.references: another composite,
+	// whose ProviderConfig it uses.
+	Outside []Outside
 }
 
 // An Inferred dependency is a composed resource, by composition resource
 // name, and the field that says the dependent depends on it.
 type Inferred struct {
 	Target, Via string
+}
+
+// An Outside dependency is an object, and the fields that say the
+// dependent depends on it, inferred as an Inferred one is.
+type Outside struct {
+	Target objectref.Ref
+	Via    string
 }
 
 // Observed is what the function needs of an observed resource.
@@ -152,10 +164,14 @@ type Shared struct {
 	Names []string
 }
 
-// An External edge is a reference to an object that no composed resource is.
+// An External edge is a dependency on an object that no composed resource
+// is: an Object's reference (FromReference, Target says which), or one
+// inferred (FromInference, by Via).
 type External struct {
 	Dependent string
 	Target    objectref.Target
+	Origin    Origin
+	Via       string
 }
 
 // Options change how the graph is made.
@@ -255,17 +271,27 @@ func New(resources []Resource, o Options) *Graph {
 			}
 		}
 		firstExternal := len(g.External)
+		// depend adds the edges to the composed resources the object is, or
+		// else its external edge, once for the dependent.
+		depend := func(obj objectref.Target, origin Origin, via string) {
+			id := obj.ID()
+			t, matched := first[id]
+			for ; matched && t >= 0; t = next[t] {
+				add(t, origin, via)
+			}
+			if !matched && !slices.ContainsFunc(g.External[firstExternal:], func(e External) bool { return e.Target.ID() == id }) {
+				g.External = append(g.External, External{Dependent: r.Name, Target: obj, Origin: origin, Via: via})
+			}
+		}
 		if !o.IgnoreReferences {
 			for _, ref := range r.References {
-				id := ref.ID()
-				t, matched := first[id]
-				for ; matched && t >= 0; t = next[t] {
-					add(t, FromReference, "")
-				}
-				if !matched && !slices.ContainsFunc(g.External[firstExternal:], func(e External) bool { return e.Target.ID() == id }) {
-					g.External = append(g.External, External{Dependent: r.Name, Target: ref})
-				}
+				depend(ref, FromReference, "")
 			}
+		}
+		// One composed after all (a composite this one composes) is an edge
+		// of the graph.
+		for _, out := range r.Outside {
+			depend(objectref.Target{Ref: out.Target}, FromInference, out.Via)
 		}
 		for _, name := range r.DependsOn {
 			if t, ok := g.index[name]; ok && t != d {

@@ -106,12 +106,22 @@ func (o Object) Ready() bool {
 
 // ControllerUID is the UID of the object's controller, or "".
 func (o Object) ControllerUID() string {
+	_, uid, _ := o.Controller()
+	return uid
+}
+
+// Controller is what the object's controller reference names, without a
+// namespace (an owner reference says none), and its UID; false where it has
+// none, or one of an invalid apiVersion.
+func (o Object) Controller() (objectref.Ref, string, bool) {
 	for _, ref := range value(o.metadata, "ownerReferences").GetListValue().GetValues() {
 		if r := ref.GetStructValue(); value(r, "controller").GetBoolValue() {
-			return text(r, "uid")
+			c := ObjectOf(r)
+			group, valid := c.Group()
+			return objectref.Ref{APIVersion: c.APIVersion(), Group: group, Kind: c.Kind(), Name: text(r, "name")}, text(r, "uid"), valid
 		}
 	}
-	return ""
+	return objectref.Ref{}, "", false
 }
 
 // References are the targets of an Object's spec.references, defaulted as

@@ -63,10 +63,13 @@ const (
 // its provider, which a resolved reference copies into the referencing field.
 const externalName = "crossplane.io/external-name"
 
-// Found is what inference finds: the edges, and the reference fields it
-// can't tell the target of.
+// Found is what inference finds: the edges, the ProviderConfigs outside the
+// composite, and the reference fields it can't tell the target of.
 type Found struct {
 	Edges []Edge
+	// Outside are the ProviderConfigs the resources use that none of them
+	// is, by dependent in the resources' order, each once for each.
+	Outside []Outside
 	// Unidentified are the …Ref, …Refs and resolved …Selector fields whose
 	// candidates nothing singles out: no edge is inferred for them.
 	Unidentified []Unidentified
@@ -76,6 +79,14 @@ type Found struct {
 // composed resources may be its target and nothing says which.
 type Unidentified struct {
 	Dependent, Via string
+}
+
+// An Outside ProviderConfig is one the Dependent's spec.providerConfigRef
+// names that no composed resource is: another composite's, or one installed
+// by hand. Config has the apiVersion to ask Crossplane for it by.
+type Outside struct {
+	Dependent string
+	Config    objectref.Ref
 }
 
 // Edges returns the edges of the kinds that the resources state, by
@@ -121,7 +132,13 @@ func Edges(ctx context.Context, resources []Resource, k Kinds) (Found, error) {
 			}
 		}
 		if k.ProviderConfigs {
-			ix.providerConfigOf(d, add)
+			var outside []objectref.Ref
+			ix.providerConfigOf(d, add, func(c objectref.Ref) {
+				if !slices.Contains(outside, c) {
+					outside = append(outside, c)
+					found.Outside = append(found.Outside, Outside{Dependent: resources[d].Name, Config: c})
+				}
+			})
 		}
 		if k.Credentials {
 			ix.credentialsOf(d, add)
@@ -190,8 +207,9 @@ func isProviderConfig(kind string) bool {
 // the kind it says (ProviderConfig by default), in the dependent's group or
 // a group it ends in (ec2.aws.upbound.io's is aws.upbound.io), the most
 // specific such group where several have one, cluster-scoped or in the
-// dependent's namespace.
-func (ix *indexed) providerConfigOf(d int, add func(int, string)) {
+// dependent's namespace. Where no composed resource is one, it is outside
+// the composite, where its API is known (outsideConfig).
+func (ix *indexed) providerConfigOf(d int, add func(int, string), outside func(objectref.Ref)) {
 	dep := ix.resources[d].Identity
 	for _, body := range ix.resources[d].Bodies {
 		ref, _ := body.Value("spec", "providerConfigRef").(map[string]any)
@@ -203,9 +221,50 @@ func (ix *indexed) providerConfigOf(d int, add func(int, string)) {
 		if name == "" {
 			continue
 		}
-		for _, t := range ix.providerConfigs(name, kind, dep) {
+		found := ix.providerConfigs(name, kind, dep)
+		for _, t := range found {
 			add(t, "spec.providerConfigRef")
 		}
+		composed := slices.ContainsFunc(found, func(t int) bool { return t != d })
+		if c, known := outsideConfig(name, kind, dep); !composed && known {
+			outside(c)
+		}
+	}
+}
+
+// configAPIs are the versions of the ProviderConfig APIs, by group, of the
+// providers whose resources run on a cluster another composite may compose
+// (provider-kubernetes, provider-helm) and of Upbound's AWS, GCP and Azure
+// families. A reference names no version, and Crossplane fails the whole
+// reconcile when it is asked for a kind the cluster doesn't serve: a group
+// not here is never asked for.
+var configAPIs = map[string]string{
+	"kubernetes.crossplane.io": "v1alpha1", "kubernetes.m.crossplane.io": "v1alpha1",
+	"helm.crossplane.io": "v1beta1", "helm.m.crossplane.io": "v1beta1",
+	"aws.upbound.io": "v1beta1", "aws.m.upbound.io": "v1beta1",
+	"gcp.upbound.io": "v1beta1", "gcp.m.upbound.io": "v1beta1",
+	"azure.upbound.io": "v1beta1", "azure.m.upbound.io": "v1beta1",
+}
+
+// outsideConfig is the ProviderConfig a reference names outside the
+// composite: in the most specific group of configAPIs that is the
+// dependent's or one it ends in; in the dependent's namespace if it is a
+// ProviderConfig of the namespaced (.m) APIs, else cluster-scoped.
+func outsideConfig(name, kind string, dep objectref.Ref) (objectref.Ref, bool) {
+	for group := dep.Group; ; {
+		if v, ok := configAPIs[group]; ok {
+			c := objectref.Ref{APIVersion: group + "/" + v, Group: group, Kind: kind, Name: name}
+			if kind == providerConfig && strings.Contains(group, ".m.") {
+				c.Namespace = dep.Namespace
+				return c, c.Namespace != ""
+			}
+			return c, true
+		}
+		dot := strings.IndexByte(group, '.')
+		if dot < 0 {
+			return objectref.Ref{}, false
+		}
+		group = group[dot+1:]
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"sigs.k8s.io/yaml"
 
+	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
 )
 
@@ -39,6 +40,7 @@ type inferCase struct {
 	resources    func(t *testing.T) []Resource
 	kinds        Kinds
 	want         []Edge
+	outside      []Outside
 	unidentified []Unidentified
 }
 
@@ -50,7 +52,7 @@ func check(t *testing.T, cases map[string]inferCase) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(Found{Edges: tc.want, Unidentified: tc.unidentified}, got, cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(Found{Edges: tc.want, Outside: tc.outside, Unidentified: tc.unidentified}, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nEdges(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
@@ -97,6 +99,9 @@ func TestAResourceDependsOnTheProviderConfigItNames(t *testing.T) {
 			},
 			kinds: Kinds{ProviderConfigs: true},
 			want:  []Edge{{Dependent: "cluster", Target: "cpc", Via: "spec.providerConfigRef"}},
+			outside: []Outside{{Dependent: "node", Config: objectref.Ref{
+				APIVersion: "aws.m.upbound.io/v1beta1", Group: "aws.m.upbound.io", Kind: "ProviderConfig", Namespace: "team", Name: "default",
+			}}},
 		},
 		"NotAsked": {
 			reason: "Nothing is inferred of a kind the input doesn't ask for.",
@@ -106,9 +111,26 @@ func TestAResourceDependsOnTheProviderConfigItNames(t *testing.T) {
 			kinds: Kinds{Credentials: true, ManagedReferences: true},
 		},
 		"NotComposed": {
-			reason: "A ProviderConfig the composition doesn't compose makes no edge: it is no composed resource.",
+			reason: "A ProviderConfig the composition doesn't compose makes no edge: it is outside the composite, named with the version of its provider's API, once however many bodies name it.",
 			resources: func(t *testing.T) []Resource {
-				return []Resource{res(t, "app", appObject)}
+				return []Resource{res(t, "app", appObject, appObject)}
+			},
+			kinds: all,
+			outside: []Outside{{Dependent: "app", Config: objectref.Ref{
+				APIVersion: "kubernetes.crossplane.io/v1alpha1", Group: "kubernetes.crossplane.io", Kind: "ProviderConfig", Name: "remote",
+			}}},
+		},
+		"NotComposedOfAnUnknownAPI": {
+			reason: "A ProviderConfig outside the composite of a provider whose ProviderConfig API the function doesn't know is not named: Crossplane fails the reconcile when asked for a kind the cluster doesn't serve.",
+			resources: func(t *testing.T) []Resource {
+				return []Resource{res(t, "db", `{apiVersion: sql.example.org/v1, kind: Database, metadata: {name: db}, spec: {providerConfigRef: {name: default}}}`)}
+			},
+			kinds: all,
+		},
+		"NotComposedNamespacedInTheClusterScope": {
+			reason: "A namespaced ProviderConfig outside the composite is in the dependent's namespace; a cluster-scoped dependent names none.",
+			resources: func(t *testing.T) []Resource {
+				return []Resource{res(t, "app", `{apiVersion: kubernetes.m.crossplane.io/v1alpha1, kind: Object, metadata: {name: app}, spec: {providerConfigRef: {kind: ProviderConfig, name: remote}}}`)}
 			},
 			kinds: all,
 		},

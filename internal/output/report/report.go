@@ -193,6 +193,16 @@ func Of(f Facts) Report {
 	v := verdictsOf(g, f.Finalizers, f.Usages)
 	states := statesOf(g.Edges, v.edges)
 	summary := summaryOf(f, states, v)
+	// An inferred dependency outside the composite is ordered as an inferred
+	// edge is: the condition says what of it is pending, as of the others.
+	edges, edgeVerdicts := g.Edges, v.edges
+	for i, e := range g.External {
+		if e.Origin == graph.FromInference {
+			edges = append(slices.Clip(edges), graph.Edge{Dependent: e.Dependent, Target: e.Target.String(), Origin: e.Origin, Via: e.Via})
+			edgeVerdicts = append(slices.Clip(edgeVerdicts), v.external[i])
+		}
+	}
+	ordered := statesOf(edges, edgeVerdicts)
 	if len(g.Cycles) > 0 && f.CyclesFatal {
 		add(Fatal, ReasonCycle, "cannot order deletion: references form a cycle: "+cyclePaths(g.Cycles))
 	}
@@ -255,7 +265,7 @@ func Of(f Facts) Report {
 		add(Warning, ReasonInvalidReference, "cannot read references: "+
 			listOf(f.Invalid, func(r InvalidReference) string { return r.Resource + ": " + r.Problem }))
 	}
-	c := condition(f, states)
+	c := condition(f, ordered)
 	c.Message += ". " + summary
 	return Report{Condition: c, Results: results, Summary: summary}
 }

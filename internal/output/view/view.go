@@ -67,7 +67,7 @@ func Of(g *graph.Graph, edges []report.Edge, external []report.External, held ma
 			seen[name] = true
 			v.Nodes = append(v.Nodes, Node{Name: name, Kind: e.Target.Kind, Scope: scope(e.Target.Namespace), State: "external"})
 		}
-		v.Edges = append(v.Edges, Edge{From: e.Dependent, To: name, Origin: "reference", Protection: protectionName(e.Protection), State: e.State.Standing(enforce).String()})
+		v.Edges = append(v.Edges, Edge{From: e.Dependent, To: name, Origin: origin(e.Origin), Via: e.Via, Protection: protectionName(e.Protection), State: e.State.Standing(enforce).String()})
 	}
 	// Stable, so that an external node named like a composed resource comes
 	// after it.

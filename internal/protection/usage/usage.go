@@ -259,10 +259,12 @@ func Decide(g *graph.Graph, o Options) Plan {
 			p.States[i] = state
 		}
 	}
-	if o.Policy < External {
-		return p
-	}
 	for i, ge := range g.External {
+		if o.Policy < External && ge.Origin != graph.FromInference {
+			// An inferred dependency outside the composite gets a Usage as
+			// an inferred edge does.
+			continue
+		}
 		d, t := g.Resource(ge.Dependent), ge.Target
 		e := Edge{
 			Key: ExternalKey(d.Name, t.Group, t.Kind, t.Namespace, t.Name), Dependent: d.Name, Dependency: t.String(),

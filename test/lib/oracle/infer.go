@@ -143,6 +143,60 @@ func (p *Plan) inferProviderConfig(d *Node, body map[string]any, add func(target
 	}
 }
 
+// configVersions are the versions of the ProviderConfig APIs the function
+// knows, by group (docs/rules.md, "Between composites").
+var configVersions = map[string]string{
+	"kubernetes.crossplane.io": "v1alpha1", "kubernetes.m.crossplane.io": "v1alpha1",
+	"helm.crossplane.io": "v1beta1", "helm.m.crossplane.io": "v1beta1",
+	"aws.upbound.io": "v1beta1", "aws.m.upbound.io": "v1beta1",
+	"gcp.upbound.io": "v1beta1", "gcp.m.upbound.io": "v1beta1",
+	"azure.upbound.io": "v1beta1", "azure.m.upbound.io": "v1beta1",
+}
+
+// askForOutsideConfigs is rule 1 where no composed resource is the
+// ProviderConfig: with ProviderConfigs inferred, each resource of the
+// request (not one Crossplane is deleting, which the request lacks) asks
+// for the one its providerConfigRef names by name, of the longest group of
+// configVersions its own is or ends in, in its namespace for a .m
+// ProviderConfig (none when it is cluster-scoped), else cluster-scoped.
+func (p *Plan) askForOutsideConfigs() {
+	if !p.infers(InferProviderConfigs) {
+		return
+	}
+	for _, name := range p.Names {
+		d := p.Nodes[name]
+		if slices.Contains(p.going, name) {
+			continue
+		}
+		for _, body := range d.bodies() {
+			found := false
+			p.inferProviderConfig(d, body, func(string, string) { found = true })
+			ref := harness.String(body, "spec", "providerConfigRef", "name")
+			if found || ref == "" {
+				continue
+			}
+			kind := cmp.Or(harness.String(body, "spec", "providerConfigRef", "kind"), "ProviderConfig")
+			group := ""
+			for g := range configVersions {
+				if (d.Identity.Group == g || strings.HasSuffix(d.Identity.Group, "."+g)) && len(g) > len(group) {
+					group = g
+				}
+			}
+			if group == "" {
+				continue
+			}
+			a := Ask{APIVersion: group + "/" + configVersions[group], Kind: kind, Name: ref}
+			if kind == "ProviderConfig" && strings.Contains(group, ".m.") {
+				if a.Namespace = d.Identity.Namespace; a.Namespace == "" {
+					continue
+				}
+			}
+			p.addAsk(a)
+		}
+	}
+	slices.SortFunc(p.Asks, func(a, b Ask) int { return strings.Compare(a.String(), b.String()) })
+}
+
 // inferCredentials is rule 2: a ProviderConfig's (or
 // ClusterProviderConfig's) secret references name a Secret, and each
 // composed resource that writes it is a target: the Secret itself, a

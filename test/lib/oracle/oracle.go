@@ -976,6 +976,7 @@ func Expect(s State) *Plan {
 		XRUID: harness.String(s.XR, "metadata", "uid"), xrNamespaced: harness.String(s.XR, "metadata", "namespace") != "",
 	}
 	p.readNodes(s)
+	p.askForOutsideConfigs()
 	p.readComposedUsages()
 	p.findShared()
 	p.addEdges()
