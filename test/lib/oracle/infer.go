@@ -153,48 +153,100 @@ var configVersions = map[string]string{
 	"azure.upbound.io": "v1beta1", "azure.m.upbound.io": "v1beta1",
 }
 
-// askForOutsideConfigs is rule 1 where no composed resource is the
-// ProviderConfig: with ProviderConfigs inferred, each resource of the
-// request (not one Crossplane is deleting, which the request lacks) asks
-// for the one its providerConfigRef names by name, of the longest group of
-// configVersions its own is or ends in, in its namespace for a .m
-// ProviderConfig (none when it is cluster-scoped), else cluster-scoped.
+// outsideConfig is rule 1 where no composed resource is the ProviderConfig
+// the body's providerConfigRef names: the one to ask Crossplane for by name,
+// of the longest group of configVersions the dependent's own is or ends in,
+// in its namespace for a .m ProviderConfig (none when the dependent is
+// cluster-scoped), else cluster-scoped; false where there is none to ask for.
+func (p *Plan) outsideConfig(d *Node, body map[string]any) (Ask, bool) {
+	found := false
+	p.inferProviderConfig(d, body, func(string, string) { found = true })
+	ref := harness.String(body, "spec", "providerConfigRef", "name")
+	if found || ref == "" {
+		return Ask{}, false
+	}
+	kind := cmp.Or(harness.String(body, "spec", "providerConfigRef", "kind"), "ProviderConfig")
+	group := ""
+	for g := range configVersions {
+		if (d.Identity.Group == g || strings.HasSuffix(d.Identity.Group, "."+g)) && len(g) > len(group) {
+			group = g
+		}
+	}
+	if group == "" {
+		return Ask{}, false
+	}
+	a := Ask{APIVersion: group + "/" + configVersions[group], Kind: kind, Name: ref}
+	if kind == "ProviderConfig" && strings.Contains(group, ".m.") {
+		a.Namespace = d.Identity.Namespace
+		return a, a.Namespace != ""
+	}
+	return a, true
+}
+
+// askForOutsideConfigs asks, with ProviderConfigs inferred, for each
+// resource's ProviderConfig outside the composite: each resource of the
+// request, not one Crossplane is deleting, which the request lacks.
 func (p *Plan) askForOutsideConfigs() {
 	if !p.infers(InferProviderConfigs) {
 		return
 	}
 	for _, name := range p.Names {
-		d := p.Nodes[name]
 		if slices.Contains(p.going, name) {
 			continue
 		}
-		for _, body := range d.bodies() {
-			found := false
-			p.inferProviderConfig(d, body, func(string, string) { found = true })
-			ref := harness.String(body, "spec", "providerConfigRef", "name")
-			if found || ref == "" {
-				continue
+		for _, body := range p.Nodes[name].bodies() {
+			if a, ok := p.outsideConfig(p.Nodes[name], body); ok {
+				p.addAsk(a)
 			}
-			kind := cmp.Or(harness.String(body, "spec", "providerConfigRef", "kind"), "ProviderConfig")
-			group := ""
-			for g := range configVersions {
-				if (d.Identity.Group == g || strings.HasSuffix(d.Identity.Group, "."+g)) && len(g) > len(group) {
-					group = g
-				}
-			}
-			if group == "" {
-				continue
-			}
-			a := Ask{APIVersion: group + "/" + configVersions[group], Kind: kind, Name: ref}
-			if kind == "ProviderConfig" && strings.Contains(group, ".m.") {
-				if a.Namespace = d.Identity.Namespace; a.Namespace == "" {
-					continue
-				}
-			}
-			p.addAsk(a)
 		}
 	}
 	slices.SortFunc(p.Asks, func(a, b Ask) int { return strings.Compare(a.String(), b.String()) })
+}
+
+// group is the API group of a by-name ask.
+func (a Ask) group() string {
+	g, _ := GroupOf(a.APIVersion)
+	return g
+}
+
+// inferOutside is rule 1 across composites: a resource whose ProviderConfig
+// outside the composite Crossplane fetched for the step, and another
+// composite composes (its controller, whose name the ProviderConfig's
+// crossplane.io/composite label holds), depends on that composite, in the
+// ProviderConfig's namespace; a Usage protects it as any inferred edge.
+func (p *Plan) inferOutside() {
+	if !p.infers(InferProviderConfigs) {
+		return
+	}
+	for _, name := range p.Names {
+		var added []Identity
+		for _, body := range p.Nodes[name].bodies() {
+			a, ok := p.outsideConfig(p.Nodes[name], body)
+			if !ok {
+				continue
+			}
+			for _, r := range p.required {
+				group, _ := GroupOf(harness.String(r, "apiVersion"))
+				if group != a.group() || harness.String(r, "kind") != a.Kind || harness.String(r, "metadata", "namespace") != a.Namespace || harness.String(r, "metadata", "name") != a.Name {
+					continue
+				}
+				owner, uid := controllerOf(r)
+				if owner == nil || uid == p.XRUID || harness.String(owner, "name") == "" || harness.String(r, "metadata", "labels", "crossplane.io/composite") != harness.String(owner, "name") {
+					continue
+				}
+				ownerGroup, _ := GroupOf(harness.String(owner, "apiVersion"))
+				id := Identity{Group: ownerGroup, Kind: harness.String(owner, "kind"), Namespace: a.Namespace, Name: harness.String(owner, "name")}
+				if slices.Contains(added, id) {
+					continue
+				}
+				added = append(added, id)
+				p.External = append(p.External, External{
+					Dependent: name, Target: Target{Identity: id, APIVersion: harness.String(owner, "apiVersion")},
+					Protection: ByUsage, Inferred: true,
+				})
+			}
+		}
+	}
 }
 
 // inferCredentials is rule 2: a ProviderConfig's (or

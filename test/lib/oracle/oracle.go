@@ -508,6 +508,9 @@ type External struct {
 	Target     Target
 	Protection Protection
 	State      EdgeState
+	// Inferred is true for the composite of a ProviderConfig outside the
+	// composite (inferOutside).
+	Inferred bool
 }
 
 // A LeftOut edge is an inferred edge that would close a cycle, with the
@@ -756,6 +759,8 @@ type Plan struct {
 	// going are the resources read from the required ones: those
 	// Crossplane is deleting.
 	going []string
+	// required are what Crossplane fetched for the step.
+	required []map[string]any
 
 	// Declare holds, for each desired resource that must declare some, every
 	// reference finalizer it must declare, sorted, whether earlier steps
@@ -980,6 +985,7 @@ func Expect(s State) *Plan {
 	p.readComposedUsages()
 	p.findShared()
 	p.addEdges()
+	p.inferOutside()
 	p.leaveOutInferredCycles()
 	p.findCycles()
 	p.decide()
@@ -1015,6 +1021,7 @@ func (p *Plan) findShared() {
 func (p *Plan) readNodes(s State) {
 	xrNamespace := harness.String(s.XR, "metadata", "namespace")
 	p.readAsks(s)
+	p.required = s.Required
 	observed := maps.Clone(s.Observed)
 	if observed == nil {
 		observed = map[string]map[string]any{}
@@ -1213,14 +1220,20 @@ func (p *Plan) composedUsage(e *Edge, own Usage) (takes, observed bool) {
 
 // controllerUID is the UID of the resource's controller, or "".
 func controllerUID(r map[string]any) string {
+	_, uid := controllerOf(r)
+	return uid
+}
+
+// controllerOf is the resource's controller reference and its UID, or nil.
+func controllerOf(r map[string]any) (map[string]any, string) {
 	refs, _ := harness.Lookup(r, "metadata", "ownerReferences").([]any)
 	for _, ref := range refs {
 		if m, _ := ref.(map[string]any); m["controller"] == true {
 			s, _ := m["uid"].(string)
-			return s
+			return m, s
 		}
 	}
-	return ""
+	return nil, ""
 }
 
 // readAsks finds, in the request's observed and desired state alone, what
@@ -1749,9 +1762,17 @@ func (p *Plan) condition() {
 	// list names the edges in the states, and what protects them: one
 	// protection, or mixed, each edge then labelled with its own.
 	list := func(states ...EdgeState) ([]string, Protection, bool) {
+		// The composites of ProviderConfigs outside the composite are
+		// listed after the edges, as edges.
+		edges := slices.Clone(p.Edges)
+		for _, e := range p.External {
+			if e.Inferred {
+				edges = append(edges, Edge{Dependent: e.Dependent, Target: e.Target.Describe(), Protection: e.Protection, State: e.State})
+			}
+		}
 		var in []Edge
 		for _, s := range states {
-			for _, e := range p.Edges {
+			for _, e := range edges {
 				if e.State == s {
 					in = append(in, e)
 				}
