@@ -168,6 +168,10 @@ echo "# provider-kubernetes #371 in ${example#"$root"/}/$state, as function-depe
 
 args=("$example/xr.yaml" "$example/composition.yaml" "$tmp/functions.yaml"
   --observed-resources="$example/observed.yaml" --xrd="$example/xrd.yaml" --include-function-results)
+# What Crossplane would fetch for the function's requirements, where the example says.
+if [ -f "$example/required.yaml" ]; then
+  args+=(--required-resources="$example/required.yaml")
+fi
 # In microseconds, from bash 5's clock; without it, the time isn't printed.
 now() { local t=${EPOCHREALTIME:-}; echo "${t//[.,]/}"; }
 start=$(now)

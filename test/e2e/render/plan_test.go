@@ -130,9 +130,9 @@ type graph struct {
 // being deleted or removed (checkFinalizers expects exactly the live edges'
 // finalizers); and an explicit dependency of a resource that is no Object.
 // An inferred edge may have any dependent: its Usage protects it.
-func edgesOf(t *testing.T, desired map[string]doc, observed []doc, xr doc, in *input) graph {
+func edgesOf(t *testing.T, desired map[string]doc, observed, required []doc, xr doc, in *input) graph {
 	t.Helper()
-	s := oracle.State{Desired: map[string]map[string]any{}, Observed: map[string]map[string]any{}, XR: xr}
+	s := oracle.State{Desired: map[string]map[string]any{}, Observed: map[string]map[string]any{}, XR: xr, Required: required}
 	if in != nil {
 		s.Input = in.oracle()
 	}
@@ -165,6 +165,13 @@ func edgesOf(t *testing.T, desired map[string]doc, observed []doc, xr doc, in *i
 			}
 		}
 	}
+	// The composite of a ProviderConfig outside the composite, which
+	// Crossplane fetched for the step, is an inferred edge's target.
+	for _, e := range p.External {
+		if e.Inferred {
+			g.inferred = append(g.inferred, edge{dependent: e.Dependent, target: e.Target.Describe()})
+		}
+	}
 	return g
 }
 
@@ -192,7 +199,7 @@ type plan struct {
 // resource is ready: the observed Ready condition decides.
 func planOf(t *testing.T, ex example, baseline map[string]doc, observed []doc) plan {
 	t.Helper()
-	g := edgesOf(t, baseline, observed, ex.xr, &ex.input)
+	g := edgesOf(t, baseline, observed, ex.required, ex.xr, &ex.input)
 	o := g.oracle
 	// The render checks compare the step's results exactly, and model the
 	// messages of the Normal ones only.

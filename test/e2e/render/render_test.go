@@ -138,6 +138,9 @@ type example struct {
 	// is: false for the v1 generation of another example.
 	alone    bool
 	observed []doc
+	// required are what Crossplane would fetch for the function's
+	// requirements (required.yaml, if the example has one).
+	required []doc
 	// step is the name of the pipeline step that runs function-dependencies,
 	// and input its input.
 	step  string
@@ -323,6 +326,9 @@ func (r *renderer) render(t *testing.T, what string, composition any, observed s
 		"--xrd=" + filepath.Join(r.example.xrDir, "xrd.yaml"),
 		"--include-function-results",
 	})
+	if len(r.example.required) > 0 {
+		args = append(args, "--required-resources="+filepath.Join(r.example.dir, "required.yaml"))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), renderTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, r.tools[r.cli.tools[0]], args...)
@@ -695,6 +701,9 @@ func readExample(t *testing.T, name, dir, xrDir string, composition doc, v1 bool
 	t.Helper()
 	ex := example{name: name, dir: dir, v1: v1, xrDir: xrDir, composition: composition, alone: true, observed: readDocs(t, filepath.Join(dir, "observed.yaml"))}
 	ex.xr = readDocs(t, filepath.Join(xrDir, "xr.yaml"))[0]
+	if _, err := os.Stat(filepath.Join(dir, "required.yaml")); err == nil {
+		ex.required = readDocs(t, filepath.Join(dir, "required.yaml"))
+	}
 	ex.xrNamespace = harness.String(ex.xr, "metadata", "namespace")
 	for _, s := range harness.List(composition, "spec", "pipeline") {
 		if sd, _ := s.(doc); harness.String(sd, "functionRef", "name") == fnDependencies {

@@ -106,7 +106,7 @@ func checkGapComments(t *testing.T, ex example, comments []string) {
 	// The script reads the observed references only, as provider-kubernetes
 	// does: not the input's dependencies, which the function has written
 	// into the observed Objects already.
-	g := edgesOf(t, observed, ex.observed, ex.xr, nil)
+	g := edgesOf(t, observed, ex.observed, ex.required, ex.xr, nil)
 	// A Usage the function emitted, observed, protects its edge as the
 	// finalizer would: the graph command doesn't call that edge's finalizer missing.
 	used := map[[2]string]bool{}
