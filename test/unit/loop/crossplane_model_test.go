@@ -165,8 +165,11 @@ type xpObject struct {
 	finalizers    []string
 	owners        map[string]xpOwners
 	deleting      bool
-	// ownerUIDs are its ownerReferences: the composite's, and a Usage's user's.
-	ownerUIDs []string
+	// ownerUIDs are its ownerReferences: the composite's, and a Usage's user's;
+	// controllerUID, for an external object, another composite's that
+	// composes it.
+	ownerUIDs     []string
+	controllerUID string
 	// composedAs is its composition resource name; external objects have none.
 	composedAs string
 	// byFunction is true for a resource only the function's output had, never
@@ -539,7 +542,9 @@ func (m *xpModel) observedJSON(o *xpObject, n int) map[string]any {
 	for _, uid := range o.ownerUIDs {
 		if uid == m.xr.uid {
 			owners = append(owners, map[string]any{"apiVersion": m.xr.apiVersion, "kind": m.xr.kind, "name": m.xr.name, "uid": uid, "controller": true, "blockOwnerDeletion": true})
-		} else if owner := m.byUID[uid]; owner != nil {
+		} else if owner := m.byUID[uid]; owner != nil && uid == o.controllerUID {
+			owners = append(owners, map[string]any{"apiVersion": owner.apiVersion, "kind": owner.key.kind, "name": owner.key.name, "uid": uid, "controller": true, "blockOwnerDeletion": true})
+		} else if owner != nil {
 			owners = append(owners, map[string]any{"apiVersion": owner.apiVersion, "kind": owner.key.kind, "name": owner.key.name, "uid": uid})
 		}
 	}

@@ -74,6 +74,10 @@ type loopRef struct {
 type loopExternal struct {
 	apiVersion, kind, namespace, name string
 	missing                           bool // it doesn't exist
+	// labels are its labels, and controller the external object that is
+	// its controller, if any: another composite that composes it.
+	labels     map[string]string
+	controller *loopExternal
 }
 
 func (e *loopExternal) key() xpKey { return xpKey{xpGroup(e.apiVersion), e.kind, e.namespace, e.name} }
@@ -599,6 +603,9 @@ func loopGenerate(index int, rng *rand.Rand, off map[string]bool) *loopCompositi
 	// uses, as with protection: Both, which the generator leaves out for them.
 	if !off["inference"] && !c.features["one Object under two names"] {
 		loopInference(c, rand.New(rand.NewPCG(uint64(index), 0x3c6ef372)), off)
+	}
+	if !off["inference"] && !c.features["one Object under two names"] {
+		loopOtherComposites(c, rand.New(rand.NewPCG(uint64(index), 0x510e527f)))
 	}
 	// Two names of one object take turns applying it: a Usage by it is no
 	// fixed point.

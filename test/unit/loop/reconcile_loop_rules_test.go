@@ -257,8 +257,8 @@ func (r *loopRun) teardown() {
 	r.n = 0
 	if r.c.deleteExternals {
 		for _, e := range r.c.externals {
-			if o := m.objects[e.key()]; o != nil {
-				m.delete(o, "a user")
+			if o := m.objects[e.key()]; o != nil && !m.delete(o, "a user") && e.kind == "XCluster" {
+				r.reach(loopClusterWaits)
 			}
 		}
 	}

@@ -367,6 +367,13 @@ func loopRunComposition(f *Function, c *loopComposition, seed uint64) *loopRun {
 			r.m.addExternal(e.apiVersion, e.kind, e.namespace, e.name)
 		}
 	}
+	for _, e := range c.externals {
+		if o, owner := r.m.objects[e.key()], e.controller; o != nil && owner != nil && r.m.objects[owner.key()] != nil {
+			maps.Copy(o.labels, e.labels)
+			o.controllerUID = r.m.objects[owner.key()].uid
+			o.ownerUIDs = append(o.ownerUIDs, o.controllerUID)
+		}
+	}
 	r.live(f)
 	if r.converged {
 		r.teardown()
@@ -1479,6 +1486,7 @@ func (s *loopStats) add(r *loopRun) {
 			"a composed Usage by name", "a composed Usage by selector", "a composed Usage whose selector selects several",
 			"an edge a composed Usage protects, protected", "an edge a composed Usage protects, declared",
 			"a dependency declared and left unprotected",
+			loopOnAnotherComposite, loopClusterWaits,
 		} {
 			s.reached[name] = 0
 		}
