@@ -146,12 +146,12 @@ func TestAResourceDependsOnTheCompositeOfTheProviderConfigItUses(t *testing.T) {
 			if diff := cmp.Diff(tc.results, rsp.GetResults(), protocmp.Transform()); diff != "" {
 				t.Errorf("%s\nresults: -want, +got:\n%s", tc.reason, diff)
 			}
-			var got string
+			var got strings.Builder
 			for _, c := range rsp.GetConditions() {
-				got += c.GetType() + " " + c.GetStatus().String() + " " + c.GetReason() + ": " + c.GetMessage() + "\n"
+				fmt.Fprintf(&got, "%s %s %s: %s\n", c.GetType(), c.GetStatus(), c.GetReason(), c.GetMessage())
 			}
-			if got != tc.condition {
-				t.Errorf("%s\nconditions: want %q, got %q", tc.reason, tc.condition, got)
+			if got.String() != tc.condition {
+				t.Errorf("%s\nconditions: want %q, got %q", tc.reason, tc.condition, got.String())
 			}
 		})
 	}

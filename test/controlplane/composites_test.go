@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // Bounds of the test of ordering across composites.
@@ -255,11 +254,7 @@ type acrossState struct {
 func (s *stack) acrossState(ctx context.Context, p *acrossPair) (acrossState, error) {
 	st := acrossState{usages: map[string]int{}, usagesReady: map[string]int{}}
 	get := func(r schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
-		u, err := s.client.Resource(r).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
-		if kerrors.IsNotFound(err) {
-			return nil, nil
-		}
-		return u, err
+		return s.getIfExists(ctx, r, ns, name)
 	}
 	for _, xr := range []struct {
 		name   string
@@ -270,15 +265,8 @@ func (s *stack) acrossState(ctx context.Context, p *acrossPair) (acrossState, er
 			return st, err
 		}
 		*xr.exists = u != nil
-		usages, err := s.client.Resource(gvrClusterUsage).List(ctx, metav1.ListOptions{LabelSelector: "crossplane.io/composite=" + xr.name})
-		if err != nil {
+		if st.usages[xr.name], st.usagesReady[xr.name], err = s.clusterUsagesOf(ctx, xr.name); err != nil {
 			return st, err
-		}
-		for _, u := range usages.Items {
-			st.usages[xr.name]++
-			if conditionTrue(&u, "Ready") {
-				st.usagesReady[xr.name]++
-			}
 		}
 	}
 	var err error
@@ -295,17 +283,7 @@ func (s *stack) acrossState(ctx context.Context, p *acrossPair) (acrossState, er
 	for i := range objs.Items {
 		st.apps = append(st.apps, &objs.Items[i])
 	}
-	cms, err := s.client.Resource(gvrConfigMap).Namespace(p.name).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return st, err
-	}
-	for _, cm := range cms.Items {
-		if strings.HasPrefix(cm.GetName(), "app-") {
-			st.configMaps++
-		}
-	}
-	secret, err := get(gvrSecret, p.name, inferSecret)
-	st.secret = secret != nil
+	st.configMaps, _, st.secret, err = s.remoteObjects(ctx, p.name)
 	return st, err
 }
 
@@ -318,12 +296,7 @@ func (st acrossState) ready(p *acrossPair) error {
 	if st.secretObject != nil {
 		objects = append(objects, st.secretObject)
 	}
-	var notReady []string
-	for _, o := range objects {
-		if !conditionTrue(o, "Synced") || !conditionTrue(o, "Ready") {
-			notReady = append(notReady, o.GetName()+": "+describeCondition(o, "Synced"))
-		}
-	}
+	notReady := notSyncedAndReady(objects)
 	want := map[string]int{}
 	if len(p.clusterInfer) > 0 {
 		want[p.clusterXR()] = 1
@@ -433,30 +406,19 @@ func (s *stack) unstickAcross(ctx context.Context, p *acrossPair) {
 	if err != nil {
 		t.Fatal("ERROR:", err)
 	}
-	noFinalizers := []byte(`{"metadata":{"finalizers":null}}`)
-	release := func(r schema.GroupVersionResource, name string) {
-		ri := s.client.Resource(r)
-		if err := ri.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !kerrors.IsNotFound(err) {
-			t.Errorf("ERROR: %s: cleaning up, cannot delete %s %s: %v", p.name, r.Resource, name, err)
-		}
-		if _, err := ri.Patch(ctx, name, types.MergePatchType, noFinalizers, metav1.PatchOptions{}); err != nil && !kerrors.IsNotFound(err) {
-			t.Errorf("ERROR: %s: cleaning up, cannot remove the finalizers of %s %s: %v", p.name, r.Resource, name, err)
-		}
-	}
+	release := func(r schema.GroupVersionResource, name string) { s.release(ctx, p.name, r, name) }
 	for _, xr := range []string{p.clusterXR(), p.appsXR()} {
 		release(gvrXR, xr)
 	}
 	for _, o := range st.apps {
 		release(gvrObject, o.GetName())
 	}
-	pcus, err := s.client.Resource(gvrProviderConfigUsage).List(ctx, metav1.ListOptions{})
+	pcus, err := s.providerConfigUsagesOf(ctx, p.providerConfig())
 	if err != nil {
 		t.Fatal("ERROR:", err)
 	}
-	for _, u := range pcus.Items {
-		if name, _, _ := unstructured.NestedString(u.Object, "providerConfigRef", "name"); name == p.providerConfig() {
-			release(gvrProviderConfigUsage, u.GetName())
-		}
+	for _, u := range pcus {
+		release(gvrProviderConfigUsage, u.GetName())
 	}
 	release(gvrProviderConfig, p.providerConfig())
 	if err := s.client.Resource(gvrNamespace).Delete(ctx, p.name, metav1.DeleteOptions{}); err != nil && !kerrors.IsNotFound(err) {

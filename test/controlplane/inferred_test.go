@@ -520,11 +520,7 @@ type inferredState struct {
 func (s *stack) inferredState(ctx context.Context, a *inferArm) (inferredState, error) {
 	st := inferredState{writerLabel: a.writerLabel()}
 	get := func(r schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
-		u, err := s.client.Resource(r).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
-		if kerrors.IsNotFound(err) {
-			return nil, nil
-		}
-		return u, err
+		return s.getIfExists(ctx, r, ns, name)
 	}
 	xr, err := get(gvrXR, "", a.xr)
 	if err != nil {
@@ -545,40 +541,49 @@ func (s *stack) inferredState(ctx context.Context, a *inferArm) (inferredState, 
 	if st.providerConfig, err = get(gvrProviderConfig, "", a.providerConfig()); err != nil {
 		return st, err
 	}
-	pcus, err := s.client.Resource(gvrProviderConfigUsage).List(ctx, metav1.ListOptions{})
-	if err != nil {
+	if st.providerConfigUsages, err = s.providerConfigUsagesOf(ctx, a.providerConfig()); err != nil {
 		return st, err
 	}
-	for _, u := range pcus.Items {
-		if name, _, _ := unstructured.NestedString(u.Object, "providerConfigRef", "name"); name == a.providerConfig() {
-			st.providerConfigUsages = append(st.providerConfigUsages, u)
-		}
-	}
-	usages, err := s.client.Resource(gvrClusterUsage).List(ctx, metav1.ListOptions{LabelSelector: "crossplane.io/composite=" + a.xr})
-	if err != nil {
+	if st.usages, st.usagesReady, err = s.clusterUsagesOf(ctx, a.xr); err != nil {
 		return st, err
 	}
-	st.usages = len(usages.Items)
-	for _, u := range usages.Items {
+	st.configMaps, st.workload, st.secret, err = s.remoteObjects(ctx, a.namespace())
+	return st, err
+}
+
+// clusterUsagesOf counts the ClusterUsages the XR composes, and those of them
+// Ready.
+func (s *stack) clusterUsagesOf(ctx context.Context, xr string) (usages, ready int, err error) {
+	list, err := s.client.Resource(gvrClusterUsage).List(ctx, metav1.ListOptions{LabelSelector: "crossplane.io/composite=" + xr})
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, u := range list.Items {
 		if conditionTrue(&u, "Ready") {
-			st.usagesReady++
+			ready++
 		}
 	}
-	cms, err := s.client.Resource(gvrConfigMap).Namespace(a.namespace()).List(ctx, metav1.ListOptions{})
+	return len(list.Items), ready, nil
+}
+
+// remoteObjects are what a scenario's Objects made in the namespace: how many
+// app- ConfigMaps, and whether the workload's and the kubeconfig Secret
+// exist.
+func (s *stack) remoteObjects(ctx context.Context, namespace string) (configMaps int, workload, secret bool, err error) {
+	cms, err := s.client.Resource(gvrConfigMap).Namespace(namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return st, err
+		return 0, false, false, err
 	}
 	for _, cm := range cms.Items {
 		switch {
 		case strings.HasPrefix(cm.GetName(), "app-"):
-			st.configMaps++
+			configMaps++
 		case cm.GetName() == inferWorkload:
-			st.workload = true
+			workload = true
 		}
 	}
-	secret, err := get(gvrSecret, a.namespace(), inferSecret)
-	st.secret = secret != nil
-	return st, err
+	u, err := s.getIfExists(ctx, gvrSecret, namespace, inferSecret)
+	return configMaps, workload, u != nil, err
 }
 
 // ready returns what the arm still lacks before its teardown.
@@ -587,12 +592,7 @@ func (st inferredState) ready(a *inferArm) error {
 	if st.writer != nil {
 		objects = append(objects, st.writer)
 	}
-	var notReady []string
-	for _, o := range objects {
-		if !conditionTrue(o, "Synced") || !conditionTrue(o, "Ready") {
-			notReady = append(notReady, o.GetName()+": "+describeCondition(o, "Synced"))
-		}
-	}
+	notReady := notSyncedAndReady(objects)
 	switch {
 	case !st.xr:
 		return errors.New("no XR")
@@ -661,16 +661,7 @@ func (s *stack) unstick(ctx context.Context, a *inferArm) {
 	if err != nil {
 		t.Fatal("ERROR:", err)
 	}
-	noFinalizers := []byte(`{"metadata":{"finalizers":null}}`)
-	release := func(r schema.GroupVersionResource, name string) {
-		ri := s.client.Resource(r)
-		if err := ri.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !kerrors.IsNotFound(err) {
-			t.Errorf("ERROR: %s: cleaning up, cannot delete %s %s: %v", a.xr, r.Resource, name, err)
-		}
-		if _, err := ri.Patch(ctx, name, types.MergePatchType, noFinalizers, metav1.PatchOptions{}); err != nil && !kerrors.IsNotFound(err) {
-			t.Errorf("ERROR: %s: cleaning up, cannot remove the finalizers of %s %s: %v", a.xr, r.Resource, name, err)
-		}
-	}
+	release := func(r schema.GroupVersionResource, name string) { s.release(ctx, a.xr, r, name) }
 	objects := st.dependents
 	if st.writer != nil {
 		objects = append(objects, st.writer)
@@ -709,4 +700,53 @@ func (s *stack) unstick(ctx context.Context, a *inferArm) {
 		return
 	}
 	t.Logf("%s: cleaned up: finalizers removed, its Namespace with the orphaned remote objects deleted", a.xr)
+}
+
+// getIfExists gets the object, or nil where there is none.
+func (s *stack) getIfExists(ctx context.Context, r schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
+	u, err := s.client.Resource(r).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+	if kerrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return u, err
+}
+
+// providerConfigUsagesOf are provider-kubernetes's ProviderConfigUsages of
+// the ProviderConfig.
+func (s *stack) providerConfigUsagesOf(ctx context.Context, providerConfig string) ([]unstructured.Unstructured, error) {
+	pcus, err := s.client.Resource(gvrProviderConfigUsage).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var of []unstructured.Unstructured
+	for _, u := range pcus.Items {
+		if name, _, _ := unstructured.NestedString(u.Object, "providerConfigRef", "name"); name == providerConfig {
+			of = append(of, u)
+		}
+	}
+	return of, nil
+}
+
+// notSyncedAndReady names the objects not both Synced and Ready, each with
+// why.
+func notSyncedAndReady(objects []*unstructured.Unstructured) []string {
+	var notReady []string
+	for _, o := range objects {
+		if !conditionTrue(o, "Synced") || !conditionTrue(o, "Ready") {
+			notReady = append(notReady, o.GetName()+": "+describeCondition(o, "Synced"))
+		}
+	}
+	return notReady
+}
+
+// release deletes a cluster-scoped object a scenario left stuck and removes
+// its finalizers, so that the stack can go on; what names the scenario.
+func (s *stack) release(ctx context.Context, what string, r schema.GroupVersionResource, name string) {
+	ri := s.client.Resource(r)
+	if err := ri.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !kerrors.IsNotFound(err) {
+		s.t.Errorf("ERROR: %s: cleaning up, cannot delete %s %s: %v", what, r.Resource, name, err)
+	}
+	if _, err := ri.Patch(ctx, name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil && !kerrors.IsNotFound(err) {
+		s.t.Errorf("ERROR: %s: cleaning up, cannot remove the finalizers of %s %s: %v", what, r.Resource, name, err)
+	}
 }
