@@ -137,8 +137,9 @@ func TestTheClusterOutlivesTheCompositesThatRunOnIt(t *testing.T) {
 			t.Errorf("ERROR: %s: left %s after deleting the apps' XR: %s", p.name, acrossTeardown, p.atEnd)
 		}
 	}
-	// The pair without inference had as long as the others to finish.
-	time.Sleep(time.Until(neither.appsDeleted.Add(acrossTeardown / 2)))
+	// The pair without inference has as long again as its Secret's Object
+	// took to go: its Objects fail to connect at their first try.
+	time.Sleep(time.Until(neither.appsDeleted.Add(acrossHold)))
 	if neither.atEnd, err = s.acrossState(ctx, neither); err != nil {
 		t.Fatalf("ERROR: %s: %v", neither.name, err)
 	}
