@@ -239,10 +239,10 @@ func inferred(ctx context.Context, resources []graph.Resource, rd read, in *v1be
 	}
 	for _, o := range found.Outside {
 		r := &resources[byName[o.Dependent]]
-		// What the step asks for comes from the request alone, so that it
-		// asks the same in the call that answers it: not from a resource
-		// Crossplane is deleting, read from what it fetched.
-		if going := r.Observed != nil && r.Observed.Going; !going && !slices.Contains(outside, o.Config) {
+		// A resource Crossplane is deleting, read from what it fetched,
+		// asks too: its Usage of the other composite stays until it is
+		// gone. Crossplane then calls once more, with what it asks.
+		if !slices.Contains(outside, o.Config) {
 			outside = append(outside, o.Config)
 		}
 		if c, ok := compositeOf(fetched[o.Config.ID()], xrUID); ok {

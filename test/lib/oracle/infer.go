@@ -184,16 +184,13 @@ func (p *Plan) outsideConfig(d *Node, body map[string]any) (Ask, bool) {
 }
 
 // askForOutsideConfigs asks, with ProviderConfigs inferred, for each
-// resource's ProviderConfig outside the composite: each resource of the
-// request, not one Crossplane is deleting, which the request lacks.
+// resource's ProviderConfig outside the composite, one Crossplane is
+// deleting too: its Usage of the other composite stays until it is gone.
 func (p *Plan) askForOutsideConfigs() {
 	if !p.infers(InferProviderConfigs) {
 		return
 	}
 	for _, name := range p.Names {
-		if slices.Contains(p.going, name) {
-			continue
-		}
 		for _, body := range p.Nodes[name].bodies() {
 			if a, ok := p.outsideConfig(p.Nodes[name], body); ok {
 				p.addAsk(a)
