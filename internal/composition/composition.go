@@ -233,9 +233,12 @@ func inferred(ctx context.Context, resources []graph.Resource, rd read, in *v1be
 		r.Inferred = append(r.Inferred, graph.Inferred{Target: e.Target, Via: e.Via})
 	}
 	var outside []objectref.Ref
-	fetched := make(map[objectref.Ref]request.Object, len(rd.required))
-	for _, o := range rd.required {
-		fetched[o.Identity()] = o
+	var fetched map[objectref.Ref]request.Object
+	if len(found.Outside) > 0 {
+		fetched = make(map[objectref.Ref]request.Object, len(rd.required))
+		for _, o := range rd.required {
+			fetched[o.Identity()] = o
+		}
 	}
 	for _, o := range found.Outside {
 		r := &resources[byName[o.Dependent]]

@@ -8,6 +8,7 @@ package infer
 
 import (
 	"context"
+	"iter"
 	"maps"
 	"slices"
 	"strconv"
@@ -251,7 +252,7 @@ var configAPIs = map[string]string{
 // dependent's or one it ends in; in the dependent's namespace if it is a
 // ProviderConfig of the namespaced (.m) APIs, else cluster-scoped.
 func outsideConfig(name, kind string, dep objectref.Ref) (objectref.Ref, bool) {
-	for group := dep.Group; ; {
+	for group := range providerGroups(dep.Group) {
 		if v, ok := configAPIs[group]; ok {
 			c := objectref.Ref{APIVersion: group + "/" + v, Group: group, Kind: kind, Name: name}
 			if kind == providerConfig && strings.Contains(group, ".m.") {
@@ -260,12 +261,8 @@ func outsideConfig(name, kind string, dep objectref.Ref) (objectref.Ref, bool) {
 			}
 			return c, true
 		}
-		dot := strings.IndexByte(group, '.')
-		if dot < 0 {
-			return objectref.Ref{}, false
-		}
-		group = group[dot+1:]
 	}
+	return objectref.Ref{}, false
 }
 
 // providerConfigs are the resources of the name and kind in the most
@@ -282,8 +279,7 @@ func (ix *indexed) providerConfigs(name, kind string, dep objectref.Ref) []int {
 			}
 		}
 	}
-	group := dep.Group
-	for {
+	for group := range providerGroups(dep.Group) {
 		found := ix.configs[configKey{name: name, kind: kind, group: group}]
 		if dep.Namespace != "" {
 			found = merged(found, ix.configs[configKey{name: name, kind: kind, group: group, namespace: dep.Namespace}])
@@ -291,11 +287,24 @@ func (ix *indexed) providerConfigs(name, kind string, dep objectref.Ref) []int {
 		if len(found) > 0 {
 			return found
 		}
-		dot := strings.IndexByte(group, '.')
-		if dot < 0 {
-			return nil
+	}
+	return nil
+}
+
+// providerGroups are the groups a resource's ProviderConfig may be of, most
+// specific first: its own, then what follows each of its dots.
+func providerGroups(group string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for {
+			if !yield(group) {
+				return
+			}
+			dot := strings.IndexByte(group, '.')
+			if dot < 0 {
+				return
+			}
+			group = group[dot+1:]
 		}
-		group = group[dot+1:]
 	}
 }
 
