@@ -68,7 +68,7 @@ go test -race -count=1 ./test/unit/loop -fd.property.n=200 -fd.loop.n=200
 # longer runs; -fuzzminimizetime 0 because the function's sorts make the
 # coverage of one input vary a little from run to run (see test/unit/loop/fn_never_damages_test.go).
 step "fuzzing, ${FUZZTIME:-5s} per target"
-for target in ./input/v1beta1:FuzzDecode ./internal/edges/references:FuzzParse ./test/unit/loop:FuzzRunFunction ./test/unit/loop:FuzzRandomGraph; do
+for target in ./input/v1beta1:FuzzDecode ./internal/object:FuzzParseReferences ./test/unit/loop:FuzzRunFunction ./test/unit/loop:FuzzRandomGraph; do
   go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${FUZZTIME:-5s}" -fuzzminimizetime 0 "${target%%:*}"
 done
 

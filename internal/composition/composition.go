@@ -14,15 +14,15 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
-	"github.com/crossplane-contrib/function-dependencies/internal/edges/explicit"
-	"github.com/crossplane-contrib/function-dependencies/internal/edges/infer"
-	"github.com/crossplane-contrib/function-dependencies/internal/graph"
-	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
-	"github.com/crossplane-contrib/function-dependencies/internal/output/report"
-	"github.com/crossplane-contrib/function-dependencies/internal/protection/finalizer"
-	"github.com/crossplane-contrib/function-dependencies/internal/protection/usage"
+	"github.com/crossplane-contrib/function-dependencies/internal/composed"
+	"github.com/crossplane-contrib/function-dependencies/internal/explicit"
+	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
+	"github.com/crossplane-contrib/function-dependencies/internal/infer"
+	"github.com/crossplane-contrib/function-dependencies/internal/object"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
+	"github.com/crossplane-contrib/function-dependencies/internal/report"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
+	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 )
 
 // Run answers a Composition step's request into rsp. It returns the
@@ -56,7 +56,7 @@ func Run(ctx context.Context, in *v1beta1.Input, req *fnv1.RunFunctionRequest, r
 type Plan struct {
 	input      *v1beta1.Input
 	xr         composite
-	Graph      *graph.Graph
+	Graph      *composed.Graph
 	Finalizers finalizer.Plan
 	Usages     usage.Plan
 	References explicit.References
@@ -66,7 +66,7 @@ type Plan struct {
 	Invalid []report.InvalidReference
 	// outside are the ProviderConfigs the composed resources use that the
 	// composite doesn't compose: the step asks Crossplane for each.
-	outside []objectref.Ref
+	outside []object.Ref
 }
 
 // Decide decides about a request's composed resources as the step does,
@@ -100,7 +100,7 @@ func decide(ctx context.Context, in *v1beta1.Input, xr composite, rd read) (Plan
 	if err != nil {
 		return Plan{}, err
 	}
-	g := graph.New(resources, graph.Options{
+	g := composed.New(resources, composed.Options{
 		// The references are read all the same, so that a dependency the
 		// input declares is not written twice.
 		IgnoreReferences: in.References == v1beta1.ReferencesIgnore,
@@ -128,7 +128,7 @@ func decide(ctx context.Context, in *v1beta1.Input, xr composite, rd read) (Plan
 // gives way once its Usage is in force; where finalizers replace Usages,
 // an edge's Usage stays until its finalizer is carried. Either way, switching
 // a live composite from one to the other leaves no edge unprotected.
-func protect(g *graph.Graph, in *v1beta1.Input, xr objectref.Ref, observed map[string]map[string]any, composed map[usage.Ends]bool) (finalizer.Plan, usage.Plan) {
+func protect(g *composed.Graph, in *v1beta1.Input, xr object.Ref, observed map[string]map[string]any, composed map[usage.Ends]bool) (finalizer.Plan, usage.Plan) {
 	o := usage.Options{Policy: usagePolicy(in), API: in.UsageAPI, Owner: xr, Observed: observed, Composed: composed}
 	switch in.Protection {
 	case v1beta1.ProtectionUsages:
@@ -139,7 +139,7 @@ func protect(g *graph.Graph, in *v1beta1.Input, xr objectref.Ref, observed map[s
 			switch {
 			case !ok:
 				return finalizer.Keep // No Usage can express the edge.
-			case s.Holds() && g.Resources[g.Edges[i].To].Observed.InUse:
+			case s.Holds() && g.Resources[g.Edges[i].TargetAt].Observed.InUse:
 				return finalizer.Yielded
 			default:
 				return finalizer.HandOver
@@ -178,7 +178,7 @@ func usagePolicy(in *v1beta1.Input) usage.Policy {
 // dependOn returns the resources with the dependencies the input declares,
 // leaving those it is given as they are, and the entries that match no
 // resource; or the error of input that declares too many.
-func dependOn(resources []graph.Resource, dependencies []v1beta1.Dependency) ([]graph.Resource, []explicit.Unmatched, error) {
+func dependOn(resources []composed.Resource, dependencies []v1beta1.Dependency) ([]composed.Resource, []explicit.Unmatched, error) {
 	if len(dependencies) == 0 {
 		return resources, nil, nil
 	}
@@ -211,7 +211,7 @@ func dependOn(resources []graph.Resource, dependencies []v1beta1.Dependency) ([]
 // for the step: the composite of a cluster and of the ProviderConfig that
 // reaches it, deleted first, leaves what runs on the cluster unable to be
 // deleted.
-func inferred(ctx context.Context, resources []graph.Resource, rd read, in *v1beta1.Input, xrUID string) ([]graph.Resource, []objectref.Ref, int, error) {
+func inferred(ctx context.Context, resources []composed.Resource, rd read, in *v1beta1.Input, xrUID string) ([]composed.Resource, []object.Ref, int, error) {
 	found, err := infer.Edges(ctx, rd.inferFrom, infer.Kinds{
 		ProviderConfigs:   in.Infers(v1beta1.InferProviderConfigs),
 		Credentials:       in.Infers(v1beta1.InferCredentials),
@@ -230,12 +230,12 @@ func inferred(ctx context.Context, resources []graph.Resource, rd read, in *v1be
 	}
 	for _, e := range found.Edges {
 		r := &resources[byName[e.Dependent]]
-		r.Inferred = append(r.Inferred, graph.Inferred{Target: e.Target, Via: e.Via})
+		r.Inferred = append(r.Inferred, composed.Inferred{Target: e.Target, Via: e.Via})
 	}
-	var outside []objectref.Ref
-	var fetched map[objectref.Ref]request.Object
+	var outside []object.Ref
+	var fetched map[object.Ref]request.Object
 	if len(found.Outside) > 0 {
-		fetched = make(map[objectref.Ref]request.Object, len(rd.required))
+		fetched = make(map[object.Ref]request.Object, len(rd.required))
 		for _, o := range rd.required {
 			fetched[o.Identity()] = o
 		}
@@ -249,7 +249,7 @@ func inferred(ctx context.Context, resources []graph.Resource, rd read, in *v1be
 			outside = append(outside, o.Config)
 		}
 		if c, ok := compositeOf(fetched[o.Config.ID()], xrUID); ok {
-			r.Outside = append(r.Outside, graph.Outside{Target: c, Via: "spec.providerConfigRef → " + o.Config.String()})
+			r.Outside = append(r.Outside, composed.Outside{Target: c, Via: "spec.providerConfigRef → " + o.Config.String()})
 		}
 	}
 	return resources, outside, len(found.Unidentified), nil
@@ -261,10 +261,10 @@ func inferred(ctx context.Context, resources []graph.Resource, rd read, in *v1be
 // composite's name and makes the composite its controller. A namespaced
 // composite composes in its own namespace only: a namespaced
 // ProviderConfig's composite is in its namespace.
-func compositeOf(pc request.Object, xrUID string) (objectref.Ref, bool) {
+func compositeOf(pc request.Object, xrUID string) (object.Ref, bool) {
 	c, uid, ok := pc.Controller()
 	if !ok || uid == xrUID || c.Name == "" || pc.Label(protocol.CompositeLabel) != c.Name {
-		return objectref.Ref{}, false
+		return object.Ref{}, false
 	}
 	c.Namespace = pc.Namespace()
 	return c, true
@@ -273,11 +273,11 @@ func compositeOf(pc request.Object, xrUID string) (objectref.Ref, bool) {
 // A composite names the composite: as the owner of its Usages, and by UID
 // in the labels of its dependents.
 type composite struct {
-	objectref.Ref
+	object.Ref
 	UID string
 }
 
 // ownerOf names the composite.
 func ownerOf(xr request.Object) composite {
-	return composite{Ref: objectref.Ref{APIVersion: xr.APIVersion(), Kind: xr.Kind(), Namespace: xr.Namespace(), Name: xr.Name()}, UID: xr.UID()}
+	return composite{Ref: object.Ref{APIVersion: xr.APIVersion(), Kind: xr.Kind(), Namespace: xr.Namespace(), Name: xr.Name()}, UID: xr.UID()}
 }

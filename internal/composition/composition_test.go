@@ -16,10 +16,10 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
-	"github.com/crossplane-contrib/function-dependencies/internal/protection/usage"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
 	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
+	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 )
 
 // namespacedRequest is a namespaced XR in team composing a ConfigMap

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/crossplane-contrib/function-dependencies/internal/graph"
+	"github.com/crossplane-contrib/function-dependencies/internal/composed"
 )
 
 // heldBack returns the desired resources that must not be created yet, with
@@ -19,7 +19,7 @@ import (
 // deletion only, and a ProviderConfig, say, has no Ready condition to wait
 // for. All of them are decided at once, so
 // every resource whose dependencies allow is created in the same reconcile.
-func heldBack(g *graph.Graph, unnamed map[string][]string, waitForReady bool) map[string]string {
+func heldBack(g *composed.Graph, unnamed map[string][]string, waitForReady bool) map[string]string {
 	held := map[string]string{}
 	notReady := map[string][]string{}
 	edges := g.Edges
@@ -27,8 +27,8 @@ func heldBack(g *graph.Graph, unnamed map[string][]string, waitForReady bool) ma
 		edges = nil // Only an unnamed dependency holds a resource back.
 	}
 	for _, e := range edges {
-		d, t := &g.Resources[e.From], &g.Resources[e.To]
-		if d.Observed == nil && d.Desired != nil && !e.Broken && e.Origin != graph.FromInference && !t.Ready() {
+		d, t := &g.Resources[e.DependentAt], &g.Resources[e.TargetAt]
+		if d.Observed == nil && d.Desired != nil && !e.Broken && e.Origin != composed.FromInference && !t.Ready() {
 			notReady[d.Name] = append(notReady[d.Name], t.Name)
 		}
 	}

@@ -6,17 +6,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/crossplane-contrib/function-dependencies/internal/graph"
-	"github.com/crossplane-contrib/function-dependencies/internal/graph/graphtest"
+	"github.com/crossplane-contrib/function-dependencies/internal/composed"
+	"github.com/crossplane-contrib/function-dependencies/internal/composed/composedtest"
 )
 
-func ready(r *graph.Resource)                { r.Observed.Ready = true }
-func readyByAnEarlierStep(r *graph.Resource) { r.Desired.Ready = true }
+func ready(r *composed.Resource)                { r.Observed.Ready = true }
+func readyByAnEarlierStep(r *composed.Resource) { r.Desired.Ready = true }
 
 type orderCase struct {
 	reason       string
-	resources    []graph.Resource
-	o            graph.Options
+	resources    []composed.Resource
+	o            composed.Options
 	unnamed      map[string][]string
 	waitForReady bool
 	want         map[string]string
@@ -26,7 +26,7 @@ func checkHeldBack(t *testing.T, cases map[string]orderCase) {
 	t.Helper()
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := heldBack(graph.New(tc.resources, tc.o), tc.unnamed, tc.waitForReady)
+			got := heldBack(composed.New(tc.resources, tc.o), tc.unnamed, tc.waitForReady)
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nheldBack(...): -want, +got:\n%s", tc.reason, diff)
 			}
@@ -38,53 +38,53 @@ func TestWaitingForReadyHoldsBackOnlyWhatDoesNotExistYet(t *testing.T) {
 	checkHeldBack(t, map[string]orderCase{
 		"Chain": {
 			reason: "In a chain only the next link is released; one that exists is never held back, ready or not; an earlier step's ready counts.",
-			resources: []graph.Resource{
-				graphtest.With(graphtest.ConfigMap("base"), readyByAnEarlierStep),
-				graphtest.With(graphtest.ConfigMap("mid"), graphtest.NotObserved, graphtest.DependingOn("base")),
-				graphtest.With(graphtest.ConfigMap("top"), graphtest.NotObserved, graphtest.DependingOn("mid")),
-				graphtest.With(graphtest.ConfigMap("old"), graphtest.DependingOn("mid")),
+			resources: []composed.Resource{
+				composedtest.With(composedtest.ConfigMap("base"), readyByAnEarlierStep),
+				composedtest.With(composedtest.ConfigMap("mid"), composedtest.NotObserved, composedtest.DependingOn("base")),
+				composedtest.With(composedtest.ConfigMap("top"), composedtest.NotObserved, composedtest.DependingOn("mid")),
+				composedtest.With(composedtest.ConfigMap("old"), composedtest.DependingOn("mid")),
 			},
 			waitForReady: true,
 			want:         map[string]string{"top": "waits for mid to be ready"},
 		},
 		"NotAskedTo": {
 			reason: "Without WaitForReady nothing waits for its dependencies to be ready.",
-			resources: []graph.Resource{
-				graphtest.ConfigMap("base"),
-				graphtest.With(graphtest.ConfigMap("mid"), graphtest.NotObserved, graphtest.DependingOn("base")),
+			resources: []composed.Resource{
+				composedtest.ConfigMap("base"),
+				composedtest.With(composedtest.ConfigMap("mid"), composedtest.NotObserved, composedtest.DependingOn("base")),
 			},
 		},
 		"DependencyNotCreatedYet": {
 			reason: "A dependency that doesn't exist isn't ready, whatever an earlier step says of it.",
-			resources: []graph.Resource{
-				graphtest.With(graphtest.ConfigMap("base"), graphtest.NotObserved, readyByAnEarlierStep),
-				graphtest.With(graphtest.ConfigMap("top"), graphtest.NotObserved, graphtest.DependingOn("base")),
+			resources: []composed.Resource{
+				composedtest.With(composedtest.ConfigMap("base"), composedtest.NotObserved, readyByAnEarlierStep),
+				composedtest.With(composedtest.ConfigMap("top"), composedtest.NotObserved, composedtest.DependingOn("base")),
 			},
 			waitForReady: true,
 			want:         map[string]string{"top": "waits for base to be ready"},
 		},
 		"NotDesired": {
 			reason: "A resource no step desires is not created, so there is nothing to hold back.",
-			resources: []graph.Resource{
-				graphtest.ConfigMap("base"),
-				graphtest.With(graphtest.ConfigMap("gone"), graphtest.NotObserved, graphtest.NotDesired, graphtest.DependingOn("base")),
+			resources: []composed.Resource{
+				composedtest.ConfigMap("base"),
+				composedtest.With(composedtest.ConfigMap("gone"), composedtest.NotObserved, composedtest.NotDesired, composedtest.DependingOn("base")),
 			},
 			waitForReady: true,
 		},
 		"References": {
 			reason: "An Object waits for what it references as for what the input says it depends on.",
-			resources: []graph.Resource{
-				graphtest.Object("shared"),
-				graphtest.With(graphtest.Object("new", "shared"), graphtest.NotObserved),
+			resources: []composed.Resource{
+				composedtest.Object("shared"),
+				composedtest.With(composedtest.Object("new", "shared"), composedtest.NotObserved),
 			},
 			waitForReady: true,
 			want:         map[string]string{"new": "waits for shared to be ready"},
 		},
 		"EveryDependencyNotReady": {
 			reason: "A resource waits for all its dependencies that aren't ready, named in name order.",
-			resources: []graph.Resource{
-				graphtest.ConfigMap("x"), graphtest.With(graphtest.ConfigMap("y"), ready), graphtest.ConfigMap("z"),
-				graphtest.With(graphtest.ConfigMap("new"), graphtest.NotObserved, graphtest.DependingOn("z", "y", "x")),
+			resources: []composed.Resource{
+				composedtest.ConfigMap("x"), composedtest.With(composedtest.ConfigMap("y"), ready), composedtest.ConfigMap("z"),
+				composedtest.With(composedtest.ConfigMap("new"), composedtest.NotObserved, composedtest.DependingOn("z", "y", "x")),
 			},
 			waitForReady: true,
 			want:         map[string]string{"new": "waits for x, z to be ready"},
@@ -96,13 +96,13 @@ func TestWaitingForReadyReleasesAFanOutInOnePass(t *testing.T) {
 	checkHeldBack(t, map[string]orderCase{
 		"FanOut": {
 			reason: "Dependents of a ready resource are all released in one pass; those of one that isn't ready all wait.",
-			resources: []graph.Resource{
-				graphtest.With(graphtest.ConfigMap("ready"), ready),
-				graphtest.ConfigMap("unready"),
-				graphtest.With(graphtest.ConfigMap("a"), graphtest.NotObserved, graphtest.DependingOn("ready")),
-				graphtest.With(graphtest.ConfigMap("b"), graphtest.NotObserved, graphtest.DependingOn("ready")),
-				graphtest.With(graphtest.ConfigMap("c"), graphtest.NotObserved, graphtest.DependingOn("unready")),
-				graphtest.With(graphtest.ConfigMap("d"), graphtest.NotObserved, graphtest.DependingOn("unready", "ready")),
+			resources: []composed.Resource{
+				composedtest.With(composedtest.ConfigMap("ready"), ready),
+				composedtest.ConfigMap("unready"),
+				composedtest.With(composedtest.ConfigMap("a"), composedtest.NotObserved, composedtest.DependingOn("ready")),
+				composedtest.With(composedtest.ConfigMap("b"), composedtest.NotObserved, composedtest.DependingOn("ready")),
+				composedtest.With(composedtest.ConfigMap("c"), composedtest.NotObserved, composedtest.DependingOn("unready")),
+				composedtest.With(composedtest.ConfigMap("d"), composedtest.NotObserved, composedtest.DependingOn("unready", "ready")),
 			},
 			waitForReady: true,
 			want:         map[string]string{"c": "waits for unready to be ready", "d": "waits for unready to be ready"},
@@ -111,16 +111,16 @@ func TestWaitingForReadyReleasesAFanOutInOnePass(t *testing.T) {
 }
 
 func TestWaitingForReadyDoesNotWaitAlongABrokenEdge(t *testing.T) {
-	cycle := []graph.Resource{
-		graphtest.With(graphtest.ConfigMap("a"), graphtest.NotObserved, graphtest.DependingOn("b")),
-		graphtest.With(graphtest.ConfigMap("b"), graphtest.NotObserved, graphtest.DependingOn("a")),
-		graphtest.With(graphtest.ConfigMap("c"), graphtest.NotObserved, graphtest.DependingOn("a")),
+	cycle := []composed.Resource{
+		composedtest.With(composedtest.ConfigMap("a"), composedtest.NotObserved, composedtest.DependingOn("b")),
+		composedtest.With(composedtest.ConfigMap("b"), composedtest.NotObserved, composedtest.DependingOn("a")),
+		composedtest.With(composedtest.ConfigMap("c"), composedtest.NotObserved, composedtest.DependingOn("a")),
 	}
 	checkHeldBack(t, map[string]orderCase{
 		"Broken": {
 			reason:       "Resources on a broken cycle don't wait for each other, or none would ever be created; one that depends on the cycle still waits.",
 			resources:    cycle,
-			o:            graph.Options{BreakCycles: true},
+			o:            composed.Options{BreakCycles: true},
 			waitForReady: true,
 			want:         map[string]string{"c": "waits for a to be ready"},
 		},
@@ -141,9 +141,9 @@ func TestWaitingForReadyDoesNotWaitAlongAnInferredEdge(t *testing.T) {
 	checkHeldBack(t, map[string]orderCase{
 		"ProviderConfig": {
 			reason: "An inferred edge orders deletion only: an Object is created at once, its ProviderConfig ready or not.",
-			resources: []graph.Resource{
-				graphtest.ConfigMap("config"),
-				graphtest.With(graphtest.Object("app"), graphtest.NotObserved, graphtest.Inferring("spec.providerConfigRef", "config")),
+			resources: []composed.Resource{
+				composedtest.ConfigMap("config"),
+				composedtest.With(composedtest.Object("app"), composedtest.NotObserved, composedtest.Inferring("spec.providerConfigRef", "config")),
 			},
 			waitForReady: true,
 		},
@@ -151,10 +151,10 @@ func TestWaitingForReadyDoesNotWaitAlongAnInferredEdge(t *testing.T) {
 }
 
 func TestAnObjectWaitsForItsDependenciesToBeNamedBeforeItIsCreated(t *testing.T) {
-	notNamed := []graph.Resource{
-		graphtest.With(graphtest.Object("shared"), graphtest.NotObserved, graphtest.Unnamed),
-		graphtest.With(graphtest.Object("new"), graphtest.NotObserved, graphtest.DependingOn("shared")),
-		graphtest.With(graphtest.Object("old"), graphtest.DependingOn("shared")),
+	notNamed := []composed.Resource{
+		composedtest.With(composedtest.Object("shared"), composedtest.NotObserved, composedtest.Unnamed),
+		composedtest.With(composedtest.Object("new"), composedtest.NotObserved, composedtest.DependingOn("shared")),
+		composedtest.With(composedtest.Object("old"), composedtest.DependingOn("shared")),
 	}
 	checkHeldBack(t, map[string]orderCase{
 		"NotNamed": {
@@ -172,10 +172,10 @@ func TestAnObjectWaitsForItsDependenciesToBeNamedBeforeItIsCreated(t *testing.T)
 		},
 		"BeforeAnotherNotReady": {
 			reason: "The name comes first even when another dependency, named, isn't ready.",
-			resources: []graph.Resource{
-				graphtest.With(graphtest.Object("shared"), graphtest.NotObserved, graphtest.Unnamed),
-				graphtest.Object("other"),
-				graphtest.With(graphtest.Object("new"), graphtest.NotObserved, graphtest.DependingOn("shared", "other")),
+			resources: []composed.Resource{
+				composedtest.With(composedtest.Object("shared"), composedtest.NotObserved, composedtest.Unnamed),
+				composedtest.Object("other"),
+				composedtest.With(composedtest.Object("new"), composedtest.NotObserved, composedtest.DependingOn("shared", "other")),
 			},
 			unnamed:      map[string][]string{"new": {"shared"}},
 			waitForReady: true,
@@ -183,10 +183,10 @@ func TestAnObjectWaitsForItsDependenciesToBeNamedBeforeItIsCreated(t *testing.T)
 		},
 		"Several": {
 			reason: "An Object waits for every dependency it can't reference yet.",
-			resources: []graph.Resource{
-				graphtest.With(graphtest.Object("a"), graphtest.NotObserved, graphtest.Unnamed),
-				graphtest.With(graphtest.Object("b"), graphtest.NotObserved, graphtest.Unnamed),
-				graphtest.With(graphtest.Object("new"), graphtest.NotObserved, graphtest.DependingOn("a", "b")),
+			resources: []composed.Resource{
+				composedtest.With(composedtest.Object("a"), composedtest.NotObserved, composedtest.Unnamed),
+				composedtest.With(composedtest.Object("b"), composedtest.NotObserved, composedtest.Unnamed),
+				composedtest.With(composedtest.Object("new"), composedtest.NotObserved, composedtest.DependingOn("a", "b")),
 			},
 			unnamed: map[string][]string{"new": {"a", "b"}},
 			want:    map[string]string{"new": "waits for a, b to be named, to reference it"},

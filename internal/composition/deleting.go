@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/crossplane-contrib/function-dependencies/internal/graph"
+	"github.com/crossplane-contrib/function-dependencies/internal/composed"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
 )
@@ -29,7 +29,7 @@ import (
 //     and Crossplane calls it again in the same reconcile with them as
 //     required resources;
 //   - the function reads those observed state lacks as observed, and as
-//     going (composedOf; graph.Observed.Going). A dependent being deleted is
+//     going (composedOf; composed.Observed.Going). A dependent being deleted is
 //     then one: its finalizer stays declared while the target carries it,
 //     its Usage stays, and no finalizer of it is stale.
 //
@@ -38,7 +38,7 @@ import (
 
 // A composed resource of the composite: one of the request, or one that
 // Crossplane is deleting, which observed state lacks.
-type composed struct {
+type member struct {
 	request.Composed
 	// going is true for a resource Crossplane is deleting, read from the
 	// resources the function required.
@@ -57,8 +57,8 @@ type composed struct {
 // every resource it composes and keeps it while deleting one, and it is what
 // Crossplane itself checks before it deletes one; the function's label is on
 // dependent Objects only.
-func composedOf(c request.Composition) []composed {
-	out := make([]composed, len(c.Resources))
+func composedOf(c request.Composition) []member {
+	out := make([]member, len(c.Resources))
 	for i, r := range c.Resources {
 		out[i].Composed = r
 	}
@@ -71,10 +71,10 @@ func composedOf(c request.Composition) []composed {
 		if name == "" || o.ControllerUID() != xrUID {
 			continue
 		}
-		i, found := slices.BinarySearchFunc(out, name, func(r composed, name string) int { return strings.Compare(r.Name, name) })
+		i, found := slices.BinarySearchFunc(out, name, func(r member, name string) int { return strings.Compare(r.Name, name) })
 		switch {
 		case !found:
-			out = slices.Insert(out, i, composed{Composed: request.Composed{Name: name, Observed: o, IsObserved: true}, going: true})
+			out = slices.Insert(out, i, member{Composed: request.Composed{Name: name, Observed: o, IsObserved: true}, going: true})
 		case out[i].IsObserved && !out[i].going:
 			// Observed state has it: Crossplane is not deleting it.
 		default:
@@ -89,7 +89,7 @@ func composedOf(c request.Composition) []composed {
 // (one object under two names): Crossplane deletes what the composition
 // removes before it applies the rest, and the API server refuses a new
 // finalizer on an object being deleted.
-func deletingUnderARemovedName(resources []graph.Resource) {
+func deletingUnderARemovedName(resources []composed.Resource) {
 	removed := map[string]bool{}
 	for _, r := range resources {
 		if r.Desired == nil && r.Observed != nil && r.Observed.UID != "" {

@@ -6,8 +6,8 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
-	"github.com/crossplane-contrib/function-dependencies/internal/graph"
-	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+	"github.com/crossplane-contrib/function-dependencies/internal/composed"
+	"github.com/crossplane-contrib/function-dependencies/internal/object"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
 )
@@ -29,25 +29,25 @@ type lookout struct {
 	// seen are the identities of the observed resources, and wanted those
 	// of the resources that the function's own Usages are used by and of
 	// the dependencies of the references it wrote.
-	seen   map[objectref.Ref]bool
-	wanted []objectref.Ref
+	seen   map[object.Ref]bool
+	wanted []object.Ref
 }
 
 func newLookout(observed int) lookout {
-	return lookout{uids: make(map[string]bool, observed), objectVersions: map[string]string{}, dependentGroups: map[string]bool{}, seen: make(map[objectref.Ref]bool, observed)}
+	return lookout{uids: make(map[string]bool, observed), objectVersions: map[string]string{}, dependentGroups: map[string]bool{}, seen: make(map[object.Ref]bool, observed)}
 }
 
 // labels looks at the labels of a composed resource observed in the
 // request: Objects of the group its DependentGroupLabel names depend on it,
 // so the cluster serves the group. Only an Object group is asked for.
 func (l *lookout) labels(o request.Object) {
-	if g := o.Label(protocol.DependentGroupLabel); objectref.IsObject(g, objectref.Kind) {
+	if g := o.Label(protocol.DependentGroupLabel); object.IsObject(g, object.Kind) {
 		l.dependentGroups[g] = true
 	}
 }
 
 // resource looks at a composed resource, observed in the request or not.
-func (l *lookout) resource(r *graph.Resource, observed bool) {
+func (l *lookout) resource(r *composed.Resource, observed bool) {
 	if _, ok := l.objectVersions[r.Identity.Group]; r.IsObject && !ok {
 		l.objectVersions[r.Identity.Group] = r.APIVersion
 	}
@@ -57,7 +57,7 @@ func (l *lookout) resource(r *graph.Resource, observed bool) {
 	l.uids[r.Observed.UID] = true
 	l.seen[r.Identity] = true
 	for _, f := range r.Observed.Finalizers {
-		if uid, ok := objectref.UIDOf(f); ok {
+		if uid, ok := object.UIDOf(f); ok {
 			l.named = append(l.named, uid)
 		}
 	}
@@ -78,9 +78,9 @@ func (l *lookout) usage(u request.Object) {
 // references when it is deleted (provider-kubernetes #28), so while the
 // dependency exists the reference must stay, even once the composition has
 // removed the dependency.
-func (l *lookout) written(observed, desired []objectref.Target) {
+func (l *lookout) written(observed, desired []object.Target) {
 	for _, t := range observed {
-		if !slices.ContainsFunc(desired, func(d objectref.Target) bool { return d.ID() == t.ID() }) {
+		if !slices.ContainsFunc(desired, func(d object.Target) bool { return d.ID() == t.ID() }) {
 			l.wanted = append(l.wanted, t.Ref)
 		}
 	}
@@ -88,7 +88,7 @@ func (l *lookout) written(observed, desired []objectref.Target) {
 
 // outside looks at the ProviderConfigs the composed resources use that the
 // composite doesn't compose: whose each is, only the cluster can say.
-func (l *lookout) outside(configs []objectref.Ref) {
+func (l *lookout) outside(configs []object.Ref) {
 	l.wanted = append(l.wanted, configs...)
 }
 
@@ -116,10 +116,10 @@ func (l *lookout) requirements(xr request.Object) *fnv1.Requirements {
 		for group, apiVersion := range versions {
 			sel := &fnv1.ResourceSelector{
 				ApiVersion: apiVersion,
-				Kind:       objectref.Kind,
+				Kind:       object.Kind,
 				Match:      &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{protocol.DependentLabel: uid}}},
 			}
-			if group == objectref.NamespacedGroup && namespace != "" {
+			if group == object.NamespacedGroup && namespace != "" {
 				// A namespaced composite composes in its own namespace; a
 				// cluster-scoped one may compose in any, and lists them all.
 				sel.Namespace = &namespace

@@ -16,10 +16,10 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
-	"github.com/crossplane-contrib/function-dependencies/internal/output/report"
-	"github.com/crossplane-contrib/function-dependencies/internal/output/view"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
+	"github.com/crossplane-contrib/function-dependencies/internal/report"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
+	"github.com/crossplane-contrib/function-dependencies/internal/view"
 )
 
 // writeTo writes the plan into the response: desired state, the condition,

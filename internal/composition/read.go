@@ -5,20 +5,20 @@ import (
 	"context"
 
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
-	"github.com/crossplane-contrib/function-dependencies/internal/edges/infer"
-	"github.com/crossplane-contrib/function-dependencies/internal/graph"
-	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
-	"github.com/crossplane-contrib/function-dependencies/internal/output/report"
-	"github.com/crossplane-contrib/function-dependencies/internal/protection/usage"
+	"github.com/crossplane-contrib/function-dependencies/internal/composed"
+	"github.com/crossplane-contrib/function-dependencies/internal/infer"
+	"github.com/crossplane-contrib/function-dependencies/internal/object"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
+	"github.com/crossplane-contrib/function-dependencies/internal/report"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
+	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 )
 
 // What the step reads of its request's composed resources.
 type read struct {
 	// resources are the composed resources, observed or desired, in name
 	// order.
-	resources []graph.Resource
+	resources []composed.Resource
 	// invalid are the problems of the references that could not be read.
 	invalid []report.InvalidReference
 	// usages are the Usages this function emitted, as observed, by
@@ -55,19 +55,19 @@ func readComposed(ctx context.Context, c request.Composition, in *v1beta1.Input)
 	inferReferences, explicit, inferring := in.References == v1beta1.ReferencesInfer, len(in.Dependencies) > 0, len(in.Infer) > 0
 	xrNamespace := c.Composite.Namespace()
 	resources := composedOf(c)
-	rd := read{resources: make([]graph.Resource, 0, len(resources)), usages: map[string]map[string]any{}, lookout: newLookout(len(resources)), required: c.Required}
+	rd := read{resources: make([]composed.Resource, 0, len(resources)), usages: map[string]map[string]any{}, lookout: newLookout(len(resources)), required: c.Required}
 	for _, cr := range resources {
 		if err := ctx.Err(); err != nil {
 			return read{}, err
 		}
-		r := graph.Resource{Name: cr.Name}
+		r := composed.Resource{Name: cr.Name}
 		// The composition's current intent decides what a resource is and
 		// references; observed state stands in for a resource being removed.
 		// Crossplane keeps an existing resource's observed name and namespace,
 		// and gives a namespaced composite's resources its namespace.
 		source := cr.Desired
 		if cr.IsDesired {
-			r.Desired = &graph.Desired{Finalizers: cr.Desired.Finalizers(), Ready: cr.Ready}
+			r.Desired = &composed.Desired{Finalizers: cr.Desired.Finalizers(), Ready: cr.Ready}
 		}
 		o := cr.Observed
 		if cr.IsObserved {
@@ -76,7 +76,7 @@ func readComposed(ctx context.Context, c request.Composition, in *v1beta1.Input)
 				rd.lookout.usage(o)
 				continue
 			}
-			r.Observed = &graph.Observed{
+			r.Observed = &composed.Observed{
 				UID:        o.UID(),
 				Finalizers: o.Finalizers(),
 				Deleting:   o.Deleting(),
@@ -90,7 +90,7 @@ func readComposed(ctx context.Context, c request.Composition, in *v1beta1.Input)
 		}
 		r.APIVersion = source.APIVersion()
 		group, valid := source.Group()
-		r.Identity = objectref.Ref{
+		r.Identity = object.Ref{
 			Group:     group,
 			Kind:      source.Kind(),
 			Namespace: cmp.Or(o.Namespace(), source.Namespace(), xrNamespace),
@@ -99,7 +99,7 @@ func readComposed(ctx context.Context, c request.Composition, in *v1beta1.Input)
 		if !valid {
 			r.Identity.Name = "" // No reference can name a resource of an invalid apiVersion.
 		}
-		r.IsObject = objectref.IsObject(r.Identity.Group, r.Identity.Kind)
+		r.IsObject = object.IsObject(r.Identity.Group, r.Identity.Kind)
 		if r.Desired != nil && usage.IsUsage(r.Identity.Group, r.Identity.Kind) {
 			// Crossplane's Usage controller writes what a selector selects
 			// into resourceRef, which then stands: the observed Usage says
@@ -161,7 +161,7 @@ func readComposed(ctx context.Context, c request.Composition, in *v1beta1.Input)
 // Crossplane's Usage controller finds them. A namespaced Usage's ends are
 // in its namespace, but for a spec.of that names another; a cluster-scoped
 // one's have none, and its selectors look in every namespace.
-func composedUsage(u request.Object, r graph.Resource) usage.Composed {
+func composedUsage(u request.Object, r composed.Resource) usage.Composed {
 	namespaced := usage.IsNamespaced(r.Identity.Group, r.Identity.Kind)
 	end := func(field string) usage.End {
 		e := u.UsageEnd(field)
@@ -182,7 +182,7 @@ func composedUsage(u request.Object, r graph.Resource) usage.Composed {
 
 // labelsOf returns the observed and desired labels of each of the graph's
 // resources, by place, for the selectors of the composition's own Usages.
-func (rd read) labelsOf(g *graph.Graph) func(int) []map[string]string {
+func (rd read) labelsOf(g *composed.Graph) func(int) []map[string]string {
 	return func(i int) []map[string]string {
 		b := rd.bodies[g.Resources[i].Name]
 		return []map[string]string{b[0].Labels(), b[1].Labels()}

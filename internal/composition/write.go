@@ -15,9 +15,9 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
-	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
-	"github.com/crossplane-contrib/function-dependencies/internal/output/report"
+	"github.com/crossplane-contrib/function-dependencies/internal/object"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
+	"github.com/crossplane-contrib/function-dependencies/internal/report"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
 )
 
@@ -159,7 +159,7 @@ func (d desiredState) DeclareFinalizers(name string, finalizers []string) error 
 
 // WriteReferences appends dependsOn references to an Object's desired
 // spec.references.
-func (d desiredState) WriteReferences(name string, refs []objectref.Ref) error {
+func (d desiredState) WriteReferences(name string, refs []object.Ref) error {
 	values := make([]*structpb.Value, len(refs))
 	for i, ref := range refs {
 		dependsOn := map[string]any{"apiVersion": ref.APIVersion, "kind": ref.Kind, "name": ref.Name}

@@ -3,7 +3,7 @@ package fn
 import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
-	"github.com/crossplane-contrib/function-dependencies/internal/output/message"
+	"github.com/crossplane-contrib/function-dependencies/internal/report/message"
 )
 
 // bounded returns the response with every message cut to message.MaxBytes:

@@ -18,8 +18,8 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 
-	"github.com/crossplane-contrib/function-dependencies/internal/output/message"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
+	"github.com/crossplane-contrib/function-dependencies/internal/report/message"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
 	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
 )

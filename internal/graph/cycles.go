@@ -1,29 +1,33 @@
+// Package graph is a directed graph of numbered nodes, each node's
+// successors in ascending order: where its edges form cycles, the shortest
+// path of each, and the cycle an edge closes. It knows nothing of what the
+// nodes are, so that its answers depend only on the numbers, and are the same
+// on every call.
 package graph
 
 import (
 	"slices"
-	"strings"
 )
 
-// cycles finds where the edges form cycles, deterministically: out[v] holds
+// Cycles finds where the edges form cycles, deterministically: out[v] holds
 // the successors of node v, in ascending order. It returns one path through
 // each group of nodes that reach each other, ordered by their first node: the
 // shortest cycle from that node back to it, so that it ends where it starts
 // ([0 1 2 0], or [3 3] for an edge from a node to itself); and a test of
 // whether an edge lies on a cycle, that is whether both ends are in the same
 // group.
-func cycles(out [][]int) ([][]int, func(from, to int) bool) {
-	return cyclesOf(out, cyclicComponents(out))
+func Cycles(out [][]int) ([][]int, func(from, to int) bool) {
+	return CyclesOf(out, CyclicComponents(out))
 }
 
-// cyclesOf is cycles, given the groups cyclicComponents found.
-func cyclesOf(out [][]int, groups [][]int) ([][]int, func(from, to int) bool) {
+// CyclesOf is Cycles, given the groups CyclicComponents found.
+func CyclesOf(out [][]int, groups [][]int) ([][]int, func(from, to int) bool) {
 	if len(groups) == 0 {
 		return nil, func(int, int) bool { return false }
 	}
 	groups = slices.Clone(groups)
 	slices.SortFunc(groups, func(a, b []int) int { return slices.Min(a) - slices.Min(b) })
-	component := componentOf(len(out), groups)
+	component := ComponentOf(len(out), groups)
 	paths := make([][]int, len(groups))
 	for i, members := range groups {
 		paths[i] = shortestCycle(out, slices.Min(members), component)
@@ -31,9 +35,9 @@ func cyclesOf(out [][]int, groups [][]int) ([][]int, func(from, to int) bool) {
 	return paths, func(from, to int) bool { return component[from] >= 0 && component[from] == component[to] }
 }
 
-// componentOf returns, for each of n nodes, the place of its group among
+// ComponentOf returns, for each of n nodes, the place of its group among
 // the groups, or -1 when it is in none.
-func componentOf(n int, groups [][]int) []int {
+func ComponentOf(n int, groups [][]int) []int {
 	component := make([]int, n)
 	for i := range component {
 		component[i] = -1
@@ -46,11 +50,11 @@ func componentOf(n int, groups [][]int) []int {
 	return component
 }
 
-// closes returns the cycle the edge from → to closes: the edge, then the
+// Closes returns the cycle the edge from → to closes: the edge, then the
 // shortest way from its target back to its dependent (so [0 1 2 0] for the
 // edge 0 → 1), by the successors out and the groups' places component; nil
 // for an edge whose ends are in different groups, which closes none.
-func closes(out [][]int, component []int, from, to int) []int {
+func Closes(out [][]int, component []int, from, to int) []int {
 	if component[from] < 0 || component[from] != component[to] {
 		return nil
 	}
@@ -58,10 +62,10 @@ func closes(out [][]int, component []int, from, to int) []int {
 	return append([]int{from}, pathTo(parent, to, from)...)
 }
 
-// cyclicComponents returns the strongly connected components that hold a
+// CyclicComponents returns the strongly connected components that hold a
 // cycle: of more than one node, or of one with an edge to itself (Tarjan's
 // algorithm, iterative so that a long chain can't exhaust the stack).
-func cyclicComponents(out [][]int) [][]int {
+func CyclicComponents(out [][]int) [][]int {
 	const unvisited = -1
 	n := len(out)
 	order, low := make([]int, n), make([]int, n)
@@ -170,7 +174,3 @@ func pathTo(parent map[int]int, start, last int) []int {
 	slices.Reverse(path)
 	return path
 }
-
-// Path prints a cycle as the path of its resources' names, each with an
-// arrow to the next: how every message and command shows a cycle.
-func Path(cycle []string) string { return strings.Join(cycle, " → ") }

@@ -70,7 +70,7 @@ func TestCyclesAreReportedFromTheFirstNameByTheShortestPath(t *testing.T) {
 			for i, e := range tc.edges {
 				edges[i] = [2]int{number(e[0]), number(e[1])}
 			}
-			found, onCycle := cycles(fromEdges(len(names), edges))
+			found, onCycle := Cycles(fromEdges(len(names), edges))
 			var paths [][]string
 			for _, p := range found {
 				path := make([]string, len(p))
@@ -127,15 +127,15 @@ func TestLongChain(t *testing.T) {
 			openEdges = append(openEdges, [2]int{i, i + 1})
 		}
 	}
-	paths, _ := cycles(fromEdges(n, closedEdges))
+	paths, _ := Cycles(fromEdges(n, closedEdges))
 	if len(paths) != 1 || len(paths[0]) != n+1 {
-		t.Fatalf("cycles() found %d paths, want one of %d nodes", len(paths), n+1)
+		t.Fatalf("Cycles() found %d paths, want one of %d nodes", len(paths), n+1)
 	}
 	if paths[0][0] != 0 || paths[0][n] != 0 || paths[0][1] != 1 {
-		t.Errorf("cycles() path starts %v, want 0 1 …", paths[0][:2])
+		t.Errorf("Cycles() path starts %v, want 0 1 …", paths[0][:2])
 	}
-	if paths, onCycle := cycles(fromEdges(n, openEdges)); len(paths) != 0 || onCycle(0, 1) {
-		t.Errorf("cycles() of an open chain found %v, want none", paths)
+	if paths, onCycle := Cycles(fromEdges(n, openEdges)); len(paths) != 0 || onCycle(0, 1) {
+		t.Errorf("Cycles() of an open chain found %v, want none", paths)
 	}
 	// The closing edge, and an edge of the chain, searched for the cycle
 	// each closes: one search of the chain each.
@@ -151,10 +151,10 @@ func TestLongChain(t *testing.T) {
 
 // closing returns the cycle each edge closes, as closes finds it.
 func closing(out [][]int, edges [][2]int) [][]int {
-	component := componentOf(len(out), cyclicComponents(out))
+	component := ComponentOf(len(out), CyclicComponents(out))
 	cycles := make([][]int, len(edges))
 	for i, e := range edges {
-		cycles[i] = closes(out, component, e[0], e[1])
+		cycles[i] = Closes(out, component, e[0], e[1])
 	}
 	return cycles
 }

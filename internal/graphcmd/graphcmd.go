@@ -13,10 +13,10 @@ import (
 	"github.com/crossplane/function-sdk-go/errors"
 
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
+	"github.com/crossplane-contrib/function-dependencies/internal/composed"
 	"github.com/crossplane-contrib/function-dependencies/internal/composition"
-	"github.com/crossplane-contrib/function-dependencies/internal/graph"
-	"github.com/crossplane-contrib/function-dependencies/internal/output/report"
-	"github.com/crossplane-contrib/function-dependencies/internal/output/view"
+	"github.com/crossplane-contrib/function-dependencies/internal/report"
+	"github.com/crossplane-contrib/function-dependencies/internal/view"
 )
 
 // errMissing is returned when a referenced object lacks a live dependent's
@@ -74,10 +74,10 @@ func (c *Command) Run() error {
 		fmt.Fprintf(c.diagnostics, "invalid reference: %s: %s\n", r.Resource, r.Problem)
 	}
 	for _, cycle := range p.Graph.Cycles {
-		fmt.Fprintf(c.diagnostics, "cycle: %s\n", graph.Path(cycle))
+		fmt.Fprintf(c.diagnostics, "cycle: %s\n", composed.Path(cycle))
 	}
 	for _, l := range p.Graph.LeftOut {
-		fmt.Fprintf(c.diagnostics, "inferred edge left out: %s → %s via %s closes %s\n", l.Edge.Dependent, l.Edge.Target, l.Edge.Via, graph.Path(p.Graph.Closes(l)))
+		fmt.Fprintf(c.diagnostics, "inferred edge left out: %s → %s via %s closes %s\n", l.Edge.Dependent, l.Edge.Target, l.Edge.Via, composed.Path(p.Graph.Closes(l)))
 	}
 	if len(p.Graph.Cycles) > 0 && in.OnCycle == v1beta1.CycleFatal {
 		// The function declares nothing then: no finalizer is missing.

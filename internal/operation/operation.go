@@ -23,8 +23,8 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
-	"github.com/crossplane-contrib/function-dependencies/internal/graph"
-	"github.com/crossplane-contrib/function-dependencies/internal/protection/finalizer"
+	"github.com/crossplane-contrib/function-dependencies/internal/composed"
+	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
 )
@@ -43,7 +43,7 @@ func Run(ctx context.Context, in *v1beta1.Input, req *fnv1.RunFunctionRequest, r
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	g := graph.New(s.resources, graph.Options{BreakCycles: true})
+	g := composed.New(s.resources, composed.Options{BreakCycles: true})
 	if err := ctx.Err(); err != nil {
 		return err
 	}

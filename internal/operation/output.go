@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/crossplane-contrib/function-dependencies/internal/graph"
+	"github.com/crossplane-contrib/function-dependencies/internal/composed"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 )
 
@@ -81,7 +81,7 @@ func warningsOf(s sweep, o outcome, cycles [][]string) []warning {
 	if len(cycles) > 0 {
 		paths := make([]string, len(cycles))
 		for i, c := range cycles {
-			paths[i] = graph.Path(c)
+			paths[i] = composed.Path(c)
 		}
 		ws = append(ws, warning{"ReferenceCycle", fmt.Sprintf("%s, left without finalizers: %s", count(len(cycles), "reference cycle"), first(paths))})
 	}

@@ -8,8 +8,8 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
-	"github.com/crossplane-contrib/function-dependencies/internal/graph"
-	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+	"github.com/crossplane-contrib/function-dependencies/internal/composed"
+	"github.com/crossplane-contrib/function-dependencies/internal/object"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
 )
@@ -20,7 +20,7 @@ type sweep struct {
 	watched bool
 	// resources are the Objects handled and the objects they reference, in
 	// name order.
-	resources []graph.Resource
+	resources []composed.Resource
 	// requirements are what the function asks Crossplane for, and complete
 	// is true once Crossplane has answered every one of them.
 	requirements map[string]*fnv1.ResourceSelector
@@ -62,7 +62,7 @@ func readSweep(required map[string]*fnv1.Resources, selector *v1beta1.ObjectSele
 		objects = listObjects(&s, required, protocol.SweptObjects, labels)
 	}
 
-	byIdentity := map[objectref.Ref]bool{}
+	byIdentity := map[object.Ref]bool{}
 	var sources []request.Object // Each resource's.
 	add := func(o request.Object) {
 		if id := o.Identity(); !byIdentity[id] {
@@ -92,7 +92,7 @@ func readSweep(required map[string]*fnv1.Resources, selector *v1beta1.ObjectSele
 	}
 	// Only the Objects read so far are handled: a target that is an Object
 	// adds no edge of its own.
-	var targets []objectref.Target
+	var targets []object.Target
 	for i := range s.resources {
 		r := &s.resources[i]
 		refs, errs := sources[i].References(r.Identity.Group)
@@ -128,7 +128,7 @@ func readSweep(required map[string]*fnv1.Resources, selector *v1beta1.ObjectSele
 			add(request.ObjectOf(item.GetResource()))
 		}
 	}
-	slices.SortFunc(s.resources, func(a, b graph.Resource) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(s.resources, func(a, b composed.Resource) int { return strings.Compare(a.Name, b.Name) })
 	return s
 }
 
@@ -171,7 +171,7 @@ func listObjects(s *sweep, required map[string]*fnv1.Resources, requirement func
 		name := requirement(group)
 		apiVersion, _ := protocol.ObjectVersion(group)
 		s.requirements[name] = &fnv1.ResourceSelector{
-			ApiVersion: apiVersion, Kind: objectref.Kind,
+			ApiVersion: apiVersion, Kind: object.Kind,
 			Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: labels}},
 		}
 		got, ok := required[name]
@@ -187,9 +187,9 @@ func listObjects(s *sweep, required map[string]*fnv1.Resources, requirement func
 // function's Operation reads: an Object whose ProviderConfig points at
 // another cluster has its resource there, which reads as gone here; the
 // nudge that then wakes it early costs one reconcile.
-func manifestOf(o request.Object) (objectref.Ref, bool) {
+func manifestOf(o request.Object) (object.Ref, bool) {
 	t, ok := o.Manifest()
-	if group, _ := o.Group(); t.Namespace == "" && group == objectref.NamespacedGroup {
+	if group, _ := o.Group(); t.Namespace == "" && group == object.NamespacedGroup {
 		// A namespaced Object's resource is in its namespace.
 		t.Namespace = o.Namespace()
 	}
@@ -203,7 +203,7 @@ func manifestOf(o request.Object) (objectref.Ref, bool) {
 // any other Object.
 func holdersOf(o request.Object, selector *v1beta1.ObjectSelector) (labels map[string]string, held bool) {
 	if !o.Deleting() || !slices.ContainsFunc(o.Finalizers(), func(f string) bool {
-		_, ok := objectref.UIDOf(f)
+		_, ok := object.UIDOf(f)
 		return ok
 	}) {
 		return nil, false
@@ -225,7 +225,7 @@ func holdersOf(o request.Object, selector *v1beta1.ObjectSelector) (labels map[s
 const maxByName = 100
 
 // kindIn names a target's kind in its namespace, as a sweep lists it.
-func kindIn(t objectref.Target) string {
+func kindIn(t object.Target) string {
 	return protocol.TargetsOfKind(t.APIVersion, t.Kind, t.Namespace)
 }
 
@@ -243,10 +243,10 @@ func kindIn(t objectref.Target) string {
 // Get of each is all Crossplane needs to be granted. A sweep has read every
 // Object it may list already: one it still needs lies outside its
 // objectSelector, or doesn't exist.
-func targetSelector(t objectref.Target, watched bool, n int) (string, *fnv1.ResourceSelector) {
-	v, object := protocol.ObjectVersion(t.Group)
-	object = object && t.Kind == objectref.Kind
-	if object {
+func targetSelector(t object.Target, watched bool, n int) (string, *fnv1.ResourceSelector) {
+	v, isObject := protocol.ObjectVersion(t.Group)
+	isObject = isObject && t.Kind == object.Kind
+	if isObject {
 		// Read and applied at the version provider-kubernetes stores. A
 		// reference without an apiVersion means v1alpha1, which the API
 		// server converts through the provider's webhook on every read and
@@ -257,7 +257,7 @@ func targetSelector(t objectref.Target, watched bool, n int) (string, *fnv1.Reso
 		t.APIVersion = v
 	}
 	secret := t.Group == "" && t.Kind == "Secret"
-	if watched || object || secret || n <= maxByName {
+	if watched || isObject || secret || n <= maxByName {
 		return protocol.Target(describe(t.ID())), &fnv1.ResourceSelector{
 			ApiVersion: t.APIVersion, Kind: t.Kind, Namespace: ptrOrNil(t.Namespace),
 			Match: &fnv1.ResourceSelector_MatchName{MatchName: t.Name},
@@ -271,25 +271,25 @@ func targetSelector(t objectref.Target, watched bool, n int) (string, *fnv1.Reso
 
 // live is an object as the cluster has it. It desires the finalizers it
 // carries, so that only those it lacks are declared.
-func live(id objectref.Ref, o request.Object) graph.Resource {
+func live(id object.Ref, o request.Object) composed.Resource {
 	finalizers := o.Finalizers()
-	return graph.Resource{
+	return composed.Resource{
 		Name:       describe(id),
 		Identity:   id,
 		APIVersion: o.APIVersion(),
-		IsObject:   objectref.IsObject(id.Group, id.Kind),
-		Observed: &graph.Observed{
+		IsObject:   object.IsObject(id.Group, id.Kind),
+		Observed: &composed.Observed{
 			UID:        o.UID(),
 			Finalizers: finalizers,
 			Deleting:   o.Deleting(),
 		},
-		Desired: &graph.Desired{Finalizers: finalizers},
+		Desired: &composed.Desired{Finalizers: finalizers},
 	}
 }
 
 // describe names an object the way kubectl does, which is unique: kind.group,
 // then namespace/name.
-func describe(id objectref.Ref) string { return id.String() }
+func describe(id object.Ref) string { return id.String() }
 
 // ptrOrNil is nil for a cluster-scoped object's empty namespace.
 func ptrOrNil(s string) *string {

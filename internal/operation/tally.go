@@ -16,8 +16,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/crossplane-contrib/function-dependencies/internal/graph"
-	"github.com/crossplane-contrib/function-dependencies/internal/protection/finalizer"
+	"github.com/crossplane-contrib/function-dependencies/internal/composed"
+	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
 )
 
 // targetNotFound is the reason a reference is left as it is when no object
@@ -56,7 +56,7 @@ type outcome struct {
 
 // tally reads the outcome off the graph of the Objects whose references were
 // read and the objects they reference, and the finalizers decided for it.
-func tally(g *graph.Graph, fin finalizer.Plan) outcome {
+func tally(g *composed.Graph, fin finalizer.Plan) outcome {
 	o := outcome{Stale: fin.Stale, References: len(g.Edges) + len(g.External)}
 	for _, r := range g.Resources {
 		if len(r.References) > 0 {

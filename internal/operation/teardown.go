@@ -47,7 +47,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+	"github.com/crossplane-contrib/function-dependencies/internal/object"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
 )
@@ -123,13 +123,13 @@ func nudgesOf(target teardownObject, dependents []teardownObject) []nudge {
 	}
 	var holding []string
 	for _, f := range target.Finalizers {
-		if uid, ok := objectref.UIDOf(f); ok {
+		if uid, ok := object.UIDOf(f); ok {
 			holding = append(holding, uid)
 		}
 	}
 	var out []nudge
 	if len(holding) == 0 {
-		if target.Labels[protocol.TeardownTargetLabel] != "" && target.Annotations[protocol.TeardownReleasedKey] == "" && slices.Contains(target.Finalizers, objectref.ObjectFinalizer) {
+		if target.Labels[protocol.TeardownTargetLabel] != "" && target.Annotations[protocol.TeardownReleasedKey] == "" && slices.Contains(target.Finalizers, object.ObjectFinalizer) {
 			out = append(out, nudge{Object: target.Name, Key: protocol.TeardownReleasedKey, Value: "true", Exact: true})
 		}
 		return out
@@ -164,14 +164,14 @@ func nudgesOf(target teardownObject, dependents []teardownObject) []nudge {
 // held reports whether dependents hold an object: whether it carries a
 // reference finalizer.
 func held(o teardownObject) bool {
-	return slices.ContainsFunc(o.Finalizers, func(f string) bool { _, ok := objectref.UIDOf(f); return ok })
+	return slices.ContainsFunc(o.Finalizers, func(f string) bool { _, ok := object.UIDOf(f); return ok })
 }
 
 // released reports whether an Object is a target nudgesOf released that
 // waits for its managed resource to go.
 func released(o teardownObject) bool {
 	return o.Deleting && o.Labels[protocol.TeardownTargetLabel] != "" && o.Annotations[protocol.TeardownReleasedKey] != "" && o.Annotations[protocol.TeardownGoneKey] == "" &&
-		slices.Contains(o.Finalizers, objectref.ObjectFinalizer) && !held(o)
+		slices.Contains(o.Finalizers, object.ObjectFinalizer) && !held(o)
 }
 
 // goneNudge is the nudge of a released target whose managed resource is gone.

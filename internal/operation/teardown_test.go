@@ -9,18 +9,18 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+	"github.com/crossplane-contrib/function-dependencies/internal/object"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 )
 
 func TestNudgesWakeWhatTheBackoffWouldKeepWaiting(t *testing.T) {
-	ref := objectref.Finalizer
+	ref := object.Finalizer
 	target := map[string]string{protocol.TeardownTargetLabel: "true"}
 	shared := func(deleting bool, fs ...string) teardownObject {
-		return teardownObject{Name: "shared", UID: "u-shared", Deleting: deleting, Finalizers: append([]string{objectref.ObjectFinalizer}, fs...), Labels: target}
+		return teardownObject{Name: "shared", UID: "u-shared", Deleting: deleting, Finalizers: append([]string{object.ObjectFinalizer}, fs...), Labels: target}
 	}
 	dep := func(name string, deleting bool) teardownObject {
-		return teardownObject{Name: name, UID: "u-" + name, Deleting: deleting, Finalizers: []string{objectref.ObjectFinalizer}}
+		return teardownObject{Name: name, UID: "u-" + name, Deleting: deleting, Finalizers: []string{object.ObjectFinalizer}}
 	}
 	// value is the nudge for the dependents still holding the target: a
 	// digest of their sorted UIDs, the same whatever order the finalizers
@@ -42,7 +42,7 @@ func TestNudgesWakeWhatTheBackoffWouldKeepWaiting(t *testing.T) {
 		},
 		"AHeldTargetIsLabelledOnce": {
 			reason:     "A deleting target that dependents hold is labelled a target, so that it is known for one once none holds it; with its first deleting holder nudged.",
-			target:     teardownObject{Name: "shared", UID: "u-shared", Deleting: true, Finalizers: []string{objectref.ObjectFinalizer, ref("u-a")}},
+			target:     teardownObject{Name: "shared", UID: "u-shared", Deleting: true, Finalizers: []string{object.ObjectFinalizer, ref("u-a")}},
 			dependents: []teardownObject{dep("a", true)},
 			want:       []nudge{{"a", protocol.TeardownHolderKey("u-shared"), value("a"), false, false}, {"shared", protocol.TeardownTargetLabel, "true", true, true}},
 		},
@@ -70,16 +70,16 @@ func TestNudgesWakeWhatTheBackoffWouldKeepWaiting(t *testing.T) {
 		},
 		"AReleasedTargetCarryingTheValueIsLeftAlone": {
 			reason: "The target's protocol.TeardownReleasedKey is not applied twice.",
-			target: teardownObject{Name: "shared", Deleting: true, Finalizers: []string{objectref.ObjectFinalizer}, Labels: target, Annotations: map[string]string{protocol.TeardownReleasedKey: "true"}},
+			target: teardownObject{Name: "shared", Deleting: true, Finalizers: []string{object.ObjectFinalizer}, Labels: target, Annotations: map[string]string{protocol.TeardownReleasedKey: "true"}},
 		},
 		"ADeletingObjectNoOneHeldIsNeverWritten": {
 			reason: "A dependent no one references is not a target: a write while the provider reconciles it would make its own Update conflict.",
-			target: teardownObject{Name: "dependent", Deleting: true, Finalizers: []string{objectref.ObjectFinalizer}},
+			target: teardownObject{Name: "dependent", Deleting: true, Finalizers: []string{object.ObjectFinalizer}},
 		},
 		"AHolderThatIsHeldItselfIsSkipped": {
 			reason:     "A holder that dependents hold in turn can't let go before they do (the provider delays its deletion while another finalizer is on it), and a write to it would make their Updates conflict: the next holder is nudged instead.",
 			target:     shared(true, ref("u-a"), ref("u-b")),
-			dependents: []teardownObject{{Name: "a", UID: "u-a", Deleting: true, Finalizers: []string{objectref.ObjectFinalizer, ref("u-leaf")}}, dep("b", true)},
+			dependents: []teardownObject{{Name: "a", UID: "u-a", Deleting: true, Finalizers: []string{object.ObjectFinalizer, ref("u-leaf")}}, dep("b", true)},
 			want:       []nudge{{"b", protocol.TeardownHolderKey("u-shared"), value("a", "b"), false, false}},
 		},
 		"ATargetTheProviderDoesNotManageIsNotNudged": {
@@ -100,7 +100,7 @@ func TestNudgesWakeWhatTheBackoffWouldKeepWaiting(t *testing.T) {
 func TestOnlyAReleasedTargetWaitsForItsResourceToGo(t *testing.T) {
 	target := map[string]string{protocol.TeardownTargetLabel: "true"}
 	releasedKey := map[string]string{protocol.TeardownReleasedKey: "true"}
-	own := []string{objectref.ObjectFinalizer}
+	own := []string{object.ObjectFinalizer}
 	cases := map[string]struct {
 		reason string
 		o      teardownObject
@@ -121,7 +121,7 @@ func TestOnlyAReleasedTargetWaitsForItsResourceToGo(t *testing.T) {
 		},
 		"StillHeld": {
 			reason: "A target that a dependent holds again keeps its resource.",
-			o:      teardownObject{Deleting: true, Finalizers: append(own, objectref.Finalizer("u-a")), Labels: target, Annotations: releasedKey},
+			o:      teardownObject{Deleting: true, Finalizers: append(own, object.Finalizer("u-a")), Labels: target, Annotations: releasedKey},
 		},
 		"NoTarget": {
 			reason: "An Object no one held is never written to.",

@@ -8,14 +8,14 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
-	"github.com/crossplane-contrib/function-dependencies/internal/graph"
+	"github.com/crossplane-contrib/function-dependencies/internal/composed"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
 )
 
 // desired are the partial objects the Operation applies: the finalizers each
 // target lacks, and the nudges. A nudged object is being deleted: none is
 // repaired too. Its nudges are all exact or none (dueNow).
-func desired(g *graph.Graph, s sweep, out outcome, nudged []nudge) map[string]*fnv1.Resource {
+func desired(g *composed.Graph, s sweep, out outcome, nudged []nudge) map[string]*fnv1.Resource {
 	desired := map[string]*fnv1.Resource{}
 	for _, r := range out.Repaired {
 		desired[r.Target] = &fnv1.Resource{Resource: partial(g.Resource(r.Target), r.Finalizers)}
@@ -44,7 +44,7 @@ func desired(g *graph.Graph, s sweep, out outcome, nudged []nudge) map[string]*f
 // UID, the API server refuses the apply if the target was deleted since it
 // was read, rather than creating it again with nothing but the finalizers;
 // and refuses it if the target was replaced by another of the same name.
-func partial(r *graph.Resource, finalizers []string) *structpb.Struct {
+func partial(r *composed.Resource, finalizers []string) *structpb.Struct {
 	values := make([]*structpb.Value, len(finalizers))
 	for i, f := range finalizers {
 		values[i] = structpb.NewStringValue(f)

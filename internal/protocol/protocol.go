@@ -8,7 +8,7 @@ package protocol
 import (
 	"strings"
 
-	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+	"github.com/crossplane-contrib/function-dependencies/internal/object"
 )
 
 // CompositionResourceName is the annotation Crossplane puts on every composed
@@ -91,8 +91,8 @@ func TeardownHolderKey(targetUID string) string {
 // and applies Objects at it. Another version is converted by the provider's
 // webhook on every read and apply.
 var objectVersions = map[string]string{
-	objectref.ClusterGroup:    objectref.ClusterGroup + "/v1alpha2",
-	objectref.NamespacedGroup: objectref.NamespacedGroup + "/v1alpha1",
+	object.ClusterGroup:    object.ClusterGroup + "/v1alpha2",
+	object.NamespacedGroup: object.NamespacedGroup + "/v1alpha1",
 }
 
 // ObjectVersion is the apiVersion the function reads and applies Objects of
@@ -104,7 +104,7 @@ func ObjectVersion(group string) (string, bool) {
 
 // ObjectGroups are the API groups of Objects, in order.
 func ObjectGroups() []string {
-	return []string{objectref.ClusterGroup, objectref.NamespacedGroup}
+	return []string{object.ClusterGroup, object.NamespacedGroup}
 }
 
 // OwnObjectGroup is the Object group of a composite's scope: a namespaced
@@ -112,9 +112,9 @@ func ObjectGroups() []string {
 // cluster-scoped ones, whose group every provider-kubernetes release serves.
 func OwnObjectGroup(namespaced bool) string {
 	if namespaced {
-		return objectref.NamespacedGroup
+		return object.NamespacedGroup
 	}
-	return objectref.ClusterGroup
+	return object.ClusterGroup
 }
 
 // Limits are the sizes of what Crossplane reads from a function.

@@ -15,8 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/crossplane-contrib/function-dependencies/internal/edges/references"
-	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+	"github.com/crossplane-contrib/function-dependencies/internal/object"
 )
 
 // An Object is one object of a request: the composite, a composed resource,
@@ -61,15 +60,15 @@ func (o Object) ResourceVersion() string { return text(o.metadata, "resourceVers
 
 // Identity is the object's group, kind, namespace and name. The group of an
 // invalid apiVersion is "".
-func (o Object) Identity() objectref.Ref {
+func (o Object) Identity() object.Ref {
 	group, _ := o.Group()
-	return objectref.Ref{Group: group, Kind: o.Kind(), Namespace: o.Namespace(), Name: o.Name()}
+	return object.Ref{Group: group, Kind: o.Kind(), Namespace: o.Namespace(), Name: o.Name()}
 }
 
 // IsObject tells whether the object is a provider-kubernetes Object.
 func (o Object) IsObject() bool {
 	group, _ := o.Group()
-	return objectref.IsObject(group, o.Kind())
+	return object.IsObject(group, o.Kind())
 }
 
 // Finalizers are the object's metadata.finalizers.
@@ -113,39 +112,39 @@ func (o Object) ControllerUID() string {
 // Controller is what the object's controller reference names, without a
 // namespace (an owner reference says none), and its UID; false where it has
 // none, or one of an invalid apiVersion.
-func (o Object) Controller() (objectref.Ref, string, bool) {
+func (o Object) Controller() (object.Ref, string, bool) {
 	for _, ref := range value(o.metadata, "ownerReferences").GetListValue().GetValues() {
 		if r := ref.GetStructValue(); value(r, "controller").GetBoolValue() {
 			c := ObjectOf(r)
 			group, valid := c.Group()
-			return objectref.Ref{APIVersion: c.APIVersion(), Group: group, Kind: c.Kind(), Name: text(r, "name")}, text(r, "uid"), valid
+			return object.Ref{APIVersion: c.APIVersion(), Group: group, Kind: c.Kind(), Name: text(r, "name")}, text(r, "uid"), valid
 		}
 	}
-	return objectref.Ref{}, "", false
+	return object.Ref{}, "", false
 }
 
 // References are the targets of an Object's spec.references, defaulted as
 // provider-kubernetes defaults them for an Object of the group, and the
 // problems of those that can't be read.
-func (o Object) References(group string) ([]objectref.Target, field.ErrorList) {
-	return references.Parse(group, value(o.s, "spec", "references"))
+func (o Object) References(group string) ([]object.Target, field.ErrorList) {
+	return object.ParseReferences(group, value(o.s, "spec", "references"))
 }
 
 // Manifest is what an Object's spec.forProvider.manifest names, and false
 // when it names nothing valid.
-func (o Object) Manifest() (objectref.Ref, bool) {
+func (o Object) Manifest() (object.Ref, bool) {
 	m := ObjectOf(value(o.s, "spec", "forProvider", "manifest").GetStructValue())
 	group, valid := m.Group()
-	t := objectref.Ref{APIVersion: m.APIVersion(), Group: group, Kind: m.Kind(), Namespace: m.Namespace(), Name: m.Name()}
+	t := object.Ref{APIVersion: m.APIVersion(), Group: group, Kind: m.Kind(), Namespace: m.Namespace(), Name: m.Name()}
 	return t, valid && t.Kind != "" && t.Name != ""
 }
 
 // UsedBy is what a Usage's spec.by names, in the Usage's namespace, and
 // false when its apiVersion is invalid.
-func (o Object) UsedBy() (objectref.Ref, bool) {
+func (o Object) UsedBy() (object.Ref, bool) {
 	by := ObjectOf(value(o.s, "spec", "by").GetStructValue())
 	group, valid := by.Group()
-	return objectref.Ref{
+	return object.Ref{
 		APIVersion: by.APIVersion(), Group: group, Kind: by.Kind(),
 		Namespace: o.Namespace(), Name: text(by.s, "resourceRef", "name"),
 	}, valid

@@ -15,7 +15,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 
-	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+	"github.com/crossplane-contrib/function-dependencies/internal/object"
 )
 
 // A Shape describes a generated request.
@@ -147,7 +147,7 @@ func Generate(s Shape) *fnv1.RunFunctionRequest {
 			continue
 		}
 		o.UID, o.Deleting = g.uid, g.deleting
-		o.Finalizers = append([]string{objectref.ObjectFinalizer}, g.carried...)
+		o.Finalizers = append([]string{object.ObjectFinalizer}, g.carried...)
 		observed := o.Resource()
 		dressObserved(observed, manifest(kind, g.name), g.name, g.uid, i)
 		req.Observed.Resources[g.name] = observed

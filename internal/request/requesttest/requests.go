@@ -15,7 +15,7 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
-	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
+	"github.com/crossplane-contrib/function-dependencies/internal/object"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
 )
@@ -55,8 +55,8 @@ func (o Obj) Resource() *fnv1.Resource {
 	finalizers := o.Finalizers
 	// An observed Object whose references resolve carries the provider's own
 	// finalizer: provider-kubernetes manages it.
-	if o.UID != "" && (o.Kind == "" || o.Kind == "Object") && !slices.Contains(finalizers, objectref.ObjectFinalizer) {
-		finalizers = append([]string{objectref.ObjectFinalizer}, finalizers...)
+	if o.UID != "" && (o.Kind == "" || o.Kind == "Object") && !slices.Contains(finalizers, object.ObjectFinalizer) {
+		finalizers = append([]string{object.ObjectFinalizer}, finalizers...)
 	}
 	if finalizers != nil {
 		metadata["finalizers"] = finalizers

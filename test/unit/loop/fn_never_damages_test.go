@@ -19,9 +19,9 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
-	"github.com/crossplane-contrib/function-dependencies/internal/objectref"
-	"github.com/crossplane-contrib/function-dependencies/internal/output/message"
+	"github.com/crossplane-contrib/function-dependencies/internal/object"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
+	"github.com/crossplane-contrib/function-dependencies/internal/report/message"
 	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
 	"github.com/crossplane-contrib/function-dependencies/test/lib/harness"
 	"github.com/crossplane-contrib/function-dependencies/test/lib/oracle"
@@ -176,7 +176,7 @@ func checkAnyRequest(fn *Function, req *fnv1.RunFunctionRequest) []string {
 		}
 		// And what Objects of another group than the composite's depend on
 		// with theirs.
-		if g := harness.String(after.GetResource().AsMap(), "metadata", "labels", oracle.DependentGroupLabel); g == objectref.NamespacedGroup || g == objectref.ClusterGroup {
+		if g := harness.String(after.GetResource().AsMap(), "metadata", "labels", oracle.DependentGroupLabel); g == object.NamespacedGroup || g == object.ClusterGroup {
 			after = withoutLabel(after, oracle.DependentGroupLabel)
 			if harness.String(before.GetResource().AsMap(), "metadata", "labels", oracle.DependentGroupLabel) == g {
 				before = withoutLabel(before, oracle.DependentGroupLabel)

@@ -1,0 +1,512 @@
+// Package report turns what the rules decided into what the user sees: the
+// DeletionOrdered condition on the composite and the results of the step.
+package report
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/crossplane-contrib/function-dependencies/internal/composed"
+	"github.com/crossplane-contrib/function-dependencies/internal/explicit"
+	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
+	"github.com/crossplane-contrib/function-dependencies/internal/protection"
+	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
+	"github.com/crossplane-contrib/function-dependencies/internal/report/message"
+	"github.com/crossplane-contrib/function-dependencies/internal/usage"
+)
+
+// ConditionType is the type of the condition the function sets on the
+// composite resource.
+const ConditionType = "DeletionOrdered"
+
+// Reasons of the condition and of the results.
+const (
+	ReasonProtected         = "Protected"
+	ReasonFinalizersPending = "FinalizersPending"
+	ReasonUsagesPending     = "UsagesPending"
+	ReasonProtectionPending = "ProtectionPending"
+	ReasonUnprotectedEdges  = "UnprotectedEdges"
+	ReasonCycle             = "Cycle"
+
+	ReasonSummary          = "Summary"
+	ReasonStaleFinalizer   = "StaleFinalizer"
+	ReasonInvalidReference = "InvalidReference"
+	ReasonTargetRemoved    = "ReferencedResourceRemoved"
+	ReasonTargetDeleting   = "ReferencedResourceDeleting"
+	ReasonInvalidResource  = "InvalidResource"
+	ReasonHeldBack         = "HeldBack"
+	ReasonUnmatched        = "UnmatchedDependency"
+	ReasonUsageImpossible  = "UsageImpossible"
+	ReasonInferredCycle    = "InferredCycle"
+	ReasonUnprotectedDeps  = "UnprotectedDependencies"
+	ReasonShared           = "SharedObject"
+)
+
+// Severity of a result.
+type Severity int
+
+// The severities of results.
+const (
+	Normal Severity = iota
+	Warning
+	Fatal
+)
+
+// A Result is one result of the step.
+type Result struct {
+	Severity Severity
+	Reason   string
+	Message  string
+}
+
+// A Condition is the DeletionOrdered condition.
+type Condition struct {
+	Status  bool
+	Reason  string
+	Message string
+}
+
+// An InvalidReference is a reference of a composed resource that can't be
+// resolved, or that resolves differently than it seems to.
+type InvalidReference struct {
+	Resource string
+	Problem  string
+}
+
+// Protection says what keeps an edge's target from being deleted first.
+type Protection uint8
+
+// The protections of edges.
+const (
+	// ByFinalizer: the target declares the dependent's reference finalizer.
+	ByFinalizer Protection = iota
+	// ByUsage: a Crossplane Usage of the target by the dependent.
+	ByUsage
+	// Unprotected: nothing; the function can't, or wasn't asked to.
+	Unprotected
+)
+
+// An Edge is an edge of the graph, with what protects it.
+type Edge struct {
+	composed.Edge
+	Protection Protection
+	State      protection.State
+}
+
+// An External edge is an external edge of the graph, with what protects it.
+type External struct {
+	composed.External
+	Protection Protection
+	State      protection.State
+}
+
+// EdgesOf returns the graph's edges and external edges, in its order, each
+// with what protects it: a Usage where one does, else a finalizer where one
+// can, else nothing.
+func EdgesOf(g *composed.Graph, fin finalizer.Plan, use usage.Plan) ([]Edge, []External) {
+	v := verdictsOf(g, fin, use)
+	edges := make([]Edge, len(g.Edges))
+	for i, e := range g.Edges {
+		edges[i] = Edge{Edge: e, Protection: v.edges[i].protection, State: v.edges[i].state}
+	}
+	external := make([]External, len(g.External))
+	for i, e := range g.External {
+		external[i] = External{External: e, Protection: v.external[i].protection, State: v.external[i].state}
+	}
+	return edges, external
+}
+
+// A verdict is what protects an edge, and how.
+type verdict struct {
+	protection Protection
+	state      protection.State
+}
+
+// verdicts are those of the graph's edges and external edges, by place.
+type verdicts struct{ edges, external []verdict }
+
+func verdictsOf(g *composed.Graph, fin finalizer.Plan, use usage.Plan) verdicts {
+	v := verdicts{edges: make([]verdict, len(g.Edges)), external: make([]verdict, len(g.External))}
+	for i, e := range g.Edges {
+		v.edges[i] = verdict{Unprotected, protection.Exposed}
+		// A Usage wins where both protect (protection: Both): it is what orders
+		// the deletion where the finalizer doesn't.
+		if s, ok := use.States[i]; ok {
+			v.edges[i] = verdict{ByUsage, s}
+		} else if fin.Protected[i] {
+			v.edges[i] = verdict{ByFinalizer, fin.States[i]}
+		} else if e.Broken {
+			v.edges[i].state = protection.Cyclic
+		}
+	}
+	for i := range g.External {
+		v.external[i] = verdict{Unprotected, protection.Exposed}
+		if s, ok := use.External[i]; ok {
+			v.external[i] = verdict{ByUsage, s}
+		}
+	}
+	return v
+}
+
+// Facts are what the report is made of.
+type Facts struct {
+	Graph      *composed.Graph
+	Finalizers finalizer.Plan
+	Usages     usage.Plan
+	References explicit.References
+	HeldBack   map[string]string
+	Invalid    []InvalidReference
+	// Unmatched are the input's dependencies that match no resource.
+	Unmatched []explicit.Unmatched
+	// NotInferred counts the reference fields inference found several
+	// candidates for and nothing that singles out one: it infers no edge
+	// for them rather than guess.
+	NotInferred int
+
+	// Enforce is true when the plan's finalizers are written to desired
+	// state, false when they are only reported.
+	Enforce bool
+	// CyclesFatal is true when a cycle fails the step.
+	CyclesFatal bool
+}
+
+// A Report is what the step tells the user.
+type Report struct {
+	// Condition's message ends with the Summary.
+	Condition Condition
+	// Results need attention: a Normal one when the function changes what
+	// is observed (or, in Report mode, would), Warnings for problems.
+	Results []Result
+	// Summary counts what the function found and declared.
+	Summary string
+}
+
+// Of returns the report, its results in a fixed order.
+func Of(f Facts) Report {
+	var results []Result
+	add := func(s Severity, reason, message string) {
+		results = append(results, Result{Severity: s, Reason: reason, Message: message})
+	}
+	g := f.Graph
+	v := verdictsOf(g, f.Finalizers, f.Usages)
+	states := statesOf(g.Edges, v.edges)
+	summary := summaryOf(f, states, v)
+	// An inferred dependency outside the composite is ordered as an inferred
+	// edge is: the condition says what of it is pending, as of the others.
+	edges, edgeVerdicts := g.Edges, v.edges
+	for i, e := range g.External {
+		if e.Origin == composed.FromInference {
+			edges = append(slices.Clip(edges), composed.Edge{Dependent: e.Dependent, Target: e.Target.String(), Origin: e.Origin, Via: e.Via})
+			edgeVerdicts = append(slices.Clip(edgeVerdicts), v.external[i])
+		}
+	}
+	ordered := statesOf(edges, edgeVerdicts)
+	if len(g.Cycles) > 0 && f.CyclesFatal {
+		add(Fatal, ReasonCycle, "cannot order deletion: references form a cycle: "+cyclePaths(g.Cycles))
+	}
+	if changes(f, v) {
+		add(Normal, ReasonSummary, summary)
+	}
+
+	removed := map[string][]string{}
+	for i, e := range g.Edges {
+		if v.edges[i].state == protection.TargetRemoved {
+			removed[e.Target] = append(removed[e.Target], e.Dependent)
+		}
+	}
+	if len(g.Cycles) > 0 && !f.CyclesFatal {
+		add(Warning, ReasonCycle, "references form a cycle, so no finalizer is declared on its edges: "+cyclePaths(g.Cycles))
+	}
+	if left := g.LeftOut; len(left) > 0 {
+		// Whatever onCycle says: it governs the declared edges. An inferred
+		// edge is a guess, and one that would close a cycle never fails the
+		// step.
+		add(Warning, ReasonInferredCycle, "inferred references would close a cycle, so they are left out and nothing orders their deletion: "+
+			listOf(left, func(l composed.LeftOut) string {
+				return fmt.Sprintf("%s → %s (via %s; cycle %s)", l.Edge.Dependent, l.Edge.Target, l.Edge.Via, composed.Path(g.Closes(l)))
+			}))
+	}
+	if targets := slices.Sorted(maps.Keys(removed)); len(targets) > 0 {
+		add(Warning, ReasonTargetRemoved, "the composition no longer includes resources that live Objects still reference, so they may be deleted first: "+
+			listOf(targets, func(t string) string { return fmt.Sprintf("%s (referenced by %s)", t, list(removed[t])) }))
+	}
+	if edges, n := states.list(false, protection.TargetDeleting); n > 0 {
+		add(Warning, ReasonTargetDeleting, "referenced resources are being deleted without their dependents' finalizers, which can no longer be added: "+edges)
+	}
+	if stale := staleOf(f); len(stale) > 0 {
+		add(Warning, ReasonStaleFinalizer, "reference finalizers name no Object that references the resource in this composition, so they are not declared: Crossplane drops those only it applied, and any the provider added stay until their Object, if it still exists, releases them or someone removes them (provider-kubernetes #28): "+
+			listOf(stale, func(s finalizer.Stale) string { return s.Resource + " " + s.Finalizer }))
+	}
+	if len(f.HeldBack) > 0 {
+		add(Normal, ReasonHeldBack, "resources are held back from creation until their dependencies allow: "+
+			listOf(slices.Sorted(maps.Keys(f.HeldBack)), func(n string) string { return fmt.Sprintf("%s (%s)", n, f.HeldBack[n]) }))
+	}
+	if len(f.Unmatched) > 0 {
+		add(Warning, ReasonUnmatched, "dependencies in the input match no composed resource: "+
+			listOf(f.Unmatched, func(u explicit.Unmatched) string { return fmt.Sprintf("%s %q", u.Field, u.Pattern) }))
+	}
+	if unusable := f.Usages.Unusable; len(unusable) > 0 {
+		add(Warning, ReasonUsageImpossible, "no Usage can protect these edges, so none is emitted: "+
+			listOf(unusable, func(u usage.Problem) string {
+				return fmt.Sprintf("%s → %s (%s)", u.Edge.Dependent, u.Edge.Target, u.Reason)
+			}))
+	}
+	if unprotected := f.Usages.Unprotected; len(unprotected) > 0 {
+		add(Warning, ReasonUnprotectedDeps, "no reference finalizer can protect these dependencies, and this step writes no Usage, so nothing keeps a dependency from being deleted before its dependent; usages: All protects them with Usages: "+
+			listOf(unprotected, func(e usage.Edge) string { return e.Dependent + " → " + e.Target }))
+	}
+	if len(g.Shared) > 0 {
+		add(Warning, ReasonShared, "composed resources are one object, to which Crossplane applies the desired state of each in turn, and each is protected as its dependents need: "+
+			listOf(g.Shared, func(s composed.Shared) string { return fmt.Sprintf("%s (%s)", list(s.Names), s.Identity) }))
+	}
+	if len(f.Invalid) > 0 {
+		add(Warning, ReasonInvalidReference, "cannot read references: "+
+			listOf(f.Invalid, func(r InvalidReference) string { return r.Resource + ": " + r.Problem }))
+	}
+	c := condition(f, ordered)
+	c.Message += ". " + summary
+	return Report{Condition: c, Results: results, Summary: summary}
+}
+
+// staleOf returns the stale finalizers to warn about. Report mode labels no
+// dependent, so the function can't find a dependent the composition removed
+// while Crossplane deletes it: one that names no resource it sees may be
+// such a dependent's, and is no sure problem.
+func staleOf(f Facts) []finalizer.Stale {
+	if f.Enforce {
+		return f.Finalizers.Stale
+	}
+	var stale []finalizer.Stale
+	for _, s := range f.Finalizers.Stale {
+		if !s.Unseen {
+			stale = append(stale, s)
+		}
+	}
+	return stale
+}
+
+// changes is true when the function changes what is observed, or in Report
+// mode would: it declares a finalizer the observed target lacks, emits a
+// Usage not observed yet, or writes a reference the observed Object lacks.
+// Holding a resource back has a result of its own.
+func changes(f Facts, v verdicts) bool {
+	for name := range f.References.New {
+		if f.HeldBack[name] == "" {
+			return true
+		}
+	}
+	lacking := func(v verdict) bool { return v.state.Lacking() }
+	return slices.ContainsFunc(v.edges, lacking) || slices.ContainsFunc(v.external, lacking)
+}
+
+// summaryOf counts what the function found and declared. A reference to an
+// object outside the composition is no problem by itself (a user's Secret,
+// a ProviderConfig, the composite): it is counted, with how many of them no
+// Usage protects, and raises no result.
+func summaryOf(f Facts, states edgeStates, v verdicts) string {
+	g, external := f.Graph, v.external
+	// How many of the references between composed resources are inferred,
+	// and how many Usages protect, is said where some are: "(12 of them
+	// inferred, 30 by Usages)".
+	var of []string
+	count := func(n int, what string) {
+		if n > 0 {
+			if len(of) == 0 {
+				what = "of them " + what
+			}
+			of = append(of, fmt.Sprintf("%d %s", n, what))
+		}
+	}
+	count(len(slices.DeleteFunc(slices.Clone(g.Edges), func(e composed.Edge) bool { return e.Origin != composed.FromInference })), "inferred")
+	count(len(slices.DeleteFunc(slices.Clone(v.edges), func(e verdict) bool { return e.protection != ByUsage })), "by Usages")
+	byUsages := ""
+	if len(of) > 0 {
+		byUsages = " (" + strings.Join(of, ", ") + ")"
+	}
+	// A Usage this step declares protects once applied; one it doesn't
+	// write (Report mode, a fatal cycle) protects nothing.
+	writes := f.Enforce && (!f.CyclesFatal || len(g.Cycles) == 0)
+	unprotected := ""
+	if len(external) > 0 {
+		n := 0
+		for _, v := range external {
+			if v.protection == Unprotected || (!writes && v.state.Lacking()) {
+				n++
+			}
+		}
+		unprotected = fmt.Sprintf(", %d of them unprotected", n)
+	}
+	verb := "declared"
+	switch {
+	case !f.Enforce:
+		verb = "to declare (Report mode: desired state left unchanged)"
+	case f.CyclesFatal && len(g.Cycles) > 0:
+		verb = "to declare (the cycle failed the step: desired state left unchanged)"
+	}
+	// A reference inference leaves out is said where there are some: the
+	// user may declare its edge.
+	notInferred := ""
+	if f.NotInferred > 0 {
+		notInferred = fmt.Sprintf("; %d references not inferred: nothing singles out their target", f.NotInferred)
+	}
+	// Pending finalizers wait for their Object; a pending Usage, for both
+	// its ends, is none of them.
+	return fmt.Sprintf("%d composed resources, %d references between them%s and %d to external objects%s; %d reference finalizers %s, %d pending until their Object exists%s",
+		len(g.Resources), len(g.Edges), byUsages, len(g.External), unprotected, f.Finalizers.Declared, verb, states.count[stateBy{protection.Pending, ByFinalizer}], notInferred)
+}
+
+// condition is False for the worst problem: a cycle, then edges this function
+// can't protect, then edges whose protection is still on its way. What it
+// says of the edges is the words of their standing and of what protects
+// them.
+func condition(f Facts, edges edgeStates) Condition {
+	if cycles := f.Graph.Cycles; len(cycles) > 0 {
+		return Condition{Reason: ReasonCycle, Message: "references form a cycle: " + cyclePaths(cycles)}
+	}
+	for _, standing := range []protection.Standing{protection.StandingMissing, protection.StandingPending} {
+		states := protection.StatesOf(standing, f.Enforce)
+		by := edges.protections(states...)
+		if len(by) == 0 {
+			continue
+		}
+		w, label := conditionWords[standing].mixed, true
+		if len(by) == 1 && conditionWords[standing].by[by[0]].reason != "" {
+			w, label = conditionWords[standing].by[by[0]], false
+		}
+		listed, _ := edges.list(label, states...)
+		return Condition{Reason: w.reason, Message: w.message + ": " + listed}
+	}
+	return Condition{Status: true, Reason: ReasonProtected, Message: "every live reference between composed resources is protected"}
+}
+
+// A wording is what the condition says of the edges it lists.
+type wording struct{ reason, message string }
+
+// conditionWords are, for each standing the condition lists edges of, its
+// words for edges all protected one way, by that protection, and its words
+// for edges protected in several ways, each then labelled with its own.
+var conditionWords = map[protection.Standing]struct {
+	by    [len(protectionLabels)]wording
+	mixed wording
+}{
+	protection.StandingMissing: {
+		by: [len(protectionLabels)]wording{
+			ByFinalizer: {ReasonUnprotectedEdges, "referenced resources lack their dependents' finalizers"},
+			ByUsage:     {ReasonUnprotectedEdges, "referenced resources lack their dependents' Usages"},
+			Unprotected: {ReasonUnprotectedEdges, "nothing keeps referenced resources from being deleted before their dependents"},
+		},
+		mixed: wording{ReasonUnprotectedEdges, "referenced resources lack what keeps them from being deleted before their dependents"},
+	},
+	protection.StandingPending: {
+		by: [len(protectionLabels)]wording{
+			ByFinalizer: {ReasonFinalizersPending, "finalizers are declared but not yet applied, or wait for their Object to exist"},
+			ByUsage:     {ReasonUsagesPending, "Usages are declared but not yet in force, or wait for both their ends to exist"},
+		},
+		mixed: wording{ReasonProtectionPending, "finalizers and Usages are declared but not yet in force, or wait for what they protect to exist"},
+	},
+}
+
+// protectionLabels label each edge a mixed list names.
+var protectionLabels = [...]string{ByFinalizer: "finalizer", ByUsage: "Usage", Unprotected: "unprotected"}
+
+// stateBy is a state of edges a protection protects.
+type stateBy struct {
+	state      protection.State
+	protection Protection
+}
+
+// edgeStates counts the edges by state and protection.
+type edgeStates struct {
+	edges    []composed.Edge
+	verdicts []verdict
+	count    map[stateBy]int
+}
+
+func statesOf(edges []composed.Edge, verdicts []verdict) edgeStates {
+	s := edgeStates{edges: edges, verdicts: verdicts, count: map[stateBy]int{}}
+	for _, v := range verdicts {
+		s.count[stateBy{v.state, v.protection}]++
+	}
+	return s
+}
+
+// protections are the protections of the edges in the states, in order.
+func (s edgeStates) protections(states ...protection.State) []Protection {
+	var out []Protection
+	for p := range Protection(len(protectionLabels)) {
+		for _, state := range states {
+			if s.count[stateBy{state, p}] > 0 {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// list lists the edges in the states, state after state, as list does, each
+// labelled with its protection when label is true, and counts them.
+func (s edgeStates) list(label bool, states ...protection.State) (string, int) {
+	n := 0
+	var named []string
+	for _, state := range states {
+		inState := 0
+		for p := range Protection(len(protectionLabels)) {
+			inState += s.count[stateBy{state, p}]
+		}
+		n += inState
+		if inState == 0 {
+			continue // Nothing to name: don't scan the edges.
+		}
+		for i, e := range s.edges {
+			if len(named) == protocol.MaxListedInMessage {
+				break
+			}
+			if v := s.verdicts[i]; v.state == state {
+				name := e.Dependent + " → " + e.Target
+				if label {
+					name += " (" + protectionLabels[v.protection] + ")"
+				}
+				named = append(named, name)
+			}
+		}
+	}
+	return listed(named, n), n
+}
+
+func cyclePaths(cycles [][]string) string {
+	items := make([]string, len(cycles))
+	for i, c := range cycles {
+		items[i] = composed.Path(c)
+	}
+	return list(items)
+}
+
+// listOf names the items as list does, calling name only for those it lists.
+func listOf[T any](items []T, name func(T) string) string {
+	names := make([]string, min(len(items), protocol.MaxListedInMessage))
+	for i := range names {
+		names[i] = name(items[i])
+	}
+	return listed(names, len(items))
+}
+
+// list joins items with commas, naming at most protocol.MaxListedInMessage of them.
+func list(items []string) string {
+	return listed(items[:min(len(items), protocol.MaxListedInMessage)], len(items))
+}
+
+// listed joins the first items of a list of total items with commas, each
+// cut to message.MaxItemBytes, and counts those it leaves out.
+func listed(first []string, total int) string {
+	cut := make([]string, len(first))
+	for i, item := range first {
+		cut[i] = message.Item(item)
+	}
+	if total <= len(first) {
+		return strings.Join(cut, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(cut, ", "), total-len(first))
+}

@@ -1,0 +1,84 @@
+package usage
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/crossplane-contrib/function-dependencies/internal/composed"
+	"github.com/crossplane-contrib/function-dependencies/internal/composed/composedtest"
+	"github.com/crossplane-contrib/function-dependencies/internal/object"
+)
+
+func TestComposedUsagesProtectTheEdgesTheirEndsNameOnce(t *testing.T) {
+	// Resources in name order: app 0, db 1, db-copy 2 (one object under two
+	// names), pc 3, web 4.
+	db := composedtest.ConfigMap("db")
+	twin := db
+	twin.Name = "db-copy"
+	resources := []composed.Resource{composedtest.ConfigMap("app"), db, twin, composedtest.Object("pc"), composedtest.ConfigMap("web")}
+	labels := map[string]map[string]string{"app": {"tier": "front", "app": "shop"}, "web": {"tier": "front"}, "pc": {"role": "config"}}
+	cm := func(name string) End { return End{Kind: "ConfigMap", Namespace: "team", Name: name} }
+	selecting := func(namespace string, l map[string]string) End {
+		return End{Kind: "ConfigMap", Namespace: namespace, Selector: true, MatchLabels: l}
+	}
+	cases := map[string]struct {
+		reason string
+		usages []Composed
+		want   map[Ends]bool
+	}{
+		"ByName": {
+			reason: "A Usage by resourceRef protects the edge between every composed resource of each end's identity, and says whether it exists.",
+			usages: []Composed{{Of: cm("db"), By: cm("app"), Observed: true}},
+			want:   map[Ends]bool{{Dependent: 0, Target: 1}: true, {Dependent: 0, Target: 2}: true},
+		},
+		"NotYetObserved": {
+			reason: "One the composition desires but that doesn't exist yet protects nothing yet.",
+			usages: []Composed{{Of: cm("db"), By: cm("web")}},
+			want:   map[Ends]bool{{Dependent: 4, Target: 1}: false, {Dependent: 4, Target: 2}: false},
+		},
+		"AnyOneObservedWins": {
+			reason: "Of two Usages of one edge, one that exists protects it.",
+			usages: []Composed{{Of: cm("db"), By: cm("web")}, {Of: cm("db"), By: cm("web"), Observed: true}},
+			want:   map[Ends]bool{{Dependent: 4, Target: 1}: true, {Dependent: 4, Target: 2}: true},
+		},
+		"BySelectorOfOne": {
+			reason: "A selector whose labels select exactly one composed resource of its kind names it.",
+			usages: []Composed{{Of: cm("db"), By: selecting("team", map[string]string{"app": "shop"}), Observed: true}},
+			want:   map[Ends]bool{{Dependent: 0, Target: 1}: true, {Dependent: 0, Target: 2}: true},
+		},
+		"BySelectorOfSeveral": {
+			reason: "Where several are selected Crossplane picks one the function can't tell: the Usage protects no edge it knows of.",
+			usages: []Composed{{Of: cm("db"), By: selecting("team", map[string]string{"tier": "front"})}},
+		},
+		"SelectorInAnotherNamespace": {
+			reason: "A namespaced Usage's selector looks in its namespace only.",
+			usages: []Composed{{Of: cm("db"), By: selecting("elsewhere", map[string]string{"app": "shop"})}},
+		},
+		"ClusterUsageSelectorLooksEverywhere": {
+			reason: "A cluster-scoped Usage's selector looks in every namespace.",
+			usages: []Composed{{Of: End{Group: object.ClusterGroup, Kind: object.Kind, Selector: true, MatchLabels: map[string]string{"role": "config"}}, By: selecting("", map[string]string{"app": "shop"})}},
+			want:   map[Ends]bool{{Dependent: 0, Target: 3}: false},
+		},
+		"OtherKind": {
+			reason: "An end names a resource of its group and kind only.",
+			usages: []Composed{{Of: End{Kind: "Secret", Namespace: "team", Name: "db"}, By: cm("app")}},
+		},
+		"NoEnd": {
+			reason: "An end with neither a resourceRef nor a selector names nothing.",
+			usages: []Composed{{Of: End{Kind: "ConfigMap", Namespace: "team"}, By: cm("app")}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := composed.New(resources, composed.Options{})
+			got := ComposedEdges(g, tc.usages, func(i int) []map[string]string {
+				return []map[string]string{nil, labels[g.Resources[i].Name]}
+			})
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nComposedEdges(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
