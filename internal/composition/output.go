@@ -45,14 +45,7 @@ func (p Plan) writeTo(ctx context.Context, rsp *fnv1.RunFunctionResponse, lim pr
 		results = append(results, written...)
 	}
 	setCondition(rsp, p.Report.Condition)
-	for _, r := range results {
-		rsp.Results = append(rsp.Results, &fnv1.Result{
-			Severity: severities[r.Severity],
-			Reason:   &r.Reason,
-			Message:  r.Message,
-			Target:   fnv1.Target_TARGET_COMPOSITE.Enum(),
-		})
-	}
+	request.AddResults(rsp, results, fnv1.Target_TARGET_COMPOSITE.Enum())
 	if p.input.Graph == v1beta1.GraphContext {
 		edges, external := report.EdgesOf(p.Graph, p.Finalizers, p.Usages)
 		v, err := jsonValue(view.Of(p.Graph, edges, external, p.HeldBack, p.input.Mode == v1beta1.ModeEnforce))
@@ -113,12 +106,6 @@ func (p Plan) addedBytes() int {
 	n += len(p.Usages.Usages) * 1024
 	n += (len(p.Graph.Edges) + len(p.Graph.External)) * 96
 	return n
-}
-
-var severities = map[report.Severity]fnv1.Severity{
-	report.Normal:  fnv1.Severity_SEVERITY_NORMAL,
-	report.Warning: fnv1.Severity_SEVERITY_WARNING,
-	report.Fatal:   fnv1.Severity_SEVERITY_FATAL,
 }
 
 func setCondition(rsp *fnv1.RunFunctionResponse, c report.Condition) {

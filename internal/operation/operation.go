@@ -80,9 +80,7 @@ func Run(ctx context.Context, in *v1beta1.Input, req *fnv1.RunFunctionRequest, r
 		response.Fatal(rsp, err)
 		return nil
 	}
-	for _, w := range warningsOf(s, out, g.Cycles) {
-		rsp.Results = append(rsp.Results, &fnv1.Result{Severity: fnv1.Severity_SEVERITY_WARNING, Reason: &w.reason, Message: w.message})
-	}
+	request.AddResults(rsp, warningsOf(s, out, g.Cycles), nil)
 	size, err := request.ResponseSize(ctx, rsp)
 	if err != nil {
 		return err

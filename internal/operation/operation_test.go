@@ -280,7 +280,7 @@ func TestOperation(t *testing.T) {
 					// A's finalizer names no Object this sweep read.
 					"stale": []any{map[string]any{"target": "Object.kubernetes.crossplane.io shared", "finalizer": ref + "uid-a"}},
 				}),
-				Results: []*fnv1.Result{warning("StaleFinalizers", "1 reference finalizer naming no live Object that references its target: Object.kubernetes.crossplane.io shared carries "+ref+"uid-a")},
+				Results: []*fnv1.Result{warning("StaleFinalizer", "1 reference finalizer naming no live Object that references its target: Object.kubernetes.crossplane.io shared carries "+ref+"uid-a")},
 			},
 		},
 		"ReportModeDeclaresNothingAndListsWhatIsMissing": {
@@ -443,7 +443,7 @@ func TestOperation(t *testing.T) {
 			want: &fnv1.RunFunctionResponse{
 				Requirements: &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{}},
 				Output:       requesttest.MustStruct(map[string]any{"dependents": 0, "references": 0, "protected": 0}),
-				Results: []*fnv1.Result{warning("InvalidReferences",
+				Results: []*fnv1.Result{warning("InvalidReference",
 					"cannot read the references of 1 Object: Object.kubernetes.crossplane.io bad: spec.references[0].dependsOn.name: Required value: names the referenced object")},
 			},
 		},

@@ -2,10 +2,11 @@ package operation
 
 import (
 	"fmt"
-	"strings"
 
-	"github.com/crossplane-contrib/function-dependencies/internal/composed"
+	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
+	"github.com/crossplane-contrib/function-dependencies/internal/report"
+	"github.com/crossplane-contrib/function-dependencies/internal/report/message"
 )
 
 // An output is what an Operation stores in its status.
@@ -67,47 +68,24 @@ func keep[T any](omitted map[string]int, list string, items []T) []T {
 	return items[:protocol.MaxListedInOutput]
 }
 
-type warning struct{ reason, message string }
-
 // warningsOf are what needs a person's attention: references that can't be
 // read, cycles and stale finalizers. Each is one result, whatever the number
 // of resources it is about, so that a sweep of thousands makes a handful of
 // events.
-func warningsOf(s sweep, o outcome, cycles [][]string) []warning {
-	var ws []warning
+func warningsOf(s sweep, o outcome, cycles [][]string) []report.Result {
+	var ws []report.Result
+	warn := func(reason, msg string) {
+		ws = append(ws, report.Result{Severity: report.Warning, Reason: reason, Message: msg})
+	}
 	if len(s.problems) > 0 {
-		ws = append(ws, warning{"InvalidReferences", fmt.Sprintf("cannot read the references of %s: %s", count(len(s.problems), "Object"), first(s.problems))})
+		warn(report.ReasonInvalidReference, fmt.Sprintf("cannot read the references of %s: %s", message.Count(len(s.problems), "Object"), message.List(s.problems)))
 	}
 	if len(cycles) > 0 {
-		paths := make([]string, len(cycles))
-		for i, c := range cycles {
-			paths[i] = composed.Path(c)
-		}
-		ws = append(ws, warning{"ReferenceCycle", fmt.Sprintf("%s, left without finalizers: %s", count(len(cycles), "reference cycle"), first(paths))})
+		warn(report.ReasonCycle, fmt.Sprintf("%s, left without finalizers: %s", message.Count(len(cycles), "reference cycle"), report.CyclePaths(cycles)))
 	}
 	if len(o.Stale) > 0 {
-		stale := make([]string, len(o.Stale))
-		for i, f := range o.Stale {
-			stale[i] = f.Resource + " carries " + f.Finalizer
-		}
-		ws = append(ws, warning{"StaleFinalizers", fmt.Sprintf("%s naming no live Object that references its target: %s", count(len(stale), "reference finalizer"), first(stale))})
+		warn(report.ReasonStaleFinalizer, fmt.Sprintf("%s naming no live Object that references its target: %s", message.Count(len(o.Stale), "reference finalizer"),
+			message.ListOf(o.Stale, func(f finalizer.Stale) string { return f.Resource + " carries " + f.Finalizer })))
 	}
 	return ws
-}
-
-// count is "1 thing" or "n things".
-func count(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return fmt.Sprintf("%d %ss", n, thing)
-}
-
-// first lists the first few items, and says how many more there are.
-func first(items []string) string {
-	const n = 5
-	if len(items) <= n {
-		return strings.Join(items, "; ")
-	}
-	return strings.Join(items[:n], "; ") + fmt.Sprintf("; and %d more", len(items)-n)
 }

@@ -128,11 +128,6 @@ type Limits struct {
 // CrossplaneLimits are Crossplane's own.
 var CrossplaneLimits = Limits{ResponseBytes: 4 << 20}
 
-// MaxListedInMessage bounds how many items a result's message names, so that
-// a composition of thousands makes a message a person can read. Counts stay
-// complete.
-const MaxListedInMessage = 10
-
 // MaxListedInOutput bounds each list in an Operation's output: Crossplane
 // stores the output in the Operation's status, which must fit in one etcd
 // object. Counts stay complete.

@@ -12,7 +12,6 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/explicit"
 	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
 	"github.com/crossplane-contrib/function-dependencies/internal/protection"
-	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/report/message"
 	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 )
@@ -204,7 +203,7 @@ func Of(f Facts) Report {
 	}
 	ordered := statesOf(edges, edgeVerdicts)
 	if len(g.Cycles) > 0 && f.CyclesFatal {
-		add(Fatal, ReasonCycle, "cannot order deletion: references form a cycle: "+cyclePaths(g.Cycles))
+		add(Fatal, ReasonCycle, "cannot order deletion: references form a cycle: "+CyclePaths(g.Cycles))
 	}
 	if changes(f, v) {
 		add(Normal, ReasonSummary, summary)
@@ -217,53 +216,53 @@ func Of(f Facts) Report {
 		}
 	}
 	if len(g.Cycles) > 0 && !f.CyclesFatal {
-		add(Warning, ReasonCycle, "references form a cycle, so no finalizer is declared on its edges: "+cyclePaths(g.Cycles))
+		add(Warning, ReasonCycle, "references form a cycle, so no finalizer is declared on its edges: "+CyclePaths(g.Cycles))
 	}
 	if left := g.LeftOut; len(left) > 0 {
 		// Whatever onCycle says: it governs the declared edges. An inferred
 		// edge is a guess, and one that would close a cycle never fails the
 		// step.
 		add(Warning, ReasonInferredCycle, "inferred references would close a cycle, so they are left out and nothing orders their deletion: "+
-			listOf(left, func(l composed.LeftOut) string {
+			message.ListOf(left, func(l composed.LeftOut) string {
 				return fmt.Sprintf("%s → %s (via %s; cycle %s)", l.Edge.Dependent, l.Edge.Target, l.Edge.Via, composed.Path(g.Closes(l)))
 			}))
 	}
 	if targets := slices.Sorted(maps.Keys(removed)); len(targets) > 0 {
 		add(Warning, ReasonTargetRemoved, "the composition no longer includes resources that live Objects still reference, so they may be deleted first: "+
-			listOf(targets, func(t string) string { return fmt.Sprintf("%s (referenced by %s)", t, list(removed[t])) }))
+			message.ListOf(targets, func(t string) string { return fmt.Sprintf("%s (referenced by %s)", t, message.List(removed[t])) }))
 	}
 	if edges, n := states.list(false, protection.TargetDeleting); n > 0 {
 		add(Warning, ReasonTargetDeleting, "referenced resources are being deleted without their dependents' finalizers, which can no longer be added: "+edges)
 	}
 	if stale := staleOf(f); len(stale) > 0 {
 		add(Warning, ReasonStaleFinalizer, "reference finalizers name no Object that references the resource in this composition, so they are not declared: Crossplane drops those only it applied, and any the provider added stay until their Object, if it still exists, releases them or someone removes them (provider-kubernetes #28): "+
-			listOf(stale, func(s finalizer.Stale) string { return s.Resource + " " + s.Finalizer }))
+			message.ListOf(stale, func(s finalizer.Stale) string { return s.Resource + " " + s.Finalizer }))
 	}
 	if len(f.HeldBack) > 0 {
 		add(Normal, ReasonHeldBack, "resources are held back from creation until their dependencies allow: "+
-			listOf(slices.Sorted(maps.Keys(f.HeldBack)), func(n string) string { return fmt.Sprintf("%s (%s)", n, f.HeldBack[n]) }))
+			message.ListOf(slices.Sorted(maps.Keys(f.HeldBack)), func(n string) string { return fmt.Sprintf("%s (%s)", n, f.HeldBack[n]) }))
 	}
 	if len(f.Unmatched) > 0 {
 		add(Warning, ReasonUnmatched, "dependencies in the input match no composed resource: "+
-			listOf(f.Unmatched, func(u explicit.Unmatched) string { return fmt.Sprintf("%s %q", u.Field, u.Pattern) }))
+			message.ListOf(f.Unmatched, func(u explicit.Unmatched) string { return fmt.Sprintf("%s %q", u.Field, u.Pattern) }))
 	}
 	if unusable := f.Usages.Unusable; len(unusable) > 0 {
 		add(Warning, ReasonUsageImpossible, "no Usage can protect these edges, so none is emitted: "+
-			listOf(unusable, func(u usage.Problem) string {
+			message.ListOf(unusable, func(u usage.Problem) string {
 				return fmt.Sprintf("%s → %s (%s)", u.Edge.Dependent, u.Edge.Target, u.Reason)
 			}))
 	}
 	if unprotected := f.Usages.Unprotected; len(unprotected) > 0 {
 		add(Warning, ReasonUnprotectedDeps, "no reference finalizer can protect these dependencies, and this step writes no Usage, so nothing keeps a dependency from being deleted before its dependent; usages: All protects them with Usages: "+
-			listOf(unprotected, func(e usage.Edge) string { return e.Dependent + " → " + e.Target }))
+			message.ListOf(unprotected, func(e usage.Edge) string { return e.Dependent + " → " + e.Target }))
 	}
 	if len(g.Shared) > 0 {
 		add(Warning, ReasonShared, "composed resources are one object, to which Crossplane applies the desired state of each in turn, and each is protected as its dependents need: "+
-			listOf(g.Shared, func(s composed.Shared) string { return fmt.Sprintf("%s (%s)", list(s.Names), s.Identity) }))
+			message.ListOf(g.Shared, func(s composed.Shared) string { return fmt.Sprintf("%s (%s)", message.List(s.Names), s.Identity) }))
 	}
 	if len(f.Invalid) > 0 {
 		add(Warning, ReasonInvalidReference, "cannot read references: "+
-			listOf(f.Invalid, func(r InvalidReference) string { return r.Resource + ": " + r.Problem }))
+			message.ListOf(f.Invalid, func(r InvalidReference) string { return r.Resource + ": " + r.Problem }))
 	}
 	c := condition(f, ordered)
 	c.Message += ". " + summary
@@ -363,7 +362,7 @@ func summaryOf(f Facts, states edgeStates, v verdicts) string {
 // them.
 func condition(f Facts, edges edgeStates) Condition {
 	if cycles := f.Graph.Cycles; len(cycles) > 0 {
-		return Condition{Reason: ReasonCycle, Message: "references form a cycle: " + cyclePaths(cycles)}
+		return Condition{Reason: ReasonCycle, Message: "references form a cycle: " + CyclePaths(cycles)}
 	}
 	for _, standing := range []protection.Standing{protection.StandingMissing, protection.StandingPending} {
 		states := protection.StatesOf(standing, f.Enforce)
@@ -446,7 +445,7 @@ func (s edgeStates) protections(states ...protection.State) []Protection {
 	return out
 }
 
-// list lists the edges in the states, state after state, as list does, each
+// list lists the edges in the states, state after state, as message.List does, each
 // labelled with its protection when label is true, and counts them.
 func (s edgeStates) list(label bool, states ...protection.State) (string, int) {
 	n := 0
@@ -461,7 +460,7 @@ func (s edgeStates) list(label bool, states ...protection.State) (string, int) {
 			continue // Nothing to name: don't scan the edges.
 		}
 		for i, e := range s.edges {
-			if len(named) == protocol.MaxListedInMessage {
+			if len(named) == message.MaxItems {
 				break
 			}
 			if v := s.verdicts[i]; v.state == state {
@@ -473,40 +472,14 @@ func (s edgeStates) list(label bool, states ...protection.State) (string, int) {
 			}
 		}
 	}
-	return listed(named, n), n
+	return message.Listed(named, n), n
 }
 
-func cyclePaths(cycles [][]string) string {
+// CyclePaths lists the cycles, each as its path.
+func CyclePaths(cycles [][]string) string {
 	items := make([]string, len(cycles))
 	for i, c := range cycles {
 		items[i] = composed.Path(c)
 	}
-	return list(items)
-}
-
-// listOf names the items as list does, calling name only for those it lists.
-func listOf[T any](items []T, name func(T) string) string {
-	names := make([]string, min(len(items), protocol.MaxListedInMessage))
-	for i := range names {
-		names[i] = name(items[i])
-	}
-	return listed(names, len(items))
-}
-
-// list joins items with commas, naming at most protocol.MaxListedInMessage of them.
-func list(items []string) string {
-	return listed(items[:min(len(items), protocol.MaxListedInMessage)], len(items))
-}
-
-// listed joins the first items of a list of total items with commas, each
-// cut to message.MaxItemBytes, and counts those it leaves out.
-func listed(first []string, total int) string {
-	cut := make([]string, len(first))
-	for i, item := range first {
-		cut[i] = message.Item(item)
-	}
-	if total <= len(first) {
-		return strings.Join(cut, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(cut, ", "), total-len(first))
+	return message.List(items)
 }

@@ -7,6 +7,7 @@ package message
 
 import (
 	"fmt"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -19,6 +20,10 @@ const MaxBytes = 4096
 // a pattern, an edge with the cycle it closes. A Kubernetes name is at most
 // 253 bytes; an edge names two, and its field.
 const MaxItemBytes = 512
+
+// MaxItems bounds how many items a message names, so that a composition of
+// thousands makes a message a person can read. Counts stay complete.
+const MaxItems = 10
 
 // Item returns s cut to MaxItemBytes, saying how much it left out.
 func Item(s string) string { return Cut(s, MaxItemBytes) }
@@ -36,4 +41,41 @@ func Cut(s string, max int) string {
 		keep--
 	}
 	return s[:keep] + fmt.Sprintf("… (%d more bytes)", len(s)-keep)
+}
+
+// List joins items with commas, naming at most MaxItems of them, as Listed
+// does.
+func List(items []string) string {
+	return Listed(items[:min(len(items), MaxItems)], len(items))
+}
+
+// ListOf names the items as List does, calling name only for those it lists.
+func ListOf[T any](items []T, name func(T) string) string {
+	names := make([]string, min(len(items), MaxItems))
+	for i := range names {
+		names[i] = name(items[i])
+	}
+	return Listed(names, len(items))
+}
+
+// Listed joins the first items of a list of total items with commas, each
+// cut to MaxItemBytes, and counts those it leaves out: "a, b and 8 more".
+// Every list a message holds is made here, so that all read alike.
+func Listed(first []string, total int) string {
+	cut := make([]string, len(first))
+	for i, item := range first {
+		cut[i] = Item(item)
+	}
+	if total <= len(first) {
+		return strings.Join(cut, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(cut, ", "), total-len(first))
+}
+
+// Count is "1 thing" or "n things".
+func Count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
