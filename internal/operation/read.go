@@ -235,8 +235,8 @@ func kindIn(t object.Target) string {
 // version provider-kubernetes stores), for a Secret, and for a target of a
 // kind that has at most maxByName in its namespace. A sweep lists the
 // targets' kind in their namespace, once for all of them, only past that:
-// asking for 10,000 ConfigMaps by name made the sweep's last response 4.9
-// MiB, past the 4 MiB core accepts, with a Get each for core to make. A
+// asked for by name, 10,000 ConfigMaps make the sweep's last response larger
+// than the 4 MiB core accepts, with a Get each for core to make. A
 // list brings every object of the kind in the namespace, or in the cluster
 // when the reference names none: never Secrets, which carry every
 // provider's credentials, and which core reads past its cache, so that a
@@ -250,10 +250,9 @@ func targetSelector(t object.Target, watched bool, n int) (string, *fnv1.Resourc
 		// Read and applied at the version provider-kubernetes stores. A
 		// reference without an apiVersion means v1alpha1, which the API
 		// server converts through the provider's webhook on every read and
-		// apply: on the real control plane, twenty new Objects referencing
-		// one Object under a WatchOperation had their last finalizer 38-44 s
-		// after creation, with 53-79 applies timed out by the API server on
-		// the way; at v1alpha2, 14.6 s and none.
+		// apply: on the real control plane that made a watch's repairs
+		// several times slower, with applies timed out by the API server on
+		// the way (docs/evidence/operation-mode.md).
 		t.APIVersion = v
 	}
 	secret := t.Group == "" && t.Kind == "Secret"

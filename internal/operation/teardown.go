@@ -105,12 +105,12 @@ type nudge struct {
 	// the same version (a Namespace's deletion makes two): the second's
 	// apply of the same value changes only managedFields, which wakes
 	// nothing, and makes the provider's next Update of the object
-	// conflict. On a target that cost the last wait in full (45 s,
-	// measured), so a target's nudges are exact: refused, the Operation
+	// conflict. On a target that costs the last wait in full, so a
+	// target's nudges are exact: refused, the Operation
 	// runs again and finds the value there. A holder's are not: its
 	// version changes with each of its own reconciles, and the refused
-	// nudges were lost with their Operations (at 60 dependents the first
-	// releases came 30 s apart), while a holder whose own Update
+	// nudges were lost with their Operations, and the releases drifted
+	// apart again (docs/teardown.md), while a holder whose own Update
 	// conflicts has let go of the target already.
 	Exact bool
 }
@@ -141,7 +141,7 @@ func nudgesOf(target teardownObject, dependents []teardownObject) []nudge {
 	sum := sha256.Sum256([]byte(strings.Join(holding, ",")))
 	key, value := protocol.TeardownHolderKey(target.UID), hex.EncodeToString(sum[:])[:10]
 	// One at a time: every holder woken at once makes all but one of
-	// their Updates conflict (225 conflicts for 30 holders, measured), and
+	// their Updates conflict (docs/teardown.md), and
 	// each conflict deepens that holder's backoff. The first deleting
 	// holder by UID is woken; its release wakes the next. A holder that
 	// dependents hold in turn is passed over: the provider delays its
