@@ -19,7 +19,7 @@ import (
 // it, its default, the values it may have and the JSON its value must be.
 // Default, Validate, the refusal of a field the step doesn't read and the
 // names of values of the wrong type all derive from it; the kubebuilder
-// markers above, which controller-gen reads, can't, so a test holds the
+// markers in input.go, which controller-gen reads, can't, so a test holds the
 // generated CRD and the struct's json tags to it.
 type inputField struct {
 	// name is the field's JSON name.

@@ -1,6 +1,6 @@
 // Package protection is what keeps an edge's target from being deleted
 // before its dependent: the state of each edge's protection, whose meaning
-// is this package's table; the rules that decide it are its packages
+// is this package's table; the rules that decide it are the packages
 // finalizer (reference finalizers) and usage (Crossplane Usages).
 package protection
 
@@ -36,6 +36,10 @@ const (
 	TargetDeleting
 	// Cyclic: the edge is broken (it lies on a cycle the input breaks).
 	Cyclic
+
+	// numStates counts the states: the table has one entry for each, and a
+	// state added above without one has an empty entry the tests find.
+	numStates
 )
 
 // A Standing is what a state means for the edge, as the graph view prints
@@ -94,7 +98,7 @@ type stateInfo struct {
 }
 
 // states is the table of what each state means, by state.
-var states = [...]stateInfo{
+var states = [numStates]stateInfo{
 	Exposed:        {name: "Exposed", enforced: StandingMissing, reported: StandingMissing, rank: 2},
 	Protected:      {name: "Protected", enforced: StandingProtected, reported: StandingProtected, live: true, rank: 7},
 	Declared:       {name: "Declared", enforced: StandingPending, reported: StandingMissing, live: true, lacking: true, rank: 4},
@@ -107,7 +111,7 @@ var states = [...]stateInfo{
 
 // String is the state's name, or State(n) for a number that is no state.
 func (s State) String() string {
-	if int(s) < len(states) {
+	if s < numStates {
 		return states[s].name
 	}
 	return "State(" + strconv.Itoa(int(s)) + ")"
@@ -149,7 +153,7 @@ func (s State) Why() string { return states[s].why }
 // the order in which the report lists edges.
 func StatesOf(standing Standing, enforce bool) []State {
 	var out []State
-	for s := range State(len(states)) {
+	for s := range numStates {
 		if s.Standing(enforce) == standing {
 			out = append(out, s)
 		}
