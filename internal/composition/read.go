@@ -42,64 +42,23 @@ type read struct {
 }
 
 // readComposed reads every composed resource of the request, observed or
-// desired, in name order.
-//
-// With references: Ignore, problems in Objects' spec.references are not
-// reported: the references are read only so that a dependency the input
-// declares is not written twice. When the input declares dependencies, the
-// function writes references, and reads those the observed Objects carry.
-// Whole bodies are read for inference only when the input asks for it.
+// desired, in name order. Whole bodies are read for inference only when the
+// input asks for it.
 //
 // It returns the context's error when the call is cancelled.
 func readComposed(ctx context.Context, c request.Composition, in *v1beta1.Input) (read, error) {
-	inferReferences, explicit, inferring := in.References == v1beta1.ReferencesInfer, len(in.Dependencies) > 0, len(in.Infer) > 0
-	xrNamespace := c.Composite.Namespace()
 	resources := composedOf(c)
 	rd := read{resources: make([]composed.Resource, 0, len(resources)), usages: map[string]map[string]any{}, lookout: newLookout(len(resources)), required: c.Required}
 	for _, cr := range resources {
 		if err := ctx.Err(); err != nil {
 			return read{}, err
 		}
-		r := composed.Resource{Name: cr.Name}
-		// The composition's current intent decides what a resource is and
-		// references; observed state stands in for a resource being removed.
-		// Crossplane keeps an existing resource's observed name and namespace,
-		// and gives a namespaced composite's resources its namespace.
-		source := cr.Desired
-		if cr.IsDesired {
-			r.Desired = &composed.Desired{Finalizers: cr.Desired.Finalizers(), Ready: cr.Ready}
+		if o := cr.Observed; cr.IsObserved && !cr.IsDesired && o.Label(protocol.UsageLabel) == "true" {
+			rd.usages[cr.Name] = o.Map()
+			rd.lookout.usage(o)
+			continue
 		}
-		o := cr.Observed
-		if cr.IsObserved {
-			if !cr.IsDesired && o.Label(protocol.UsageLabel) == "true" {
-				rd.usages[cr.Name] = o.Map()
-				rd.lookout.usage(o)
-				continue
-			}
-			r.Observed = &composed.Observed{
-				UID:        o.UID(),
-				Finalizers: o.Finalizers(),
-				Deleting:   o.Deleting(),
-				Ready:      o.Ready(),
-				Going:      cr.going,
-				InUse:      o.Label(protocol.InUseLabel) == "true",
-			}
-			if !source.Exists() {
-				source = o
-			}
-		}
-		r.APIVersion = source.APIVersion()
-		group, valid := source.Group()
-		r.Identity = object.Ref{
-			Group:     group,
-			Kind:      source.Kind(),
-			Namespace: cmp.Or(o.Namespace(), source.Namespace(), xrNamespace),
-			Name:      cmp.Or(o.Name(), source.Name()),
-		}
-		if !valid {
-			r.Identity.Name = "" // No reference can name a resource of an invalid apiVersion.
-		}
-		r.IsObject = object.IsObject(r.Identity.Group, r.Identity.Kind)
+		r, source := resourceOf(cr, c.Composite.Namespace())
 		if r.Desired != nil && usage.IsUsage(r.Identity.Group, r.Identity.Kind) {
 			// Crossplane's Usage controller writes what a selector selects
 			// into resourceRef, which then stands: the observed Usage says
@@ -111,40 +70,12 @@ func readComposed(ctx context.Context, c request.Composition, in *v1beta1.Input)
 			rd.composedUsages = append(rd.composedUsages, composedUsage(u, r))
 		}
 		if r.IsObject {
-			targets, errs := source.References(r.Identity.Group)
-			r.References = targets
-			for _, err := range errs {
-				if inferReferences {
-					rd.invalid = append(rd.invalid, report.InvalidReference{Resource: r.Name, Problem: err.Error()})
-				}
-			}
-			if explicit && r.Observed != nil && r.Desired != nil {
-				// Defaulted as the provider defaults them: by the observed
-				// Object's own group.
-				og, _ := o.Group()
-				r.Observed.References, _ = o.References(og)
-			}
+			rd.readReferences(&r, cr, source, in)
 		}
-		// What the function asks for comes from the request alone, so that
-		// it asks the same in the call that answers it.
-		if inRequest := cr.IsObserved && !cr.going; inRequest || r.Desired != nil {
-			rd.lookout.resource(&r, inRequest)
-			if inRequest {
-				rd.lookout.labels(o)
-			}
-			if inRequest && r.Observed != nil && r.Desired != nil {
-				rd.lookout.written(r.Observed.References, r.References)
-			}
-		}
+		rd.ask(&r, cr)
 		rd.resources = append(rd.resources, r)
-		if inferring {
-			var bodies []infer.Body
-			for _, o := range []request.Object{o, cr.Desired} {
-				if o.Exists() {
-					bodies = append(bodies, o)
-				}
-			}
-			rd.inferFrom = append(rd.inferFrom, infer.Resource{Name: r.Name, Identity: r.Identity, Bodies: bodies})
+		if len(in.Infer) > 0 {
+			rd.inferFrom = append(rd.inferFrom, inferenceOf(r, cr))
 		}
 	}
 	deletingUnderARemovedName(rd.resources)
@@ -155,6 +86,96 @@ func readComposed(ctx context.Context, c request.Composition, in *v1beta1.Input)
 		}
 	}
 	return rd, nil
+}
+
+// resourceOf reads what the composed resource is, and the state its
+// identity and references are read from. The composition's current intent
+// decides what a resource is and references; observed state stands in for
+// a resource being removed. Crossplane keeps an existing resource's observed
+// name and namespace, and gives a namespaced composite's resources its
+// namespace.
+func resourceOf(cr member, xrNamespace string) (composed.Resource, request.Object) {
+	r := composed.Resource{Name: cr.Name}
+	source, o := cr.Desired, cr.Observed
+	if cr.IsDesired {
+		r.Desired = &composed.Desired{Finalizers: cr.Desired.Finalizers(), Ready: cr.Ready}
+	}
+	if cr.IsObserved {
+		r.Observed = &composed.Observed{
+			UID:        o.UID(),
+			Finalizers: o.Finalizers(),
+			Deleting:   o.Deleting(),
+			Ready:      o.Ready(),
+			Going:      cr.going,
+			InUse:      o.Label(protocol.InUseLabel) == "true",
+		}
+		if !source.Exists() {
+			source = o
+		}
+	}
+	r.APIVersion = source.APIVersion()
+	group, valid := source.Group()
+	r.Identity = object.Ref{
+		Group:     group,
+		Kind:      source.Kind(),
+		Namespace: cmp.Or(o.Namespace(), source.Namespace(), xrNamespace),
+		Name:      cmp.Or(o.Name(), source.Name()),
+	}
+	if !valid {
+		r.Identity.Name = "" // No reference can name a resource of an invalid apiVersion.
+	}
+	r.IsObject = object.IsObject(r.Identity.Group, r.Identity.Kind)
+	return r, source
+}
+
+// readReferences reads an Object's references from source. With references:
+// Ignore, their problems are not reported: they are read only so that a
+// dependency the input declares is not written twice. When the input
+// declares dependencies, the function writes references, and reads those
+// the observed Object carries.
+func (rd *read) readReferences(r *composed.Resource, cr member, source request.Object, in *v1beta1.Input) {
+	targets, errs := source.References(r.Identity.Group)
+	r.References = targets
+	if in.References == v1beta1.ReferencesInfer {
+		for _, err := range errs {
+			rd.invalid = append(rd.invalid, report.InvalidReference{Resource: r.Name, Problem: err.Error()})
+		}
+	}
+	if len(in.Dependencies) > 0 && r.Observed != nil && r.Desired != nil {
+		// Defaulted as the provider defaults them: by the observed Object's
+		// own group.
+		og, _ := cr.Observed.Group()
+		r.Observed.References, _ = cr.Observed.References(og)
+	}
+}
+
+// ask adds to the lookout what the resource needs Crossplane to fetch. What
+// the function asks for comes from the request alone, so that it asks the
+// same in the call that answers it.
+func (rd *read) ask(r *composed.Resource, cr member) {
+	inRequest := cr.IsObserved && !cr.going
+	if !inRequest && r.Desired == nil {
+		return
+	}
+	rd.lookout.resource(r, inRequest)
+	if inRequest {
+		rd.lookout.labels(cr.Observed)
+		if r.Observed != nil && r.Desired != nil {
+			rd.lookout.written(r.Observed.References, r.References)
+		}
+	}
+}
+
+// inferenceOf is what inference reads of the resource: its observed and
+// desired bodies, those that exist.
+func inferenceOf(r composed.Resource, cr member) infer.Resource {
+	var bodies []infer.Body
+	for _, o := range []request.Object{cr.Observed, cr.Desired} {
+		if o.Exists() {
+			bodies = append(bodies, o)
+		}
+	}
+	return infer.Resource{Name: r.Name, Identity: r.Identity, Bodies: bodies}
 }
 
 // composedUsage reads a Usage the composition composes, r: its ends as
@@ -177,7 +198,7 @@ func composedUsage(u request.Object, r composed.Resource) usage.Composed {
 		}
 		return out
 	}
-	return usage.Composed{Of: end("of"), By: end("by"), Observed: r.Observed != nil}
+	return usage.Composed{Target: end("of"), Dependent: end("by"), Observed: r.Observed != nil}
 }
 
 // labelsOf returns the observed and desired labels of each of the graph's

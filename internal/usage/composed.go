@@ -39,8 +39,9 @@ func IsNamespaced(group, kind string) bool { return group == protectionGroup && 
 // A Composed Usage is one the composition composes itself, not this
 // function: what its ends name, and whether it exists.
 type Composed struct {
-	Of, By   End
-	Observed bool
+	// Target is what its spec.of names, Dependent what its spec.by names.
+	Target, Dependent End
+	Observed          bool
 }
 
 // An End is what a Usage's spec.of or spec.by names, as Crossplane's Usage
@@ -78,8 +79,8 @@ func ComposedEdges(g *composed.Graph, usages []Composed, labels func(resource in
 	}
 	out := map[Ends]bool{}
 	for _, u := range usages {
-		for _, by := range resolve(g, u.By, labels) {
-			for _, of := range resolve(g, u.Of, labels) {
+		for _, by := range resolve(g, u.Dependent, labels) {
+			for _, of := range resolve(g, u.Target, labels) {
 				if by != of {
 					out[Ends{Dependent: by, Target: of}] = out[Ends{Dependent: by, Target: of}] || u.Observed
 				}

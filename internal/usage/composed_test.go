@@ -30,44 +30,44 @@ func TestComposedUsagesProtectTheEdgesTheirEndsNameOnce(t *testing.T) {
 	}{
 		"ByName": {
 			reason: "A Usage by resourceRef protects the edge between every composed resource of each end's identity, and says whether it exists.",
-			usages: []Composed{{Of: cm("db"), By: cm("app"), Observed: true}},
+			usages: []Composed{{Target: cm("db"), Dependent: cm("app"), Observed: true}},
 			want:   map[Ends]bool{{Dependent: 0, Target: 1}: true, {Dependent: 0, Target: 2}: true},
 		},
 		"NotYetObserved": {
 			reason: "One the composition desires but that doesn't exist yet protects nothing yet.",
-			usages: []Composed{{Of: cm("db"), By: cm("web")}},
+			usages: []Composed{{Target: cm("db"), Dependent: cm("web")}},
 			want:   map[Ends]bool{{Dependent: 4, Target: 1}: false, {Dependent: 4, Target: 2}: false},
 		},
 		"AnyOneObservedWins": {
 			reason: "Of two Usages of one edge, one that exists protects it.",
-			usages: []Composed{{Of: cm("db"), By: cm("web")}, {Of: cm("db"), By: cm("web"), Observed: true}},
+			usages: []Composed{{Target: cm("db"), Dependent: cm("web")}, {Target: cm("db"), Dependent: cm("web"), Observed: true}},
 			want:   map[Ends]bool{{Dependent: 4, Target: 1}: true, {Dependent: 4, Target: 2}: true},
 		},
 		"BySelectorOfOne": {
 			reason: "A selector whose labels select exactly one composed resource of its kind names it.",
-			usages: []Composed{{Of: cm("db"), By: selecting("team", map[string]string{"app": "shop"}), Observed: true}},
+			usages: []Composed{{Target: cm("db"), Dependent: selecting("team", map[string]string{"app": "shop"}), Observed: true}},
 			want:   map[Ends]bool{{Dependent: 0, Target: 1}: true, {Dependent: 0, Target: 2}: true},
 		},
 		"BySelectorOfSeveral": {
 			reason: "Where several are selected Crossplane picks one the function can't tell: the Usage protects no edge it knows of.",
-			usages: []Composed{{Of: cm("db"), By: selecting("team", map[string]string{"tier": "front"})}},
+			usages: []Composed{{Target: cm("db"), Dependent: selecting("team", map[string]string{"tier": "front"})}},
 		},
 		"SelectorInAnotherNamespace": {
 			reason: "A namespaced Usage's selector looks in its namespace only.",
-			usages: []Composed{{Of: cm("db"), By: selecting("elsewhere", map[string]string{"app": "shop"})}},
+			usages: []Composed{{Target: cm("db"), Dependent: selecting("elsewhere", map[string]string{"app": "shop"})}},
 		},
 		"ClusterUsageSelectorLooksEverywhere": {
 			reason: "A cluster-scoped Usage's selector looks in every namespace.",
-			usages: []Composed{{Of: End{Group: object.ClusterGroup, Kind: object.Kind, Selector: true, MatchLabels: map[string]string{"role": "config"}}, By: selecting("", map[string]string{"app": "shop"})}},
+			usages: []Composed{{Target: End{Group: object.ClusterGroup, Kind: object.Kind, Selector: true, MatchLabels: map[string]string{"role": "config"}}, Dependent: selecting("", map[string]string{"app": "shop"})}},
 			want:   map[Ends]bool{{Dependent: 0, Target: 3}: false},
 		},
 		"OtherKind": {
 			reason: "An end names a resource of its group and kind only.",
-			usages: []Composed{{Of: End{Kind: "Secret", Namespace: "team", Name: "db"}, By: cm("app")}},
+			usages: []Composed{{Target: End{Kind: "Secret", Namespace: "team", Name: "db"}, Dependent: cm("app")}},
 		},
 		"NoEnd": {
 			reason: "An end with neither a resourceRef nor a selector names nothing.",
-			usages: []Composed{{Of: End{Kind: "ConfigMap", Namespace: "team"}, By: cm("app")}},
+			usages: []Composed{{Target: End{Kind: "ConfigMap", Namespace: "team"}, Dependent: cm("app")}},
 		},
 	}
 	for name, tc := range cases {
