@@ -129,7 +129,7 @@ func decide(ctx context.Context, in *v1beta1.Input, xr composite, rd read) (Plan
 // an edge's Usage stays until its finalizer is carried. Either way, switching
 // a live composite from one to the other leaves no edge unprotected.
 func protect(g *composed.Graph, in *v1beta1.Input, xr object.Ref, observed map[string]map[string]any, composed map[usage.Ends]bool) (finalizer.Plan, usage.Plan) {
-	o := usage.Options{Policy: usagePolicy(in), API: in.UsageAPI, Owner: xr, Observed: observed, Composed: composed}
+	o := usage.Options{Policy: usagePolicy(in), API: usage.API(in.UsageAPI), Owner: xr, Observed: observed, Composed: composed}
 	switch in.Protection {
 	case v1beta1.ProtectionUsages:
 		o.Objects = usage.Instead

@@ -490,3 +490,13 @@ func TestAStepThatWritesUsagesAtAllProtectsTheDependenciesItDeclares(t *testing.
 		})
 	}
 }
+
+// The input names the Usage APIs that package usage writes: the step passes
+// the input's value on as it is.
+func TestTheInputsUsageAPIsAreThoseUsagesAreWrittenIn(t *testing.T) {
+	for in, want := range map[v1beta1.UsageAPI]usage.API{v1beta1.UsageAPIProtection: usage.Protection, v1beta1.UsageAPIApiextensions: usage.Apiextensions} {
+		if usage.API(in) != want {
+			t.Errorf("usage.API(%q) = %q, want %q", in, usage.API(in), want)
+		}
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
 	"github.com/crossplane-contrib/function-dependencies/internal/composed"
 	"github.com/crossplane-contrib/function-dependencies/internal/composed/composedtest"
 	"github.com/crossplane-contrib/function-dependencies/internal/explicit"
@@ -175,7 +174,7 @@ type decision struct {
 // facts are what the rules decide, in Enforce mode.
 func (d decision) facts() Facts {
 	g := composed.New(d.resources, d.graph)
-	o := usage.Options{Policy: d.usages, API: v1beta1.UsageAPIProtection, Owner: xr}
+	o := usage.Options{Policy: d.usages, API: usage.Protection, Owner: xr}
 	if len(d.observed) > 0 {
 		written := usage.Decide(g, o).Usages
 		o.Observed = map[string]map[string]any{}

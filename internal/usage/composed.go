@@ -3,18 +3,28 @@ package usage
 import (
 	"strings"
 
-	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
 	"github.com/crossplane-contrib/function-dependencies/internal/composed"
+)
+
+// An API is an apiVersion a Usage can be written in.
+type API string
+
+// The APIs of Usages.
+const (
+	// Protection is Crossplane v2's: a namespaced Usage, or a ClusterUsage.
+	Protection API = "protection.crossplane.io/v1beta1"
+	// Apiextensions is Crossplane v1's cluster-scoped Usage.
+	Apiextensions API = "apiextensions.crossplane.io/v1beta1"
 )
 
 // The API groups of Usages: those of the APIs a Usage can be written in.
 var (
-	protectionGroup    = groupOf(v1beta1.UsageAPIProtection)
-	apiextensionsGroup = groupOf(v1beta1.UsageAPIApiextensions)
+	protectionGroup    = groupOf(Protection)
+	apiextensionsGroup = groupOf(Apiextensions)
 )
 
 // groupOf is the API group of an apiVersion that has one.
-func groupOf(api v1beta1.UsageAPI) string {
+func groupOf(api API) string {
 	group, _, _ := strings.Cut(string(api), "/")
 	return group
 }

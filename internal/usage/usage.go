@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
 	"github.com/crossplane-contrib/function-dependencies/internal/composed"
 	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
 	"github.com/crossplane-contrib/function-dependencies/internal/object"
@@ -106,7 +105,7 @@ type Options struct {
 	// graph's edges, whether its finalizer doesn't hold it yet.
 	HandOver func(edge int) bool
 	// API is the apiVersion the Usages are written in.
-	API v1beta1.UsageAPI
+	API API
 	// Owner names the composite resource, so that the Usages of two
 	// composites never share a name.
 	Owner object.Ref
@@ -301,15 +300,15 @@ func stateOf(d, t *composed.Resource, observed, broken bool) protection.State {
 	}
 }
 
-func write(api v1beta1.UsageAPI, owner object.Ref, e Edge) (map[string]any, string) {
+func write(api API, owner object.Ref, e Edge) (map[string]any, string) {
 	byScoped, ofScoped := e.DependentRef.Namespace != "", e.TargetRef.Namespace != ""
 	kind := "Usage"
 	metadata := map[string]any{"name": name(owner, e.Key), "labels": map[string]any{protocol.UsageLabel: "true"}}
 	of := ref(e.TargetRef, false)
 	switch {
-	case api == v1beta1.UsageAPIApiextensions && (byScoped || ofScoped):
-		return nil, string(v1beta1.UsageAPIApiextensions) + " Usages protect cluster-scoped resources only"
-	case api == v1beta1.UsageAPIApiextensions:
+	case api == Apiextensions && (byScoped || ofScoped):
+		return nil, string(Apiextensions) + " Usages protect cluster-scoped resources only"
+	case api == Apiextensions:
 	case byScoped && ofScoped:
 		metadata["namespace"] = e.DependentRef.Namespace
 		// A Usage's references are in its own namespace unless they say

@@ -8,7 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
 	"github.com/crossplane-contrib/function-dependencies/internal/composed"
 	"github.com/crossplane-contrib/function-dependencies/internal/composed/composedtest"
 	"github.com/crossplane-contrib/function-dependencies/internal/object"
@@ -34,44 +33,44 @@ func TestUsageKindAndScopeFollowTheEnds(t *testing.T) {
 	}
 	cases := map[string]struct {
 		reason  string
-		api     v1beta1.UsageAPI
+		api     API
 		edge    Edge
 		want    map[string]any
 		problem string
 	}{
 		"SameNamespace": {
 			reason: "Two resources in one namespace get a namespaced Usage there, with references in its namespace.",
-			api:    v1beta1.UsageAPIProtection, edge: edge(deploy, cm),
-			want: map[string]any{"apiVersion": string(v1beta1.UsageAPIProtection), "kind": "Usage", "metadata": map[string]any{"name": name(xr, "usage-a-b"), "namespace": "team", "labels": labels}, "spec": spec(ref(cm, false), deploy)},
+			api:    Protection, edge: edge(deploy, cm),
+			want: map[string]any{"apiVersion": string(Protection), "kind": "Usage", "metadata": map[string]any{"name": name(xr, "usage-a-b"), "namespace": "team", "labels": labels}, "spec": spec(ref(cm, false), deploy)},
 		},
 		"OtherNamespace": {
 			reason: "A dependency in another namespace is named with its namespace, which a Usage with a by allows.",
-			api:    v1beta1.UsageAPIProtection, edge: edge(deploy, other),
-			want: map[string]any{"apiVersion": string(v1beta1.UsageAPIProtection), "kind": "Usage", "metadata": map[string]any{"name": name(xr, "usage-a-b"), "namespace": "team", "labels": labels}, "spec": spec(ref(other, true), deploy)},
+			api:    Protection, edge: edge(deploy, other),
+			want: map[string]any{"apiVersion": string(Protection), "kind": "Usage", "metadata": map[string]any{"name": name(xr, "usage-a-b"), "namespace": "team", "labels": labels}, "spec": spec(ref(other, true), deploy)},
 		},
 		"ClusterScoped": {
 			reason: "Two cluster-scoped resources get a ClusterUsage.",
-			api:    v1beta1.UsageAPIProtection, edge: edge(role, bucket),
-			want: map[string]any{"apiVersion": string(v1beta1.UsageAPIProtection), "kind": "ClusterUsage", "metadata": map[string]any{"name": name(xr, "usage-a-b"), "labels": labels}, "spec": spec(ref(bucket, false), role)},
+			api:    Protection, edge: edge(role, bucket),
+			want: map[string]any{"apiVersion": string(Protection), "kind": "ClusterUsage", "metadata": map[string]any{"name": name(xr, "usage-a-b"), "labels": labels}, "spec": spec(ref(bucket, false), role)},
 		},
 		"CrossplaneV1": {
 			reason: "Crossplane v1's Usage is cluster-scoped.",
-			api:    v1beta1.UsageAPIApiextensions, edge: edge(role, bucket),
-			want: map[string]any{"apiVersion": string(v1beta1.UsageAPIApiextensions), "kind": "Usage", "metadata": map[string]any{"name": name(xr, "usage-a-b"), "labels": labels}, "spec": spec(ref(bucket, false), role)},
+			api:    Apiextensions, edge: edge(role, bucket),
+			want: map[string]any{"apiVersion": string(Apiextensions), "kind": "Usage", "metadata": map[string]any{"name": name(xr, "usage-a-b"), "labels": labels}, "spec": spec(ref(bucket, false), role)},
 		},
 		"NamespacedOfCluster": {
 			reason: "No Usage lets a namespaced resource use a cluster-scoped one: say so rather than emit one that protects nothing.",
-			api:    v1beta1.UsageAPIProtection, edge: edge(deploy, bucket),
+			api:    Protection, edge: edge(deploy, bucket),
 			problem: "the dependent is namespaced and the dependency is cluster-scoped: a namespaced Usage can't refer to a cluster-scoped Bucket, and a ClusterUsage can't refer to a namespaced Deployment",
 		},
 		"ClusterOfNamespaced": {
 			reason: "Nor a cluster-scoped resource use a namespaced one.",
-			api:    v1beta1.UsageAPIProtection, edge: edge(role, cm),
+			api:    Protection, edge: edge(role, cm),
 			problem: "the dependent is cluster-scoped and the dependency is namespaced: a ClusterUsage can't refer to a namespaced ConfigMap, and a namespaced Usage can't be used by a cluster-scoped Role",
 		},
 		"CrossplaneV1Namespaced": {
 			reason: "Crossplane v1's Usage can't protect namespaced resources.",
-			api:    v1beta1.UsageAPIApiextensions, edge: edge(deploy, cm),
+			api:    Apiextensions, edge: edge(deploy, cm),
 			problem: "apiextensions.crossplane.io/v1beta1 Usages protect cluster-scoped resources only",
 		},
 	}
@@ -192,7 +191,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 		policy    Policy
 		objects   Objects
 		handOver  []int
-		api       v1beta1.UsageAPI
+		api       API
 		// observed are the function's Usages that exist: each as written
 		// for its edge, under the edge's key.
 		observed []Edge
@@ -294,7 +293,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			reason: "With Too the edges of an Object get a Usage as well as their finalizer, referenced or declared in the input: provider-kubernetes v0 deletes a referenced Object's remote object whatever its finalizers.",
 			args: args{
 				resources: []composed.Resource{shared, d1, composedtest.With(composedtest.Object("d2"), composedtest.DependingOn("shared")), db, app},
-				policy:    External, objects: Too, api: v1beta1.UsageAPIApiextensions,
+				policy:    External, objects: Too, api: Apiextensions,
 			},
 			want: want{
 				states:   map[int]protection.State{1: protection.Declared, 2: protection.Declared},
@@ -436,7 +435,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			reason: "An edge no Usage of the API can express is no problem when the composition's own Usage protects it.",
 			args: args{
 				resources: []composed.Resource{db, app},
-				policy:    External, api: v1beta1.UsageAPIApiextensions, composed: map[Ends]bool{{Dependent: 0, Target: 1}: true},
+				policy:    External, api: Apiextensions, composed: map[Ends]bool{{Dependent: 0, Target: 1}: true},
 			},
 			want: want{states: map[int]protection.State{0: protection.Protected}},
 		},
@@ -450,7 +449,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 		},
 		"CrossplaneV1": {
 			reason: "Crossplane v1's Usages protect cluster-scoped resources only: namespaced ends are problems.",
-			args:   args{resources: []composed.Resource{db, app}, policy: External, api: v1beta1.UsageAPIApiextensions},
+			args:   args{resources: []composed.Resource{db, app}, policy: External, api: Apiextensions},
 			want: want{unusable: []Problem{
 				{Edge: between(app, db), Reason: "apiextensions.crossplane.io/v1beta1 Usages protect cluster-scoped resources only"},
 			}},
@@ -460,7 +459,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			api := tc.args.api
 			if api == "" {
-				api = v1beta1.UsageAPIProtection
+				api = Protection
 			}
 			g := composed.New(tc.args.resources, tc.args.graph)
 			handOver := func(i int) bool { return slices.Contains(tc.args.handOver, i) }
@@ -499,7 +498,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 func TestAUsageKeepsItsNameWhenItsDependencyLeavesTheComposition(t *testing.T) {
 	app, db := composedtest.Object("app", "db"), composedtest.Object("db")
 	edge := between(app, db)
-	observed, problem := write(v1beta1.UsageAPIProtection, xr, edge)
+	observed, problem := write(Protection, xr, edge)
 	if problem != "" {
 		t.Fatal(problem)
 	}
@@ -522,7 +521,7 @@ func TestAUsageKeepsItsNameWhenItsDependencyLeavesTheComposition(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := composed.New([]composed.Resource{app}, composed.Options{})
-			got := Decide(g, Options{Policy: External, Objects: Too, API: v1beta1.UsageAPIProtection, Owner: xr, Observed: tc.manifests})
+			got := Decide(g, Options{Policy: External, Objects: Too, API: Protection, Owner: xr, Observed: tc.manifests})
 			var keys []string
 			for k := range got.Usages {
 				keys = append(keys, k)
