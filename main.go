@@ -1,5 +1,17 @@
-// Package main implements function-dependencies, a Crossplane Composition
-// Function that declares provider-kubernetes reference finalizers.
+// Package main implements function-dependencies, a Crossplane function that
+// orders the deletion of composed resources by their dependencies.
+//
+// As a step of a Composition's pipeline it builds the graph of the composed
+// resources' dependencies (provider-kubernetes Objects' spec.references, the
+// input's dependencies and, when asked, the ones it infers), declares each
+// live dependent Object's reference finalizer on what it references, writes
+// Crossplane Usages where no finalizer can protect an edge, holds resources
+// back until their dependencies allow, and reports it all in the composite's
+// DeletionOrdered condition. As an Operation it repairs the reference
+// finalizers of the cluster's Objects, and wakes those a teardown waits for.
+//
+// The graph command draws the same graph from a render or a live cluster,
+// and lists what is missing.
 package main
 
 import (
@@ -58,6 +70,6 @@ func (c *ServeCmd) Run() error {
 }
 
 func main() {
-	ctx := kong.Parse(&CLI{}, kong.Description("A Crossplane Composition Function that declares provider-kubernetes reference finalizers, so that referenced objects are deleted after the Objects that reference them."))
+	ctx := kong.Parse(&CLI{}, kong.Description("A Crossplane function that orders the deletion of composed resources by their dependencies: reference finalizers for provider-kubernetes Objects, Usages for the rest, in a Composition or as an Operation."))
 	ctx.FatalIfErrorf(ctx.Run())
 }
