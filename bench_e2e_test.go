@@ -98,17 +98,35 @@ func BenchmarkServed(b *testing.B) {
 	b.Setenv(serveBench, "echo")
 	echo := dialBench(b, harness.Serve(b, self, limit))
 
+	// A build of another commit, to compare a change with what it changes
+	// in the same run: the ratios ours/baseline say what the change costs.
+	var baseline fnv1.FunctionRunnerServiceClient
+	if bin := os.Getenv(baselineBench); bin != "" {
+		baseline = dialBench(b, harness.Serve(b, bin, limit))
+	}
+
 	for _, n := range []int{1_000, 5_000, 10_000} {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			req := requesttest.Generate(requesttest.Realistic(n))
 			ptReq := patchAndTransformRequest(req)
 			rendersSame(b, patchAndTransform, ptReq, req)
+			if baseline != nil {
+				b.Run("fn=ours+baseline", func(b *testing.B) {
+					benchCalls(b, []served{{"ours", ours, req}, {"baseline", baseline, req}})
+				})
+				return
+			}
 			b.Run("fn=ours+floor+echo+auto-ready+patch-and-transform", func(b *testing.B) {
 				benchCalls(b, []served{{"ours", ours, req}, {"floor", floor, req}, {"echo", echo, req}, {"auto-ready", autoReady, req}, {"patch-and-transform", patchAndTransform, ptReq}})
 			})
 		})
 	}
 }
+
+// baselineBench names the binary of this function built from another
+// commit (go build -o /tmp/baseline . in a worktree of it): BenchmarkServed
+// then calls it and this one in turn instead of the neighbours.
+const baselineBench = "FD_BENCH_BASELINE"
 
 // dialBench returns a client of the function served at the address, with
 // Crossplane's options and the benchmarks' message limit, once a small
