@@ -32,6 +32,10 @@
 #   FD_BENCH_HOSTILE_ONLY=1 the hostile tier alone
 #   FD_BENCH_REUSE=1 print the tables from the last run's output, without running
 #   FD_BENCH_OUT     where the output goes (default .cache/bench)
+#
+# To compare a change with what it changes, build the function of the other commit (go build -o
+# /tmp/baseline . in a worktree of it) and run BenchmarkServed alone with FD_BENCH_BASELINE=/tmp/baseline:
+# it then calls the two builds in turn, and reports ours/baseline from the same calls.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
