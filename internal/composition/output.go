@@ -45,7 +45,7 @@ func (p Plan) writeTo(ctx context.Context, rsp *fnv1.RunFunctionResponse, lim pr
 		results = append(results, written...)
 	}
 	setCondition(rsp, p.Report.Condition)
-	request.AddResults(rsp, results, fnv1.Target_TARGET_COMPOSITE.Enum())
+	request.AddResults(rsp, results, true)
 	if p.input.Graph == v1beta1.GraphContext {
 		edges, external := report.EdgesOf(p.Graph, p.Finalizers, p.Usages)
 		v, err := jsonValue(view.Of(p.Graph, edges, external, p.HeldBack, p.input.Mode == v1beta1.ModeEnforce))

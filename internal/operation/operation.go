@@ -80,7 +80,7 @@ func Run(ctx context.Context, in *v1beta1.Input, req *fnv1.RunFunctionRequest, r
 		response.Fatal(rsp, err)
 		return nil
 	}
-	request.AddResults(rsp, warningsOf(s, out, g.Cycles), nil)
+	request.AddResults(rsp, warningsOf(s, out, g.Cycles), false)
 	size, err := request.ResponseSize(ctx, rsp)
 	if err != nil {
 		return err

@@ -445,8 +445,9 @@ func (s edgeStates) protections(states ...protection.State) []Protection {
 	return out
 }
 
-// list lists the edges in the states, state after state, as message.List does, each
-// labelled with its protection when label is true, and counts them.
+// list lists the edges in the states, state after state, as message.List
+// does, each labelled with its protection when label is true, and counts
+// them.
 func (s edgeStates) list(label bool, states ...protection.State) (string, int) {
 	n := 0
 	var named []string

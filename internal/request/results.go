@@ -13,9 +13,13 @@ var severities = map[report.Severity]fnv1.Severity{
 }
 
 // AddResults appends the results to the response, in order: on the
-// composite when target is set (a Composition step), else on the Operation.
-func AddResults(rsp *fnv1.RunFunctionResponse, results []report.Result, target *fnv1.Target) {
+// composite for a Composition step, else on the Operation, which has none.
+func AddResults(rsp *fnv1.RunFunctionResponse, results []report.Result, onComposite bool) {
 	for _, r := range results {
-		rsp.Results = append(rsp.Results, &fnv1.Result{Severity: severities[r.Severity], Reason: &r.Reason, Message: r.Message, Target: target})
+		out := &fnv1.Result{Severity: severities[r.Severity], Reason: &r.Reason, Message: r.Message}
+		if onComposite {
+			out.Target = fnv1.Target_TARGET_COMPOSITE.Enum()
+		}
+		rsp.Results = append(rsp.Results, out)
 	}
 }
