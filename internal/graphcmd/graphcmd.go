@@ -49,7 +49,7 @@ func (c *Command) Run() error {
 	if err != nil {
 		return err
 	}
-	var docs []map[string]any
+	var docs []document
 	for _, f := range c.Files {
 		d, err := readDocuments(f)
 		if err != nil {

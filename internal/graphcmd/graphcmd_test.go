@@ -3,11 +3,13 @@ package graphcmd
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
@@ -92,13 +94,13 @@ func applyAll(t *testing.T, path string) []byte {
 	}
 	var out []byte
 	for _, d := range docs {
-		metadata := structAt(d, "metadata")
+		metadata := structAt(d.object, "metadata")
 		finalizers, _ := metadata["finalizers"].([]any)
-		for _, f := range plan.Additions[annotation(d)] {
+		for _, f := range plan.Additions[annotation(d.object)] {
 			finalizers = append(finalizers, f)
 		}
 		metadata["finalizers"] = finalizers
-		b, err := yaml.Marshal(d)
+		b, err := yaml.Marshal(d.object)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +121,7 @@ func TestGraphCommandDecidesWithTheFunctionsInput(t *testing.T) {
 		}
 		return path
 	}
-	cyclic := write("cyclic.yaml", cyclicObject("a", "b")+"---\n"+cyclicObject("b", "a"))
+	cyclic := write("cyclic.yaml", object("a", "uid-a", []string{"b"})+"---\n"+object("b", "uid-b", []string{"a"}))
 	ignore := write("ignore.yaml", "apiVersion: dependencies.fn.crossplane.io/v1beta1\nkind: Input\nreferences: Ignore\n")
 	warning := write("composition.yaml", `apiVersion: apiextensions.crossplane.io/v1
 kind: Composition
@@ -237,7 +239,7 @@ spec:
 			reason:      "An invalid input is the function's own error, with where it was found.",
 			input:       badInput,
 			files:       []string{cyclic},
-			wantErrText: `invalid function input in an Input of "` + badInput + `": onCycle: Unsupported value: "Sometimes": supported values: "Fatal", "Warning"`,
+			wantErrText: `invalid function input in document 1 (Input) of "` + badInput + `", line 1: onCycle: Unsupported value: "Sometimes": supported values: "Fatal", "Warning"`,
 		},
 	}
 	for name, tc := range cases {
@@ -261,20 +263,126 @@ spec:
 	}
 }
 
-// cyclicObject is a managed cluster-scoped Object named name that references
-// the Object named target, whose finalizer it doesn't carry.
-func cyclicObject(name, target string) string {
-	return `apiVersion: kubernetes.crossplane.io/v1alpha2
-kind: Object
-metadata:
-  name: ` + name + `
-  uid: uid-` + name + `
-  annotations: {crossplane.io/composition-resource-name: ` + name + `}
-  finalizers: [finalizer.managedresource.crossplane.io]
-spec:
-  references:
-  - dependsOn: {apiVersion: kubernetes.crossplane.io/v1alpha2, kind: Object, name: ` + target + `}
-  forProvider:
-    manifest: {apiVersion: v1, kind: ConfigMap, metadata: {name: ` + name + `, namespace: default}}
-`
+// object is a cluster-scoped Object named name, with its uid when it has
+// one (a live Object, which provider-kubernetes manages), the Objects it
+// references, whose finalizers it doesn't carry, and the finalizers it
+// carries.
+func object(name, uid string, references []string, finalizers ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: kubernetes.crossplane.io/v1alpha2\nkind: Object\nmetadata:\n  name: %s\n  annotations: {crossplane.io/composition-resource-name: %s}\n", name, name)
+	if uid != "" {
+		fmt.Fprintf(&b, "  uid: %s\n", uid)
+		finalizers = append(finalizers, "finalizer.managedresource.crossplane.io")
+	}
+	if len(finalizers) > 0 {
+		fmt.Fprintf(&b, "  finalizers: [%s]\n", strings.Join(finalizers, ", "))
+	}
+	fmt.Fprintf(&b, "spec:\n  forProvider:\n    manifest: {apiVersion: v1, kind: ConfigMap, metadata: {name: %s, namespace: default}}\n", name)
+	if len(references) > 0 {
+		b.WriteString("  references:\n")
+	}
+	for _, r := range references {
+		fmt.Fprintf(&b, "  - dependsOn: {apiVersion: kubernetes.crossplane.io/v1alpha2, kind: Object, name: %s}\n", r)
+	}
+	return b.String()
+}
+
+// TestGraphCommandNamesWhereAFileFailsToParse proves that a parse error names
+// the file, the document (counted from 1, empty ones too, as YAML counts
+// them) and the line its content starts on, and the line the decoder names
+// within it.
+func TestGraphCommandNamesWhereAFileFailsToParse(t *testing.T) {
+	dir := t.TempDir()
+	cases := map[string]struct {
+		reason  string
+		content string
+		input   bool
+		wantErr string
+	}{
+		"MakesEchoOfItsCommand": {
+			reason:  "make render > out.yaml without -s puts the command make runs above the render's first separator.",
+			content: "hack/render.sh \n# a comment of hack/render.sh\n---\n" + object("app", "", nil),
+			wantErr: `cannot parse document 1 of "%s", line 1: it is the text "hack/render.sh", not a resource`,
+		},
+		"SyntaxErrorInALaterDocument": {
+			reason:  "The decoder's line, counted in the document from its separator, is counted in the file; a document of comments is one.",
+			content: "---\n# only a comment\n---\n" + object("app", "", nil) + "  bad: key: value\n",
+			wantErr: `cannot parse document 2 of "%s", line 4: at line 12: mapping values are not allowed in this context`,
+		},
+		"EmptyDocumentsCount": {
+			reason:  "Two separators in a row make an empty document, as in YAML.",
+			content: "---\n---\n[\n",
+			wantErr: `cannot parse document 2 of "%s", line 3: did not find expected node content`,
+		},
+		"SyntaxErrorOnTheFirstLine": {
+			reason:  "A problem on the line a document starts on is named once.",
+			content: "apiVersion: v1\n---\nkind: [\n",
+			wantErr: `cannot parse document 2 of "%s", line 3: did not find expected node content`,
+		},
+		"WindowsLineEndings": {
+			reason:  "Lines end with CR LF as well.",
+			content: "apiVersion: v1\r\n---\r\n- a list\r\n",
+			wantErr: `cannot parse document 2 of "%s", line 3: it is a list, not a resource`,
+		},
+		"SeparatorWithText": {
+			reason:  "A separator followed by more than a comment is named at its line.",
+			content: "apiVersion: v1\n---\nkind: ConfigMap\n--- kind: Secret\n",
+			wantErr: `cannot parse document 2 of "%s", line 3: at line 4: invalid Yaml document separator: kind: Secret`,
+		},
+		"ANumber": {
+			reason:  "A document that is a single value is named with it.",
+			content: "---\n42\n",
+			wantErr: `cannot parse document 1 of "%s", line 2: it is the value 42, not a resource`,
+		},
+		"InvalidInputInAComposition": {
+			reason: "The function's input is named by its Composition and its place in the pipeline.",
+			input:  true,
+			content: "apiVersion: v1\nkind: ConfigMap\n---\napiVersion: apiextensions.crossplane.io/v1\nkind: Composition\nmetadata: {name: app}\nspec:\n  pipeline:\n  - step: order\n" +
+				"    input: {apiVersion: dependencies.fn.crossplane.io/v1beta1, kind: Input, onCycle: Sometimes}\n",
+			wantErr: `invalid function input in document 2 (Composition app) of "%s", line 4, spec.pipeline[0].input: onCycle: Unsupported value: "Sometimes": supported values: "Fatal", "Warning"`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(dir, name+".yaml")
+			if err := os.WriteFile(path, []byte(tc.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cmd := &Command{Format: "mermaid", Files: []string{path}, out: &bytes.Buffer{}, diagnostics: &bytes.Buffer{}}
+			if tc.input {
+				cmd.Input, cmd.Files = path, nil
+			}
+			err := cmd.Run()
+			if err == nil {
+				t.Fatalf("%s\nRun(): no error, want %s", tc.reason, tc.wantErr)
+			}
+			if diff := cmp.Diff(fmt.Sprintf(tc.wantErr, path), err.Error()); diff != "" {
+				t.Errorf("%s\nRun(): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestPlaceNamesStandardInputAndTheResource proves that a document of
+// standard input is said to be one, and that a document read is named by its
+// kind and name.
+func TestPlaceNamesStandardInputAndTheResource(t *testing.T) {
+	cases := map[string]struct {
+		at   place
+		want string
+	}{
+		"File":          {at: place{file: "out.yaml", index: 3, line: 40}, want: `document 3 of "out.yaml", line 40`},
+		"StandardInput": {at: place{file: "-", index: 1, line: 1}, want: "document 1 of standard input, line 1"},
+		"Read": {
+			at:   place{file: "out.yaml", index: 2, line: 7}.of(map[string]any{"kind": "Object", "metadata": map[string]any{"name": "app"}}),
+			want: `document 2 (Object app) of "out.yaml", line 7`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, tc.at.String()); diff != "" {
+				t.Errorf("String(): -want, +got:\n%s", diff)
+			}
+		})
+	}
 }
