@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -261,6 +262,107 @@ spec:
 			}
 		})
 	}
+}
+
+// TestGraphCommandJudgesOnlyWhatTheResourcesShow proves that the graph
+// command judges no finalizer of an Object without a UID, as crossplane
+// render outputs every Object, since a reference finalizer names its Object
+// by UID: it draws such an edge unjudged, calls no finalizer on its target
+// stale, and says once what it left unjudged. An Object with a UID, and a
+// cycle, are judged as ever.
+func TestGraphCommandJudgesOnlyWhatTheResourcesShow(t *testing.T) {
+	// A finalizer from the render's observed state, whose Object has no UID
+	// in its output.
+	const earlier = "kubernetes.crossplane.io/referred-by-object-0d1e2f3a"
+	dir := t.TempDir()
+	write := func(name string, objects ...string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte("---\n"+strings.Join(objects, "---\n")), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	rendered := write("rendered.yaml",
+		object("ns", "", nil, earlier),
+		object("app", "", []string{"ns"}))
+	mixed := write("mixed.yaml",
+		object("ns", "uid-ns", nil, earlier),
+		object("app", "", []string{"ns"}),
+		object("config", "uid-config", nil, "kubernetes.crossplane.io/referred-by-object-gone"),
+		object("live", "uid-live", []string{"ns", "config"}))
+	cycle := write("cycle.yaml", object("a", "", []string{"b"}), object("b", "", []string{"a"}))
+	warning := write("warning.yaml", "apiVersion: dependencies.fn.crossplane.io/v1beta1\nkind: Input\nonCycle: Warning\n")
+
+	cases := map[string]struct {
+		reason          string
+		input           string
+		files           []string
+		wantErr         error
+		wantDiagnostics string
+		wantEdges       map[string]string
+	}{
+		"RenderOutputIsNotJudged": {
+			reason: "Where no Object has a UID, no edge is pending nor any finalizer stale: the command says it can't tell, and passes.",
+			files:  []string{rendered},
+			wantDiagnostics: "not judged: whether reference finalizers are in place (1 reference, drawn unjudged) or stale (1 finalizer on resources they reference): " +
+				"a reference finalizer names its Object by UID, and metadata.uid is missing on 1 Object, as in crossplane render's output; run graph on kubectl get -o yaml of a live cluster to judge them\n",
+			wantEdges: map[string]string{"app -> ns": "finalizer unjudged"},
+		},
+		"ObjectsWithUIDsAreJudgedBesideOnesWithout": {
+			reason:  "A live Object's missing finalizer fails the command, and the stale finalizer on a target only live Objects reference is named; the target an Object without a UID references is not judged stale.",
+			files:   []string{mixed},
+			wantErr: errMissing,
+			wantDiagnostics: "not judged: whether reference finalizers are in place (1 reference, drawn unjudged) or stale (1 finalizer on resources they reference): " +
+				"a reference finalizer names its Object by UID, and metadata.uid is missing on 1 Object, as in crossplane render's output; run graph on kubectl get -o yaml of a live cluster to judge them\n" +
+				"missing: config lacks the reference finalizers of 1 of its 1 live dependents: live\n" +
+				"missing: ns lacks the reference finalizers of 1 of its 1 live dependents: live\n" +
+				"stale: config carries kubernetes.crossplane.io/referred-by-object-gone, which names no Object that references it\n",
+			wantEdges: map[string]string{"app -> ns": "finalizer unjudged", "live -> config": "finalizer missing", "live -> ns": "finalizer missing"},
+		},
+		"ACycleIsJudgedWithoutUIDs": {
+			reason:  "A cycle is one whatever the UIDs: it fails the step, and so the command.",
+			files:   []string{cycle},
+			wantErr: errCycle,
+			wantDiagnostics: "not judged: whether reference finalizers are in place (2 references, drawn unjudged): " +
+				"a reference finalizer names its Object by UID, and metadata.uid is missing on 2 Objects, as in crossplane render's output; run graph on kubectl get -o yaml of a live cluster to judge them\n" +
+				"cycle: a → b → a\n",
+			wantEdges: map[string]string{"a -> b": "finalizer unjudged", "b -> a": "finalizer unjudged"},
+		},
+		"ACycleBrokenIsJudgedWithoutUIDs": {
+			reason:          "With onCycle: Warning, the cycle's edges get no finalizer whatever the UIDs: they are drawn missing, and nothing is left unjudged.",
+			input:           warning,
+			files:           []string{cycle},
+			wantDiagnostics: "cycle: a → b → a\n",
+			wantEdges:       map[string]string{"a -> b": "finalizer missing", "b -> a": "finalizer missing"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var out, diagnostics bytes.Buffer
+			err := (&Command{Format: "dot", Input: tc.input, Files: tc.files, out: &out, diagnostics: &diagnostics}).Run()
+			if !errors.Is(err, tc.wantErr) {
+				t.Errorf("%s\nRun(): error %v, want %v", tc.reason, err, tc.wantErr)
+			}
+			if diff := cmp.Diff(tc.wantDiagnostics, diagnostics.String()); diff != "" {
+				t.Errorf("%s\nRun() reported: -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.wantEdges, edgeLabels(out.String())); diff != "" {
+				t.Errorf("%s\nRun() drew: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// dotEdge is an edge of the DOT the graph command draws, with its label.
+var dotEdge = regexp.MustCompile(`(?m)^  "([^"]+)" -> "([^"]+)" \[label="([^"]+)"`)
+
+// edgeLabels returns the label of each edge of a DOT drawing, by its ends.
+func edgeLabels(dot string) map[string]string {
+	labels := map[string]string{}
+	for _, m := range dotEdge.FindAllStringSubmatch(dot, -1) {
+		labels[m[1]+" -> "+m[2]] = m[3]
+	}
+	return labels
 }
 
 // object is a cluster-scoped Object named name, with its uid when it has
