@@ -1640,8 +1640,9 @@ func (p *Plan) findStale() {
 func (p *Plan) holdUntilReady() {
 	for _, e := range p.Edges {
 		d, t := p.Nodes[e.Dependent], p.Nodes[e.Target]
-		// An inferred edge orders deletion only.
-		if !d.Desired || d.Observed || e.State == Cyclic || e.Origin == OriginInferred || (t.Observed && t.Ready) {
+		// An inferred edge orders deletion only; a dependency that can't
+		// say it is ready is ready once it exists.
+		if !d.Desired || d.Observed || e.State == Cyclic || e.Origin == OriginInferred || (t.Observed && (t.Ready || readyOnceItExists(t.Identity))) {
 			continue
 		}
 		h := p.HeldBack[d.Name]
@@ -1654,6 +1655,20 @@ func (p *Plan) holdUntilReady() {
 	for name := range p.HeldBack {
 		delete(p.References, name)
 	}
+}
+
+// readyOnceItExists tells whether a resource of the identity is ready as soon
+// as it exists, having no way to say so: a ProviderConfig or
+// ClusterProviderConfig of any group, and the core kinds function-auto-ready
+// marks ready on sight (ConfigMap, Secret, Namespace, ServiceAccount).
+func readyOnceItExists(id Identity) bool {
+	switch id.Kind {
+	case "ProviderConfig", "ClusterProviderConfig":
+		return true
+	case "ConfigMap", "Secret", "Namespace", "ServiceAccount":
+		return id.Group == ""
+	}
+	return false
 }
 
 // usagesInstead tells whether a Usage protects the edge of an Object instead
