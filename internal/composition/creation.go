@@ -43,8 +43,9 @@ func heldBack(g *composed.Graph, unnamed map[string][]string, waitForReady bool,
 			continue
 		}
 		notReady[d.Name] = append(notReady[d.Name], t.Name)
-		if t.Observed != nil && !t.Observed.NotReadySince.IsZero() && now.Sub(t.Observed.NotReadySince) > MaxWait {
-			waiting = append(waiting, report.Waiting{Resource: d.Name, Target: t.Name, Kind: t.Identity.Kind, For: now.Sub(t.Observed.NotReadySince)})
+		// One that waits to be named first waits for that.
+		if t.Observed != nil && len(unnamed[d.Name]) == 0 && !t.Observed.NotReadySince.IsZero() && now.Sub(t.Observed.NotReadySince) > MaxWait {
+			waiting = append(waiting, report.Waiting{Resource: d.Name, Target: t.Name, Kind: t.Identity.Kind})
 		}
 	}
 	for name, targets := range notReady {

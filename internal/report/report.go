@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/crossplane-contrib/function-dependencies/internal/composed"
 	"github.com/crossplane-contrib/function-dependencies/internal/explicit"
@@ -85,8 +84,6 @@ type Waiting struct {
 	Resource, Target string
 	// Kind is the target's, which may be one that never reports Ready.
 	Kind string
-	// For is how long the target has not been ready.
-	For time.Duration
 }
 
 // Protection says what keeps an edge's target from being deleted first.
@@ -264,7 +261,7 @@ func Of(f Facts) Report {
 	if len(f.Waiting) > 0 {
 		add(Warning, ReasonWaitingTooLong, "resources held back by creation: WaitForReady have waited long for dependencies that exist and are not ready, which may never come if the kind reports no Ready condition: "+
 			message.ListOf(f.Waiting, func(w Waiting) string {
-				return fmt.Sprintf("%s waits for %s (%s, not ready for %s)", w.Resource, w.Target, w.Kind, w.For.Round(time.Minute))
+				return fmt.Sprintf("%s waits for %s (%s, not ready for over 10 minutes)", w.Resource, w.Target, w.Kind)
 			})+"; mark the dependency ready in an earlier step (patch-and-transform's readinessChecks: [{type: None}], or function-auto-ready before this step), or use creation: Immediate")
 	}
 	if len(f.Unmatched) > 0 {

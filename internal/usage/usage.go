@@ -267,7 +267,10 @@ func Decide(g *composed.Graph, o Options) Plan {
 		var observed bool
 		e.Key, observed = o.keyOf(e, p.Usages)
 		state := stateOf(d, nil, observed, false)
-		if emit(e, state, observed, true) {
+		// One no Usage can express is left unprotected without a warning:
+		// a reference outside the composite is no problem by itself, and
+		// the summary counts it unprotected.
+		if emit(e, state, observed, false) {
 			p.External[i] = state
 		}
 	}

@@ -9,17 +9,15 @@ import (
 	"maps"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/crossplane-contrib/function-dependencies/test/lib/oracle"
 )
 
 // What the function's input can say, and what Crossplane's Usages are.
 const (
-	usagesDisabled = "Disabled"
-	usagesExternal = "External"
-	usagesAll      = "All"
-	waitForReady   = "WaitForReady"
-	maxUsageName   = 63
+	waitForReady = "WaitForReady"
+	maxUsageName = 63
 )
 
 // input is function-dependencies' input as an example's composition gives
@@ -31,7 +29,6 @@ type input struct {
 	Mode         string       `json:"mode"`
 	OnCycle      string       `json:"onCycle"`
 	References   string       `json:"references"`
-	Usages       string       `json:"usages"`
 	Protection   string       `json:"protection"`
 	UsageAPI     string       `json:"usageAPI"`
 	Creation     string       `json:"creation"`
@@ -47,7 +44,7 @@ type dependency struct {
 
 // oracle is the input as test/lib/oracle reads it.
 func (in input) oracle() oracle.Input {
-	out := oracle.Input{Mode: in.Mode, OnCycle: in.OnCycle, References: in.References, Usages: in.Usages, Protection: in.Protection, UsageAPI: in.UsageAPI, Creation: in.Creation, Graph: in.Graph, Infer: in.Infer}
+	out := oracle.Input{Mode: in.Mode, OnCycle: in.OnCycle, References: in.References, Protection: in.Protection, UsageAPI: in.UsageAPI, Creation: in.Creation, Graph: in.Graph, Infer: in.Infer}
 	for _, d := range in.Dependencies {
 		out.Dependencies = append(out.Dependencies, oracle.Dependency{Resource: d.Resource, DependsOn: d.DependsOn})
 	}
@@ -60,7 +57,7 @@ func (in input) oracle() oracle.Input {
 // Ignore no example needs. The oracle writes the Usages of either API.
 func readInput(t *testing.T, example string, raw any) input {
 	t.Helper()
-	in := input{Usages: usagesDisabled}
+	var in input
 	if raw != nil {
 		b, err := json.Marshal(raw)
 		if err != nil {
@@ -79,12 +76,6 @@ func readInput(t *testing.T, example string, raw any) input {
 		if unmodelled.value != "" && unmodelled.value != unmodelled.modelled {
 			t.Fatalf("example %s: the render tests model %s %s only, not %q", example, unmodelled.field, unmodelled.modelled, unmodelled.value)
 		}
-	}
-	if in.Usages == "" {
-		in.Usages = usagesDisabled
-	}
-	if !slices.Contains([]string{usagesDisabled, usagesExternal, usagesAll}, in.Usages) {
-		t.Fatalf("example %s: usages %q", example, in.Usages)
 	}
 	if in.Creation != "" && in.Creation != "Immediate" && in.Creation != waitForReady {
 		t.Fatalf("example %s: creation %q", example, in.Creation)
@@ -132,7 +123,10 @@ type graph struct {
 // An inferred edge may have any dependent: its Usage protects it.
 func edgesOf(t *testing.T, desired map[string]doc, observed, required []doc, xr doc, in *input) graph {
 	t.Helper()
-	s := oracle.State{Desired: map[string]map[string]any{}, Observed: map[string]map[string]any{}, XR: xr, Required: required}
+	// The function reads the request now, and an example's observed state
+	// was taken long ago: what waits on a dependency that isn't ready has
+	// waited too long.
+	s := oracle.State{Desired: map[string]map[string]any{}, Observed: map[string]map[string]any{}, XR: xr, Required: required, Now: time.Now()}
 	if in != nil {
 		s.Input = in.oracle()
 	}
@@ -202,9 +196,9 @@ func planOf(t *testing.T, ex example, baseline map[string]doc, observed []doc) p
 	g := edgesOf(t, baseline, observed, ex.required, ex.xr, &ex.input)
 	o := g.oracle
 	// The render checks compare the step's results exactly, and model the
-	// messages of the Normal ones only.
+	// messages of the Normal ones and of WaitingTooLong only.
 	for _, r := range o.Results() {
-		if r.Severity != oracle.Normal {
+		if r.Severity != oracle.Normal && r.Reason != "WaitingTooLong" {
 			t.Fatalf("example %s: the function must report %s %s, whose message the render tests don't model (external references %+v, stale finalizers %+v, problems %+v, unmatched %+v, impossible Usages %+v, cycles %v)",
 				ex.name, r.Severity, r.Reason, o.External, o.Stale, o.Problems, o.Unmatched, o.Impossible, o.CyclePaths())
 		}
@@ -249,6 +243,9 @@ func (p plan) results(step string) []result {
 		}
 		rs = append(rs, result{step: step, severity: severityNormal, reason: "HeldBack",
 			message: "resources are held back from creation until their dependencies allow: " + oracle.List(items)})
+	}
+	if len(p.oracle.Waiting) > 0 {
+		rs = append(rs, result{step: step, severity: severityWarning, reason: "WaitingTooLong", message: p.oracle.WaitingMessage()})
 	}
 	return rs
 }

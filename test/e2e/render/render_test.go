@@ -62,6 +62,7 @@ const (
 	annotationResource = "crossplane.io/composition-resource-name"
 	resultAPIVersion   = "render.crossplane.io/v1beta1"
 	severityNormal     = "Normal"
+	severityWarning    = "Warning"
 	renderTimeout      = 2 * time.Minute
 )
 

@@ -58,6 +58,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
@@ -208,6 +209,10 @@ type State struct {
 	// state lacks is read as observed, so that a dependent being deleted is
 	// one, not a stale finalizer.
 	Required []map[string]any
+	// Now is when the function reads the request: a resource held back
+	// behind a dependency that has not been ready for longer than MaxWait
+	// by then is named (WaitingTooLong). Zero: never.
+	Now time.Time
 }
 
 // CompositionResourceName is the annotation that ties a resource to its
@@ -287,6 +292,9 @@ type Node struct {
 	DesiredFinalizers []string
 	// Ready: observed, and Ready=True or an earlier step said ready: True.
 	Ready bool
+	// NotReadySince: observed and not Ready=True, its Ready condition's
+	// lastTransitionTime, else its creationTimestamp; zero if neither.
+	NotReadySince time.Time
 	// observedBody and desiredBody are the resource as each state has it,
 	// nil when that state lacks it: the inference rules read both.
 	observedBody, desiredBody map[string]any
@@ -785,6 +793,11 @@ type Plan struct {
 	// HeldBack holds the desired resources that must not be created yet;
 	// left out of desired state only when the plan writes.
 	HeldBack map[string]Hold
+	// Waiting are the held back resources whose existing dependency has
+	// not been ready for longer than MaxWait at the state's Now, in the
+	// order of the edges.
+	Waiting []Waiting
+	now     time.Time
 	// Usages are the Usages the edges need now that both ends exist (written
 	// only when the plan writes); Impossible those no Usage can express.
 	Usages, Impossible []Usage
@@ -1015,6 +1028,7 @@ func (p *Plan) Results() []Result {
 	add(len(p.Impossible) > 0, Warning, "UsageImpossible")
 	add(len(p.UnprotectedDependencies()) > 0, Warning, "UnprotectedDependencies")
 	add(len(p.SuspectReferences()) > 0, Warning, "SuspectReference")
+	add(len(p.Waiting) > 0, Warning, "WaitingTooLong")
 	slices.SortFunc(rs, func(a, b Result) int { return strings.Compare(a.Severity+"/"+a.Reason, b.Severity+"/"+b.Reason) })
 	return rs
 }
@@ -1026,7 +1040,7 @@ func Expect(s State) *Plan {
 		Input: s.Input.withDefaults(), Nodes: map[string]*Node{}, Own: map[string]map[string]any{}, cycleOf: map[string]int{}, referencedFor: map[string][]string{},
 		Declare: map[string][]string{}, Missing: map[string][]string{}, Finalizers: map[string][]string{},
 		References: map[string][]Reference{}, HeldBack: map[string]Hold{}, Labels: map[string]map[string]string{},
-		XRUID: harness.String(s.XR, "metadata", "uid"), xrNamespaced: harness.String(s.XR, "metadata", "namespace") != "",
+		XRUID: harness.String(s.XR, "metadata", "uid"), xrNamespaced: harness.String(s.XR, "metadata", "namespace") != "", now: s.Now,
 	}
 	p.readNodes(s)
 	p.askForOutsideConfigs()
@@ -1116,6 +1130,7 @@ func (p *Plan) readNodes(s State) {
 			n.ObservedFinalizers = harness.Strings(o, "metadata", "finalizers")
 			n.InUse = harness.String(o, "metadata", "labels", InUseLabel) == "true"
 			n.Ready = readyCondition(o) || s.DesiredReady[name]
+			n.NotReadySince = notReadySince(o)
 			if g, ok := GroupOf(harness.String(o, "apiVersion")); ok && IsObject(harness.String(o, "apiVersion"), harness.String(o, "kind")) {
 				n.ObservedReferences, _ = ReadReferences(g, harness.Lookup(o, "spec", "references"))
 			}
@@ -1695,10 +1710,30 @@ func (p *Plan) holdUntilReady() {
 		}
 		h.NotReady = append(h.NotReady, t.Name)
 		p.HeldBack[d.Name] = h
+		if t.Observed && !p.now.IsZero() && !t.NotReadySince.IsZero() && p.now.Sub(t.NotReadySince) > MaxWait {
+			p.Waiting = append(p.Waiting, Waiting{Resource: d.Name, Target: t.Name, Kind: t.Identity.Kind})
+		}
 	}
 	for name := range p.HeldBack {
 		delete(p.References, name)
 	}
+}
+
+// MaxWait is how long a held back resource waits behind an existing
+// dependency that isn't ready before it is named: ten minutes.
+const MaxWait = 10 * time.Minute
+
+// A Waiting resource waits too long for a dependency of the kind.
+type Waiting struct{ Resource, Target, Kind string }
+
+// WaitingMessage is the WaitingTooLong warning's message.
+func (p *Plan) WaitingMessage() string {
+	items := make([]string, len(p.Waiting))
+	for i, w := range p.Waiting {
+		items[i] = fmt.Sprintf("%s waits for %s (%s, not ready for over 10 minutes)", w.Resource, w.Target, w.Kind)
+	}
+	return "resources held back by creation: WaitForReady have waited long for dependencies that exist and are not ready, which may never come if the kind reports no Ready condition: " +
+		List(items) + "; mark the dependency ready in an earlier step (patch-and-transform's readinessChecks: [{type: None}], or function-auto-ready before this step), or use creation: Immediate"
 }
 
 // readyOnceItExists tells whether a resource of the identity is ready as soon
@@ -1787,6 +1822,12 @@ func (p *Plan) decideUsages() {
 		d := p.Nodes[e.Dependent]
 		of := Ref{APIVersion: e.Target.APIVersion, Kind: e.Target.Kind, Namespace: e.Target.Namespace, Name: e.Target.Name}
 		u := p.usage(d, of, "", e.Target.Describe())
+		if u.Impossible != "" {
+			// Unprotected, counted in the summary, and no warning: a
+			// reference outside the composite is no problem by itself.
+			e.State, e.Protection = Exposed, Unprotected
+			continue
+		}
 		e.State, e.Protection = p.usageState(&u, false, d.Observed)
 	}
 }
@@ -2071,6 +2112,24 @@ func (p *Plan) findCycles() {
 }
 
 // readyCondition is true when the resource's Ready condition is True.
+// notReadySince is when an object last stopped being ready: its Ready
+// condition's lastTransitionTime while that is not True, else its
+// creationTimestamp; zero when ready or unknown.
+func notReadySince(r map[string]any) time.Time {
+	since := harness.String(r, "metadata", "creationTimestamp")
+	conditions, _ := harness.Lookup(r, "status", "conditions").([]any)
+	for _, c := range conditions {
+		if cm, _ := c.(map[string]any); harness.String(cm, "type") == "Ready" {
+			if harness.String(cm, "status") == "True" {
+				return time.Time{}
+			}
+			since = harness.String(cm, "lastTransitionTime")
+		}
+	}
+	t, _ := time.Parse(time.RFC3339, since)
+	return t
+}
+
 func readyCondition(r map[string]any) bool {
 	conditions, _ := harness.Lookup(r, "status", "conditions").([]any)
 	for _, c := range conditions {

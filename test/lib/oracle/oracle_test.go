@@ -668,15 +668,13 @@ func TestExpect(t *testing.T) {
 			},
 		},
 		"NoUsageAcrossScopes": {
-			reason: "No Usage can express a namespaced resource using a cluster-scoped one: a warning, and the edge stays unprotected.",
+			reason: "No Usage can express a namespaced resource using a cluster-scoped one outside the composite: the edge stays unprotected, counted in the summary, and no warning, as for any reference outside the composite.",
 			state: namespaced(state(Input{Protection: "Both"}, map[string]res{
 				"dep": nsObject("dep").refs(dependsOn("team", "apiVersion", "v1", "kind", "Namespace")),
 			}, map[string]res{"dep": nsObject("dep").inTeam().uid("u-dep")})),
 			want: want{
-				external:   []string{"dep → Namespace team: exposed"},
-				usages:     []map[string]any{},
-				impossible: []string{"dep → Namespace team"},
-				results:    []Result{{Warning, "UsageImpossible"}},
+				external: []string{"dep → Namespace team: exposed"},
+				usages:   []map[string]any{},
 			},
 		},
 		"UsageOnlyOnceBothEndsExist": {
