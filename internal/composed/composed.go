@@ -36,6 +36,10 @@ type Resource struct {
 	// IsObject is true for a provider-kubernetes Object.
 	IsObject bool
 
+	// Manages is what an Object's spec.forProvider.manifest names, by
+	// identity: the object it creates where its ProviderConfig points.
+	Manages object.Ref
+
 	// References are the objects the resource references, when it is an
 	// Object: read from desired state when it is desired, else from observed.
 	References []object.Target

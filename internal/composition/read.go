@@ -130,6 +130,9 @@ func resourceOf(cr member, xrNamespace string) (composed.Resource, request.Objec
 		r.Identity.Name = "" // No reference can name a resource of an invalid apiVersion.
 	}
 	r.IsObject = object.IsObject(r.Identity.Group, r.Identity.Kind)
+	if m, ok := source.Manifest(); r.IsObject && ok {
+		r.Manages = m.ID()
+	}
 	return r, source
 }
 

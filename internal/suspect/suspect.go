@@ -28,6 +28,7 @@ type Reference struct {
 
 // Of returns the suspect references among the graph's references to objects
 // no composed resource is, in the graph's order:
+//   - one to the very object a composed Object manages, instead of the Object;
 //   - one to a namespaced kind without a namespace, which provider-kubernetes
 //     looks for in no namespace and never finds;
 //   - one within a typo of a composed resource: a name, namespace, kind or
@@ -42,6 +43,11 @@ func Of(g *composed.Graph) []Reference {
 		if t.Name == "" {
 			continue // Not named yet: a later step's patch names it.
 		}
+		if m, ok := managing(g, t.Ref); ok {
+			out = append(out, Reference{Dependent: e.Dependent, Target: t, Problem: fmt.Sprintf(
+				"that is what composed Object %q manages, not a composed resource: reference the Object, %s, to order their deletion", m.Name, m.Identity)})
+			continue
+		}
 		if t.Namespace == "" && namespaced(g, t.Group, t.Kind) {
 			problem := fmt.Sprintf("%s is namespaced, and provider-kubernetes defaults no namespace: set namespace", t.Kind)
 			if near, ok := nearest(g, t, func(r *composed.Resource) int { return sameKindAndName(t.Ref, r.Identity) }); ok {
@@ -55,6 +61,19 @@ func Of(g *composed.Graph) []Reference {
 		}
 	}
 	return out
+}
+
+// managing returns the composed Object whose manifest is the referenced
+// object: a reference to what an Object creates, rather than to the Object,
+// which is what provider-kubernetes' references and the function's
+// protection are about.
+func managing(g *composed.Graph, ref object.Ref) (*composed.Resource, bool) {
+	for i := range g.Resources {
+		if r := &g.Resources[i]; r.IsObject && r.Manages.Name != "" && r.Manages == ref.ID() {
+			return r, true
+		}
+	}
+	return nil, false
 }
 
 // maxTypos is how many letters a reference may be off a composed resource's

@@ -59,6 +59,14 @@ func TestSuspectReferencesAreThoseThatCantBeWhatWasMeant(t *testing.T) {
 				"app spec.references[1].dependsOn Bucket.s3.aws.m.upbound.io b: Bucket is namespaced, and provider-kubernetes defaults no namespace: set namespace",
 			},
 		},
+		"WhatAnObjectManages": {
+			reason: "A reference to the object a composed Object creates, rather than to the Object, names the Object to reference instead.",
+			resources: []composed.Resource{
+				composedtest.With(composedtest.Object("shop-config"), func(r *composed.Resource) { r.Manages = object.Ref{Kind: "ConfigMap", Namespace: "shop", Name: "shop-config"} }),
+				referencing("app", configMap("shop", "shop-config")),
+			},
+			want: []string{`app spec.references[0].dependsOn ConfigMap shop/shop-config: that is what composed Object "shop-config" manages, not a composed resource: reference the Object, Object.kubernetes.crossplane.io shop-config, to order their deletion`},
+		},
 		"ARealOutsideObject": {
 			reason: "A reference to an object outside the composite whose name is unlike any composed resource's is no mistake: a namespace the platform installed, another composite's Object, a cluster-scoped kind.",
 			resources: []composed.Resource{

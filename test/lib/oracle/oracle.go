@@ -274,6 +274,8 @@ type Node struct {
 	// Object is true for a provider-kubernetes Object, whose references make
 	// edges.
 	Object bool
+	// Manages is what an Object's manifest names.
+	Manages Identity
 	// References are the Object's valid references, read from the same state
 	// as its identity. With references: Ignore they make no edge, but an
 	// explicit dependency equal to one is not written again.
@@ -1154,6 +1156,10 @@ func (p *Plan) readNodes(s State) {
 		}
 		n.Object = IsObject(n.APIVersion, n.Identity.Kind)
 		if n.Object {
+			m, _ := harness.Lookup(src, "spec", "forProvider", "manifest").(map[string]any)
+			if g, ok := GroupOf(harness.String(m, "apiVersion")); ok {
+				n.Manages = Identity{Group: g, Kind: harness.String(m, "kind"), Namespace: harness.String(m, "metadata", "namespace"), Name: harness.String(m, "metadata", "name")}
+			}
 			refs, problems := ReadReferences(group, harness.Lookup(src, "spec", "references"))
 			n.References = refs
 			if p.Input.References != "Ignore" {
@@ -2141,7 +2147,8 @@ func readyCondition(r map[string]any) bool {
 }
 
 // SuspectReferences are the references outside the composite that can't be
-// what was meant, as the SuspectReference warning names them: a namespaced
+// what was meant, as the SuspectReference warning names them: the object a
+// composed Object's manifest names, rather than the Object; a namespaced
 // kind without a namespace (a kind the composition composes in a namespace,
 // one of Kubernetes' own namespaced kinds, or a kind of a .m. API group but
 // its Cluster kinds), or a reference within a typo of a named composed
@@ -2153,6 +2160,10 @@ func (p *Plan) SuspectReferences() []string {
 	for _, e := range p.External {
 		t := e.Target.Identity
 		if e.Inferred || t.Name == "" {
+			continue
+		}
+		if slices.ContainsFunc(slices.Collect(maps.Values(p.Nodes)), func(n *Node) bool { return n.Object && n.Manages.Name != "" && n.Manages == t }) {
+			out = append(out, e.Dependent+" "+t.Describe()+": what an Object manages")
 			continue
 		}
 		if t.Namespace == "" && p.namespaced(t.Group, t.Kind) {
