@@ -22,6 +22,7 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/report"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
+	"github.com/crossplane-contrib/function-dependencies/internal/suspect"
 	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 )
 
@@ -114,9 +115,9 @@ func decide(ctx context.Context, in *v1beta1.Input, xr composite, rd read) (Plan
 		return Plan{}, err
 	}
 	refs := explicit.Referencing(g)
-	held := heldBack(g, refs.Unnamed, in.Creation == v1beta1.CreationWaitForReady)
+	held, waiting := heldBack(g, refs.Unnamed, in.Creation == v1beta1.CreationWaitForReady, rd.now)
 	rep := report.Of(report.Facts{
-		Graph: g, Finalizers: fin, Usages: use, References: refs, HeldBack: held,
+		Graph: g, Finalizers: fin, Usages: use, References: refs, HeldBack: held, Waiting: waiting, Suspect: suspect.Of(g),
 		Invalid: rd.invalid, Unmatched: unmatched, NotInferred: notInferred,
 		Enforce: in.Mode == v1beta1.ModeEnforce, CyclesFatal: in.OnCycle == v1beta1.CycleFatal,
 	})
@@ -157,22 +158,12 @@ func protect(g *composed.Graph, in *v1beta1.Input, xr object.Ref, observed map[s
 }
 
 // usagePolicy is which edges no finalizer protects the input has Usages
-// protect. A step that writes Usages at all (infer, protection: Usages or
-// Both, usages other than Disabled) protects with one every edge it declares
-// that no finalizer can: there the user's stack is known to take Usages.
-// Without, those edges stay unprotected and are reported: Usages by default
-// would fail a composite that works today where the default usageAPI names
-// a kind the cluster doesn't serve (Crossplane v1), or Crossplane's Usage
-// webhook doesn't run.
+// protect: every one, where the step writes Usages at all.
 func usagePolicy(in *v1beta1.Input) usage.Policy {
-	switch {
-	case in.Usages == v1beta1.UsagesExternal || in.Usages == v1beta1.UsagesAll:
-		return usage.External
-	case len(in.Infer) > 0 || in.Protection == v1beta1.ProtectionUsages || in.Protection == v1beta1.ProtectionBoth:
-		return usage.Declared
-	default:
-		return usage.None
+	if in.WritesUsages() {
+		return usage.Every
 	}
+	return usage.None
 }
 
 // dependOn returns the resources with the dependencies the input declares,

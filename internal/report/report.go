@@ -7,12 +7,14 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/crossplane-contrib/function-dependencies/internal/composed"
 	"github.com/crossplane-contrib/function-dependencies/internal/explicit"
 	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
 	"github.com/crossplane-contrib/function-dependencies/internal/protection"
 	"github.com/crossplane-contrib/function-dependencies/internal/report/message"
+	"github.com/crossplane-contrib/function-dependencies/internal/suspect"
 	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 )
 
@@ -41,6 +43,8 @@ const (
 	ReasonInferredCycle    = "InferredCycle"
 	ReasonUnprotectedDeps  = "UnprotectedDependencies"
 	ReasonShared           = "SharedObject"
+	ReasonWaitingTooLong   = "WaitingTooLong"
+	ReasonSuspect          = "SuspectReference"
 )
 
 // Severity of a result.
@@ -72,6 +76,16 @@ type Condition struct {
 type InvalidReference struct {
 	Resource string
 	Problem  string
+}
+
+// A Waiting resource is held back behind a dependency that exists and has
+// not been ready for longer than the step waits in silence.
+type Waiting struct {
+	Resource, Target string
+	// Kind is the target's, which may be one that never reports Ready.
+	Kind string
+	// For is how long the target has not been ready.
+	For time.Duration
 }
 
 // Protection says what keeps an edge's target from being deleted first.
@@ -156,7 +170,11 @@ type Facts struct {
 	Usages     usage.Plan
 	References explicit.References
 	HeldBack   map[string]string
-	Invalid    []InvalidReference
+	// Waiting are the held back resources that have waited too long.
+	Waiting []Waiting
+	Invalid []InvalidReference
+	// Suspect are the references that can't be what their author meant.
+	Suspect []suspect.Reference
 	// Unmatched are the input's dependencies that match no resource.
 	Unmatched []explicit.Unmatched
 	// NotInferred counts the reference fields inference found several
@@ -242,6 +260,12 @@ func Of(f Facts) Report {
 		add(Normal, ReasonHeldBack, "resources are held back from creation until their dependencies allow: "+
 			message.ListOf(slices.Sorted(maps.Keys(f.HeldBack)), func(n string) string { return fmt.Sprintf("%s (%s)", n, f.HeldBack[n]) }))
 	}
+	if len(f.Waiting) > 0 {
+		add(Warning, ReasonWaitingTooLong, "resources held back by creation: WaitForReady have waited long for dependencies that exist and are not ready, which may never come if the kind reports no Ready condition: "+
+			message.ListOf(f.Waiting, func(w Waiting) string {
+				return fmt.Sprintf("%s waits for %s (%s, not ready for %s)", w.Resource, w.Target, w.Kind, w.For.Round(time.Minute))
+			})+"; mark the dependency ready in an earlier step (patch-and-transform's readinessChecks: [{type: None}], or function-auto-ready before this step), or use creation: Immediate")
+	}
 	if len(f.Unmatched) > 0 {
 		add(Warning, ReasonUnmatched, "dependencies in the input match no composed resource: "+
 			message.ListOf(f.Unmatched, func(u explicit.Unmatched) string { return fmt.Sprintf("%s %q", u.Field, u.Pattern) }))
@@ -253,12 +277,18 @@ func Of(f Facts) Report {
 			}))
 	}
 	if unprotected := f.Usages.Unprotected; len(unprotected) > 0 {
-		add(Warning, ReasonUnprotectedDeps, "no reference finalizer can protect these dependencies, and this step writes no Usage, so nothing keeps a dependency from being deleted before its dependent; usages: All protects them with Usages: "+
+		add(Warning, ReasonUnprotectedDeps, "no reference finalizer can protect these dependencies, and this step writes no Usage, so nothing keeps a dependency from being deleted before its dependent; protection: Usages protects them with Usages: "+
 			message.ListOf(unprotected, func(e usage.Edge) string { return e.Dependent + " → " + e.Target }))
 	}
 	if len(g.Shared) > 0 {
 		add(Warning, ReasonShared, "composed resources are one object, to which Crossplane applies the desired state of each in turn, and each is protected as its dependents need: "+
 			message.ListOf(g.Shared, func(s composed.Shared) string { return fmt.Sprintf("%s (%s)", message.List(s.Names), s.Identity) }))
+	}
+	if len(f.Suspect) > 0 {
+		add(Warning, ReasonSuspect, "references match no composed resource, and can't be what was meant: nothing protects them, and provider-kubernetes can't create an Object whose reference doesn't resolve: "+
+			message.ListOf(f.Suspect, func(r suspect.Reference) string {
+				return fmt.Sprintf("%s %s names %s: %s", r.Dependent, r.Target.Field(), r.Target, r.Problem)
+			}))
 	}
 	if len(f.Invalid) > 0 {
 		add(Warning, ReasonInvalidReference, "cannot read references: "+

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -262,26 +263,26 @@ func TestSummaryOnlyWhenTheFunctionChangesWhatIsObserved(t *testing.T) {
 		},
 		"UsageNotObserved": {
 			reason: "A Usage emitted that isn't observed yet changes what is observed.",
-			facts:  decision{resources: []composed.Resource{composedtest.ConfigMap("db"), composedtest.ConfigMap("app", "db")}, usages: usage.External}.facts(),
+			facts:  decision{resources: []composed.Resource{composedtest.ConfigMap("db"), composedtest.ConfigMap("app", "db")}, usages: usage.Every}.facts(),
 			want:   true,
 		},
 		"UsageObserved": {
 			reason: "A Usage that is observed already changes nothing.",
 			facts: decision{
 				resources: []composed.Resource{composedtest.ConfigMap("db"), composedtest.ConfigMap("app", "db")},
-				usages:    usage.External, observed: []string{usage.Key("app", "db")},
+				usages:    usage.Every, observed: []string{usage.Key("app", "db")},
 			}.facts(),
 		},
 		"ExternalUsageNotObserved": {
 			reason: "A Usage of an object outside the composition that isn't observed yet changes what is observed.",
-			facts:  decision{resources: []composed.Resource{protected, composedtest.Object("d1", "shared", "elsewhere")}, usages: usage.External}.facts(),
+			facts:  decision{resources: []composed.Resource{protected, composedtest.Object("d1", "shared", "elsewhere")}, usages: usage.Every}.facts(),
 			want:   true,
 		},
 		"ExternalUsageObserved": {
 			reason: "One that is observed changes nothing.",
 			facts: decision{
 				resources: []composed.Resource{protected, composedtest.Object("d1", "shared", "elsewhere")},
-				usages:    usage.External, observed: []string{usage.ExternalKey("d1", object.ClusterGroup, object.Kind, "", "elsewhere")},
+				usages:    usage.Every, observed: []string{usage.ExternalKey("d1", object.ClusterGroup, object.Kind, "", "elsewhere")},
 			}.facts(),
 		},
 		"NewReference": {
@@ -424,7 +425,7 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 					composedtest.With(composedtest.Object("a", "b"), composedtest.Inferring("spec.cRef", "c")),
 					composedtest.Object("b", "a"),
 					composedtest.With(composedtest.ConfigMap("c"), composedtest.Inferring("spec.aRef", "a")),
-				}, usages: usage.Declared}.facts() // infer writes Usages, so the declared pc → maker gets one.
+				}, usages: usage.Every}.facts() // infer writes Usages, so the declared pc → maker gets one.
 				f.CyclesFatal = true
 				return f
 			}(),
@@ -471,7 +472,7 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 		},
 		"ExternalUsage": {
 			reason: "The Usage emitted for one is a change.",
-			facts:  decision{resources: []composed.Resource{composedtest.Object("d1", "elsewhere")}, usages: usage.External}.facts(),
+			facts:  decision{resources: []composed.Resource{composedtest.Object("d1", "elsewhere")}, usages: usage.Every}.facts(),
 			want:   []Result{{Severity: Normal, Reason: ReasonSummary, Message: "1 composed resources, 0 references between them and 1 to external objects, 0 of them unprotected; 0 reference finalizers declared, 0 pending until their Object exists"}},
 		},
 		"Stale": {
@@ -499,6 +500,19 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 			}(),
 			want: []Result{{Severity: Normal, Reason: ReasonHeldBack, Message: "resources are held back from creation until their dependencies allow: d1 (waits for shared to be ready), job (waits for web to be ready)"}},
 		},
+		"WaitingTooLong": {
+			reason: "A resource held back too long behind a dependency that exists is a Warning that names both, the dependency's kind and how long, and the ways out.",
+			facts: func() Facts {
+				f := decision{resources: []composed.Resource{shared, composedtest.With(composedtest.Object("d1"), composedtest.NotObserved, composedtest.DependingOn("shared"))}}.facts()
+				f.HeldBack = map[string]string{"d1": "waits for shared to be ready"}
+				f.Waiting = []Waiting{{Resource: "d1", Target: "shared", Kind: "Object", For: 25*time.Minute + 10*time.Second}}
+				return f
+			}(),
+			want: []Result{
+				{Severity: Normal, Reason: ReasonHeldBack, Message: "resources are held back from creation until their dependencies allow: d1 (waits for shared to be ready)"},
+				{Severity: Warning, Reason: ReasonWaitingTooLong, Message: "resources held back by creation: WaitForReady have waited long for dependencies that exist and are not ready, which may never come if the kind reports no Ready condition: d1 waits for shared (Object, not ready for 25m0s); mark the dependency ready in an earlier step (patch-and-transform's readinessChecks: [{type: None}], or function-auto-ready before this step), or use creation: Immediate"},
+			},
+		},
 		"Unmatched": {
 			reason: "Dependencies in the input that match no composed resource are named by field.",
 			facts: func() Facts {
@@ -516,7 +530,7 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 					{Name: "bucket", APIVersion: "s3.aws.upbound.io/v1beta1", Identity: object.Ref{Group: "s3.aws.upbound.io", Kind: "Bucket", Name: "assets"}, Observed: &composed.Observed{UID: "uid-bucket"}, Desired: &composed.Desired{}},
 					composedtest.ConfigMap("web", "bucket"),
 				},
-				usages: usage.External,
+				usages: usage.Every,
 			}.facts(),
 			want: []Result{
 				{Severity: Normal, Reason: ReasonSummary, Message: "4 composed resources, 2 references between them (1 of them by Usages) and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists"},
@@ -529,13 +543,13 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 			facts: decision{resources: []composed.Resource{
 				composedtest.ConfigMap("db"), composedtest.ConfigMap("app", "db"), composedtest.ConfigMap("cache", "db"),
 			}}.facts(),
-			want: []Result{{Severity: Warning, Reason: ReasonUnprotectedDeps, Message: "no reference finalizer can protect these dependencies, and this step writes no Usage, so nothing keeps a dependency from being deleted before its dependent; usages: All protects them with Usages: app → db, cache → db"}},
+			want: []Result{{Severity: Warning, Reason: ReasonUnprotectedDeps, Message: "no reference finalizer can protect these dependencies, and this step writes no Usage, so nothing keeps a dependency from being deleted before its dependent; protection: Usages protects them with Usages: app → db, cache → db"}},
 		},
 		"DeclaredDependenciesGetUsages": {
 			reason: "Where the step writes Usages, a Usage protects them: nothing to warn about.",
 			facts: decision{resources: []composed.Resource{
 				composedtest.ConfigMap("db"), composedtest.ConfigMap("app", "db"),
-			}, usages: usage.Declared, observed: []string{usage.Key("app", "db")}}.facts(),
+			}, usages: usage.Every, observed: []string{usage.Key("app", "db")}}.facts(),
 		},
 		"InvalidReference": {
 			reason: "References that can't be read are named with the problem.",
@@ -621,7 +635,7 @@ func TestExternalReferencesAreCountedByProtectionNotWarnedAbout(t *testing.T) {
 		results     []string
 	}{
 		"WithoutUsages":               {policy: usage.None, unprotected: 2},
-		"WithUsagesOfExternalObjects": {policy: usage.External, unprotected: 1, results: []string{ReasonSummary, ReasonUsageImpossible}},
+		"WithUsagesOfExternalObjects": {policy: usage.Every, unprotected: 1, results: []string{ReasonSummary, ReasonUsageImpossible}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := Of(decision{resources: []composed.Resource{a, b}, usages: tc.policy}.facts())

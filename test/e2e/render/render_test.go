@@ -160,11 +160,7 @@ func TestRender(t *testing.T) {
 	examples := loadExamples(t)
 
 	// The functions are stateless: one process each serves every render.
-	addresses := map[string]string{
-		fnDependencies:      harness.Serve(t, harness.Function(t), "--debug"),
-		fnPatchAndTransform: harness.Serve(t, harness.Tool(t, fnPatchAndTransform)),
-		fnAutoReady:         harness.Serve(t, harness.Tool(t, fnAutoReady)),
-	}
+	addresses := serveFunctions(t)
 
 	for _, c := range clis {
 		tools := map[string]string{}
@@ -180,6 +176,17 @@ func TestRender(t *testing.T) {
 				testExample(t, r)
 			})
 		}
+	}
+}
+
+// serveFunctions serves the pipeline's functions, and returns their
+// addresses by name.
+func serveFunctions(t *testing.T) map[string]string {
+	t.Helper()
+	return map[string]string{
+		fnDependencies:      harness.Serve(t, harness.Function(t), "--debug"),
+		fnPatchAndTransform: harness.Serve(t, harness.Tool(t, fnPatchAndTransform)),
+		fnAutoReady:         harness.Serve(t, harness.Tool(t, fnAutoReady)),
 	}
 }
 

@@ -16,7 +16,7 @@
 //		Observed: observed, // composed resources by composition resource name
 //		Desired:  desired,  // what the steps before the function desire
 //		XR:       xr,       // the observed composite
-//		Input:    oracle.Input{Usages: "All", Dependencies: deps},
+//		Input:    oracle.Input{Protection: "Usages", Dependencies: deps},
 //	})
 //	p.Finalizers["shared"] // the metadata.finalizers the answer's desired "shared" must carry
 //	p.Condition.Status     // whether DeletionOrdered must be True
@@ -127,8 +127,8 @@ const (
 // Input is the function's input, each field as the YAML says it; "" is the
 // default.
 type Input struct {
-	Mode, OnCycle, References, Usages, Protection, UsageAPI, Creation, Graph string
-	Dependencies                                                             []Dependency
+	Mode, OnCycle, References, Protection, UsageAPI, Creation, Graph string
+	Dependencies                                                     []Dependency
 	// Infer names the inference rules to apply (see infer.go); none by
 	// default.
 	Infer []string
@@ -141,12 +141,12 @@ func (in Input) ObjectEdges() string {
 }
 
 // WritesUsages tells whether the step writes Usages at all: it infers edges,
-// protects Objects' edges with Usages, or asks for Usages of the edges no
-// finalizer protects. Only then does a Usage protect a dependency the input
-// declares of a resource that is not an Object: a user's stack that takes
-// none would fail the composite.
+// or protects Objects' edges with Usages. Only then does a Usage protect an
+// edge no finalizer protects (a dependency the input declares of a resource
+// that is not an Object, a reference outside the composite): a user's stack
+// that takes none would fail the composite.
 func (in Input) WritesUsages() bool {
-	return len(in.Infer) > 0 || (in.Usages != "" && in.Usages != "Disabled") || in.ObjectEdges() == "Usages" || in.ObjectEdges() == "Both"
+	return len(in.Infer) > 0 || in.ObjectEdges() == "Usages" || in.ObjectEdges() == "Both"
 }
 
 // A Dependency is one entry of the input's dependencies: composition resource
@@ -167,7 +167,6 @@ func (in Input) withDefaults() Input {
 	def(&in.Mode, "Enforce")
 	def(&in.OnCycle, "Fatal")
 	def(&in.References, "Infer")
-	def(&in.Usages, "Disabled")
 	def(&in.Protection, "Finalizers")
 	def(&in.UsageAPI, ProtectionAPI)
 	def(&in.Creation, "Immediate")
@@ -181,7 +180,7 @@ func (in Input) withDefaults() Input {
 func ReadInput(m map[string]any) Input {
 	in := Input{
 		Mode: harness.String(m, "mode"), OnCycle: harness.String(m, "onCycle"), References: harness.String(m, "references"),
-		Usages: harness.String(m, "usages"), Protection: harness.String(m, "protection"), UsageAPI: harness.String(m, "usageAPI"), Creation: harness.String(m, "creation"),
+		Protection: harness.String(m, "protection"), UsageAPI: harness.String(m, "usageAPI"), Creation: harness.String(m, "creation"),
 		Graph: harness.String(m, "graph"), Infer: harness.Strings(m, "infer"),
 	}
 	deps, _ := m["dependencies"].([]any)
@@ -728,6 +727,9 @@ type Plan struct {
 	// smallest names.
 	Cycles  [][]string
 	cycleOf map[string]int
+	// referencedFor holds, beside References, the composed resource each
+	// reference is written for.
+	referencedFor map[string][]string
 	// LeftOut are the inferred edges that would close a cycle, in edge
 	// order: none of them is in Edges. See leaveOutInferredCycles.
 	LeftOut   []LeftOut
@@ -916,13 +918,15 @@ func (p *Plan) Changes() bool {
 	return false
 }
 
-// UnprotectedDependencies are the edges only the input declares whose
-// dependent is no Object, which nothing protects since the step writes no
+// UnprotectedDependencies are the edges only the input declares that no
+// finalizer protects (their dependent is no Object, or their target one the
+// provider can't reach), which nothing protects since the step writes no
 // Usage, as the warning names them: all but those a broken cycle holds.
 func (p *Plan) UnprotectedDependencies() []string {
 	var out []string
 	for _, e := range p.Edges {
-		if e.Origin == OriginExplicit && !p.Nodes[e.Dependent].Object && !p.Input.WritesUsages() && !p.composes(e.Dependent, e.Target) && e.State != Cyclic {
+		byFinalizer := p.Nodes[e.Dependent].Object && ProviderReaches(p.Nodes[e.Target].Identity)
+		if e.Origin == OriginExplicit && !byFinalizer && !p.Input.WritesUsages() && !p.composes(e.Dependent, e.Target) && e.State != Cyclic {
 			out = append(out, e.String())
 		}
 	}
@@ -967,6 +971,7 @@ func (p *Plan) Results() []Result {
 	add(len(p.Unmatched) > 0, Warning, "UnmatchedDependency")
 	add(len(p.Impossible) > 0, Warning, "UsageImpossible")
 	add(len(p.UnprotectedDependencies()) > 0, Warning, "UnprotectedDependencies")
+	add(len(p.SuspectReferences()) > 0, Warning, "SuspectReference")
 	slices.SortFunc(rs, func(a, b Result) int { return strings.Compare(a.Severity+"/"+a.Reason, b.Severity+"/"+b.Reason) })
 	return rs
 }
@@ -975,7 +980,7 @@ func (p *Plan) Results() []Result {
 // to one call.
 func Expect(s State) *Plan {
 	p := &Plan{
-		Input: s.Input.withDefaults(), Nodes: map[string]*Node{}, Own: map[string]map[string]any{}, cycleOf: map[string]int{},
+		Input: s.Input.withDefaults(), Nodes: map[string]*Node{}, Own: map[string]map[string]any{}, cycleOf: map[string]int{}, referencedFor: map[string][]string{},
 		Declare: map[string][]string{}, Missing: map[string][]string{}, Finalizers: map[string][]string{},
 		References: map[string][]Reference{}, HeldBack: map[string]Hold{}, Labels: map[string]map[string]string{},
 		XRUID: harness.String(s.XR, "metadata", "uid"), xrNamespaced: harness.String(s.XR, "metadata", "namespace") != "",
@@ -988,6 +993,7 @@ func Expect(s State) *Plan {
 	p.inferOutside()
 	p.leaveOutInferredCycles()
 	p.findCycles()
+	p.writeNoReferenceOnACycle()
 	p.decide()
 	p.decideUsages()
 	p.findStale()
@@ -1377,7 +1383,7 @@ func (p *Plan) addEdges() {
 				if len(matches) == 0 && !external[ref.Identity] {
 					external[ref.Identity] = true
 					e := External{Dependent: name, Target: ref, Protection: Unprotected, State: Exposed}
-					if p.Input.Usages != "Disabled" {
+					if p.Input.WritesUsages() {
 						e.Protection = ByUsage
 					}
 					p.External = append(p.External, e)
@@ -1390,14 +1396,15 @@ func (p *Plan) addEdges() {
 				continue // A reference makes the edge already.
 			}
 			e := &Edge{Dependent: name, Target: t, Origin: OriginExplicit, Protection: Unprotected}
+			reachable := n.Object && ProviderReaches(p.Nodes[t].Identity)
 			switch {
-			case n.Object:
+			case reachable:
 				e.Protection = ByFinalizer
 			case p.Input.WritesUsages() || p.composes(name, t):
 				e.Protection = ByUsage
 			}
 			targets[t] = e
-			if !n.Object || !n.Desired {
+			if !reachable || !n.Desired {
 				continue
 			}
 			// The Object gets a dependsOn to the dependency, unless an
@@ -1416,6 +1423,7 @@ func (p *Plan) addEdges() {
 			default:
 				written = append(written, id)
 				p.References[name] = append(p.References[name], Reference{APIVersion: tn.APIVersion, Kind: id.Kind, Namespace: id.Namespace, Name: id.Name})
+				p.referencedFor[name] = append(p.referencedFor[name], t)
 			}
 		}
 		// An inferred edge adds only what the others lack; whatever
@@ -1427,6 +1435,42 @@ func (p *Plan) addEdges() {
 		}
 		for _, t := range slices.Sorted(maps.Keys(targets)) {
 			p.Edges = append(p.Edges, *targets[t])
+		}
+	}
+}
+
+// ProviderReaches tells whether provider-kubernetes may read and update an
+// object of the identity with the access Crossplane gives every provider:
+// its own kinds, and core Secrets and ConfigMaps. Only on those is a
+// dependency the input declares written as an Object's dependsOn; the
+// provider would need more for any other, a Release say.
+func ProviderReaches(id Identity) bool {
+	return id.Group == "kubernetes.crossplane.io" || id.Group == "kubernetes.m.crossplane.io" || (id.Group == "" && (id.Kind == "Secret" || id.Kind == "ConfigMap"))
+}
+
+// writeNoReferenceOnACycle drops the dependsOn of every declared edge inside
+// a cycle with onCycle: Warning, and what waits to write one: the provider
+// would wait on both sides of the cycle to create. What stays held back has
+// its references written when it is released.
+func (p *Plan) writeNoReferenceOnACycle() {
+	cyclic := func(name, t string) bool { return !p.CyclesFatal() && p.SameCycle(name, t) }
+	for name, refs := range p.References {
+		kept, keptFor := []Reference(nil), []string(nil)
+		for i, r := range refs {
+			if t := p.referencedFor[name][i]; !cyclic(name, t) {
+				kept, keptFor = append(kept, r), append(keptFor, t)
+			}
+		}
+		p.References[name], p.referencedFor[name] = kept, keptFor
+		if len(kept) == 0 {
+			delete(p.References, name)
+		}
+	}
+	for name, h := range p.HeldBack {
+		h.Unnamed = slices.DeleteFunc(h.Unnamed, func(t string) bool { return cyclic(name, t) })
+		p.HeldBack[name] = h
+		if len(h.Unnamed) == 0 && len(h.NotReady) == 0 {
+			delete(p.HeldBack, name)
 		}
 	}
 	for name := range p.HeldBack {
@@ -1597,8 +1641,9 @@ func (p *Plan) findStale() {
 func (p *Plan) holdUntilReady() {
 	for _, e := range p.Edges {
 		d, t := p.Nodes[e.Dependent], p.Nodes[e.Target]
-		// An inferred edge orders deletion only.
-		if !d.Desired || d.Observed || e.State == Cyclic || e.Origin == OriginInferred || (t.Observed && t.Ready) {
+		// An inferred edge orders deletion only; a dependency that can't
+		// say it is ready is ready once it exists.
+		if !d.Desired || d.Observed || e.State == Cyclic || e.Origin == OriginInferred || (t.Observed && (t.Ready || readyOnceItExists(t.Identity))) {
 			continue
 		}
 		h := p.HeldBack[d.Name]
@@ -1611,6 +1656,20 @@ func (p *Plan) holdUntilReady() {
 	for name := range p.HeldBack {
 		delete(p.References, name)
 	}
+}
+
+// readyOnceItExists tells whether a resource of the identity is ready as soon
+// as it exists, having no way to say so: a ProviderConfig or
+// ClusterProviderConfig of any group, and the core kinds function-auto-ready
+// marks ready on sight (ConfigMap, Secret, Namespace, ServiceAccount).
+func readyOnceItExists(id Identity) bool {
+	switch id.Kind {
+	case "ProviderConfig", "ClusterProviderConfig":
+		return true
+	case "ConfigMap", "Secret", "Namespace", "ServiceAccount":
+		return id.Group == ""
+	}
+	return false
 }
 
 // usagesInstead tells whether a Usage protects the edge of an Object instead
@@ -1977,4 +2036,81 @@ func readyCondition(r map[string]any) bool {
 		}
 	}
 	return false
+}
+
+// SuspectReferences are the references outside the composite that can't be
+// what was meant, as the SuspectReference warning names them: a namespaced
+// kind without a namespace (a kind the composition composes in a namespace,
+// one of Kubernetes' own namespaced kinds, or a kind of a .m. API group but
+// its Cluster kinds), or a reference within a typo of a named composed
+// resource: its group, kind, namespace and name together at most two
+// letters off (one for a name under eight letters), both with a namespace
+// or both without.
+func (p *Plan) SuspectReferences() []string {
+	var out []string
+	for _, e := range p.External {
+		t := e.Target.Identity
+		if e.Inferred || t.Name == "" {
+			continue
+		}
+		if t.Namespace == "" && p.namespaced(t.Group, t.Kind) {
+			out = append(out, e.Dependent+" "+t.Describe()+": no namespace")
+			continue
+		}
+		most := 2
+		if len(t.Name) < 8 {
+			most = 1
+		}
+		for _, name := range slices.Sorted(maps.Keys(p.Nodes)) {
+			id := p.Nodes[name].Identity
+			if id.Name == "" || (id.Namespace == "") != (t.Namespace == "") {
+				continue
+			}
+			if d := editDistance(t.Group, id.Group) + editDistance(t.Kind, id.Kind) + editDistance(t.Namespace, id.Namespace) + editDistance(t.Name, id.Name); d <= most {
+				out = append(out, e.Dependent+" "+t.Describe()+": a typo of "+name)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func (p *Plan) namespaced(group, kind string) bool {
+	for _, n := range p.Nodes {
+		if n.Identity.Group == group && n.Identity.Kind == kind && n.Identity.Namespace != "" {
+			return true
+		}
+	}
+	switch {
+	case strings.Contains(group, ".m."):
+		return !strings.HasPrefix(kind, "Cluster")
+	case group == "":
+		return slices.Contains([]string{"ConfigMap", "Secret", "Service", "ServiceAccount", "PersistentVolumeClaim", "Pod"}, kind)
+	}
+	return slices.Contains([]string{"apps/Deployment", "apps/StatefulSet", "apps/DaemonSet", "batch/Job", "batch/CronJob",
+		"networking.k8s.io/Ingress", "rbac.authorization.k8s.io/Role", "rbac.authorization.k8s.io/RoleBinding"}, group+"/"+kind)
+}
+
+// editDistance counts the letters to insert, delete or replace to turn a
+// into b, by recursion over the shorter prefixes, remembered.
+func editDistance(a, b string) int {
+	memo := map[[2]int]int{}
+	var d func(i, j int) int
+	d = func(i, j int) int {
+		if i == 0 || j == 0 {
+			return i + j
+		}
+		if v, ok := memo[[2]int{i, j}]; ok {
+			return v
+		}
+		v := min(d(i-1, j)+1, d(i, j-1)+1)
+		if a[i-1] == b[j-1] {
+			v = min(v, d(i-1, j-1))
+		} else {
+			v = min(v, d(i-1, j-1)+1)
+		}
+		memo[[2]int{i, j}] = v
+		return v
+	}
+	return d(len(a), len(b))
 }
