@@ -149,7 +149,7 @@ func (s *stack) assertNothingHeldBackOnceCreated(ctx context.Context, a *inferAr
 		}
 	}
 	heldLogged := s.crossplaneLines(heldBackLogged, `Name:"`+a.xr+`"`) - logged
-	t.Logf("%s: called again %s after the ProviderConfig changed (%d calls since every Object existed); HeldBack raised since: %s; Crossplane logged %d HeldBack results since (%d before)",
+	t.Logf("%s: called again %s after the ProviderConfig changed (calls since every Object existed: %d); HeldBack raised since: %s; HeldBack results Crossplane logged since: %d, before: %d",
 		a.xr, time.Since(begin).Round(100*time.Millisecond), s.count("function-dependencies", "Planned dependencies")-calls, orNone(held), heldLogged, logged)
 	switch {
 	case len(held) > 0:
