@@ -18,6 +18,22 @@
 // Secret is written by a workload the XR composes (the test writes it, as
 // the workload's controller, owned by the workload's remote object, so that
 // the garbage collector deletes it with the workload).
+// TestCycleUnderWarningWritesNoDependsOnAndNeverDeadlocks composes, with
+// onCycle: Warning, a declared edge config → deploy-api that closes a cycle
+// with deploy-api's own reference to config: config's spec.references must
+// name deploy-api nowhere (a dependsOn there makes provider-kubernetes put
+// each one's reference finalizer on the other, and neither then deletes its
+// remote object), every Object must be Synced and Ready, the XR's Cycle
+// Warning event and DeletionOrdered condition must name the path, and
+// deleting the XR must leave no finalizer, Object or remote object behind.
+// TestWaitForReadyNeverHoldsObjectsBehindAProviderConfig composes, with
+// creation: WaitForReady, a provider-kubernetes ProviderConfig and Objects
+// that use it and depend on it by the input's dependencies: the
+// ProviderConfig never reports Ready, yet the Objects must be created and
+// Ready, no HeldBack may be raised once they exist, and the teardown must
+// be ordered by their ClusterUsages. provider-helm's Releases, the case
+// issue 46 reports, can't be built here; provider-kubernetes' own
+// ProviderConfig has the same property: it never reports Ready.
 // TestTeardownTimeline, opt-in, records teardown timelines with and without
 // the function and its WatchOperations (make teardown).
 //

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"strconv"
 	"strings"
@@ -190,6 +191,9 @@ type inferArm struct {
 	infer        []any
 	dependencies []any
 	usages       int
+	// input is more of the function's input, for another test's arm:
+	// creation, protection.
+	input map[string]any
 
 	// ready is from creating the XR until everything was Ready; gone, from
 	// deleting it until nothing was left, and left what was at the bound.
@@ -293,6 +297,7 @@ func (a *inferArm) composition(kubeconfig []byte) *unstructured.Unstructured {
 	if len(a.dependencies) > 0 {
 		input["dependencies"] = a.dependencies
 	}
+	maps.Copy(input, a.input)
 	return withInput(pipelineComposition(a.xr, resources, true), input)
 }
 
