@@ -6,15 +6,14 @@
 // function-dependencies built from this tree, function-auto-ready.
 //
 // Each case is a folder under testdata/: composition.yaml and xr.yaml, with
-// the mistake; mistake.yaml, which says what the mistake is and how its
-// author fixes it (replacements of text in composition.yaml); and, where the
-// case starts from a cluster that has something already, observed.yaml. A
-// case is rendered twice, each time over as many reconciles as it needs,
-// every later reconcile observing what the one before it applied: with the
-// mistake, the step must report exactly the Warning and Fatal results the
-// case expects, each naming what it is about, and desired state must be as
-// the case says; with the fix, the step must report no Warning and no Fatal
-// at all.
+// the mistake, and mistake.yaml, which says what the mistake is and how its
+// author fixes it (replacements of text in composition.yaml). A case is
+// rendered twice, each time over as many reconciles as it needs, the first
+// on an empty cluster, every later one observing what the one before it
+// applied, as the providers leave it (observe_test.go): with the mistake, the
+// step must report exactly the Warning and Fatal results the case expects,
+// each naming what it is about, and desired state must be as the case says;
+// with the fix, the step must report no Warning and no Fatal at all.
 package mistakes
 
 import (
@@ -251,9 +250,10 @@ func TestMistakes(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join("testdata", c.dir)
 			composition := harness.ReadFile(t, filepath.Join(dir, "composition.yaml"))
-			fixed := fix(t, dir, composition)
+			fixed, what := fix(t, dir, composition)
 			reconciles := max(c.reconciles, 1)
 			t.Run("with the mistake", func(t *testing.T) {
+				t.Logf("the mistake: %s", what)
 				c.mistake.check(t, r.reconcile(t, dir, composition, reconciles))
 			})
 			t.Run("without it", func(t *testing.T) {
@@ -267,8 +267,8 @@ func TestMistakes(t *testing.T) {
 }
 
 // fix returns the composition with the case's mistake fixed, as its
-// mistake.yaml says.
-func fix(t *testing.T, dir string, composition []byte) []byte {
+// mistake.yaml says, and what the mistake is.
+func fix(t *testing.T, dir string, composition []byte) ([]byte, string) {
 	t.Helper()
 	var m mistake
 	if err := yaml.UnmarshalStrict(harness.ReadFile(t, filepath.Join(dir, "mistake.yaml")), &m); err != nil {
@@ -293,7 +293,7 @@ func fix(t *testing.T, dir string, composition []byte) []byte {
 		}
 		fixed = fixed[:at[0]] + reindent(f.New, indent) + fixed[at[0]+len(reindent(f.Old, indent)):]
 	}
-	return []byte(fixed)
+	return []byte(fixed), m.Mistake
 }
 
 // next returns where s has sub after the one at i, or -1.
@@ -449,9 +449,9 @@ func newRenderer(t *testing.T) renderer {
 }
 
 // reconcile renders a case's composition as many times as it is
-// reconciled, each render over what the one before applied, from the case's
-// observed.yaml, if it has one, and returns the last render, or the first
-// that a Fatal result stops.
+// reconciled, the first with nothing observed, each later one over what the
+// one before applied, and returns the last render, or the first that a Fatal
+// result stops.
 func (r renderer) reconcile(t *testing.T, dir string, composition []byte, reconciles int) render {
 	t.Helper()
 	tmp := t.TempDir()
@@ -460,9 +460,6 @@ func (r renderer) reconcile(t *testing.T, dir string, composition []byte, reconc
 		t.Fatal(err)
 	}
 	var observed []doc
-	if _, err := os.Stat(filepath.Join(dir, "observed.yaml")); err == nil {
-		observed = harness.ReadDocuments(t, filepath.Join(dir, "observed.yaml"))
-	}
 	for i := 1; ; i++ {
 		args := []string{filepath.Join(dir, "xr.yaml"), compositionFile, r.functions, "--include-function-results"}
 		if len(observed) > 0 {
