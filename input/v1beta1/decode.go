@@ -52,7 +52,7 @@ func DecodeFor(data []byte, step Step) (*Input, error) {
 			return nil, err
 		}
 		if len(strict) > 0 {
-			return nil, utilerrors.NewAggregate(strict)
+			return nil, utilerrors.NewAggregate(explainRemoved(strict))
 		}
 	}
 	var errs field.ErrorList
@@ -65,6 +65,27 @@ func DecodeFor(data []byte, step Step) (*Input, error) {
 		return nil, errs.ToAggregate()
 	}
 	return in, nil
+}
+
+// removedFields are fields an earlier input had, with what took their
+// place: a composition written from an older page gets the way forward, not
+// only "unknown field".
+var removedFields = map[string]string{
+	"usages": "removed: protection decides whether the step writes Usages (Usages or Both protect with a Usage every edge no reference finalizer protects, references outside the composite included)",
+}
+
+// explainRemoved adds to the error of each removed field what took its place.
+func explainRemoved(errs []error) []error {
+	out := make([]error, len(errs))
+	for i, err := range errs {
+		out[i] = err
+		for name, instead := range removedFields {
+			if err.Error() == fmt.Sprintf("unknown field %q", name) {
+				out[i] = fmt.Errorf("%w: %s", err, instead)
+			}
+		}
+	}
+	return out
 }
 
 // typed requires an input that is given to say what it is: without its

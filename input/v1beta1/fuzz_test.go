@@ -19,13 +19,13 @@ func FuzzDecode(f *testing.F) {
 	for _, seed := range []string{
 		``, `{}`, `null`, `[]`, `"Enforce"`,
 		`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "mode": "Report", "onCycle": "Warning"}`,
-		`{"mode": "Enforce", "onCycle": "Fatal", "references": "Ignore", "usages": "All", "usageAPI": "apiextensions.crossplane.io/v1beta1", "creation": "WaitForReady"}`,
-		`{"dependencies": [{"resource": "deployment-.*", "dependsOn": ["namespace", "config"]}], "usages": "External"}`,
+		`{"mode": "Enforce", "onCycle": "Fatal", "references": "Ignore", "usageAPI": "apiextensions.crossplane.io/v1beta1", "creation": "WaitForReady"}`,
+		`{"dependencies": [{"resource": "deployment-.*", "dependsOn": ["namespace", "config"]}]}`,
 		`{"dependencies": [{"resource": "(", "dependsOn": []}]}`,
 		`{"metadata": {"name": "x", "labels": {"a": "b"}}, "mode": "Fix"}`,
 		`{"dependencies": [{"resource": "\\Qshared", "dependsOn": ["a)|(b"]}]}`, `{"dependencies": [{"resource": 1, "dependsOn": "x"}]}`,
 		`{"infer": ["ProviderConfigs", "Credentials", "ManagedReferences"]}`, `{"infer": ["Secrets", 1]}`, `{"infer": "Credentials"}`,
-		`{"protection": "Both", "graph": "Context", "usages": "Every"}`, `{"objectSelector": {"matchLabels": {"a": "b"}}}`,
+		`{"protection": "Both", "graph": "Context"}`, `{"objectSelector": {"matchLabels": {"a": "b"}}}`,
 		`{"modus": "Report"}`, `{"mode": 1}`, `{"mode": "Report", "mode": "Enforce"}`, `{"Mode": "Report"}`,
 	} {
 		f.Add([]byte(seed))

@@ -55,25 +55,9 @@ const (
 	ReferencesIgnore ReferencePolicy = "Ignore"
 )
 
-// UsagePolicy says which edges are protected by Crossplane Usages.
-// +kubebuilder:validation:Enum=Disabled;External;All
-type UsagePolicy string
-
-const (
-	// UsagesDisabled emits no Usage.
-	UsagesDisabled UsagePolicy = "Disabled"
-	// UsagesExternal emits a Usage for every edge that no reference
-	// finalizer protects: those to objects this composite doesn't compose,
-	// and those between composed resources whose dependent is not an Object.
-	UsagesExternal UsagePolicy = "External"
-	// UsagesAll is UsagesExternal under another name: every edge between
-	// composed resources that no finalizer protects is one the input
-	// declares or one inferred, and those get a Usage with External too.
-	UsagesAll UsagePolicy = "All"
-)
-
-// Protection says what protects the edges a reference finalizer can protect:
-// those of a provider-kubernetes Object to another composed resource.
+// Protection says what protects the edges a reference finalizer can protect,
+// those of a provider-kubernetes Object to another composed resource, and
+// with it whether the step writes Usages at all (Input.WritesUsages).
 // +kubebuilder:validation:Enum=Finalizers;Usages;Both
 type Protection string
 
@@ -213,18 +197,15 @@ type Input struct {
 	// +optional
 	References ReferencePolicy `json:"references,omitempty"`
 
-	// Usages is Disabled (the default), or External to protect with
-	// Crossplane Usages every edge that no reference finalizer protects: to
-	// objects outside this composite, and from composed resources that are
-	// not Objects. All is the same as External.
-	// +kubebuilder:default=Disabled
-	// +optional
-	Usages UsagePolicy `json:"usages,omitempty"`
-
 	// Protection is Finalizers (the default), Usages or Both: what protects
 	// each edge of a provider-kubernetes Object to another composed
 	// resource. Usages tears down as fast as without the function; see the
-	// README's teardown table for which to choose on which stack.
+	// README's teardown table for which to choose on which stack. With
+	// Usages or Both (or infer), every edge no reference finalizer protects
+	// gets a Usage too: a dependency the input declares of a resource that
+	// is not an Object, an inferred edge, and a reference to an object
+	// outside the composite. With Finalizers and no infer, the step writes
+	// no Usage.
 	// +kubebuilder:default=Finalizers
 	// +optional
 	Protection Protection `json:"protection,omitempty"`
@@ -270,6 +251,17 @@ type ObjectSelector struct {
 	// MatchLabels are the labels an Object must carry, every one.
 	// +optional
 	MatchLabels map[string]string `json:"matchLabels,omitempty"`
+}
+
+// WritesUsages tells whether the step writes Usages: protection is Usages or
+// Both, or it infers edges, which only a Usage can protect. This is the one
+// decision about Usages. A step that writes any protects with one every edge
+// no reference finalizer protects: there the user's stack is known to take
+// Usages. A step that writes none writes none at all, since a Usage would
+// fail a composite where Crossplane's Usage webhook doesn't run, or the
+// usageAPI names a kind the cluster doesn't serve.
+func (in *Input) WritesUsages() bool {
+	return in.Protection == ProtectionUsages || in.Protection == ProtectionBoth || len(in.Infer) > 0
 }
 
 // Infers tells whether the input asks for edges of the kind to be inferred.

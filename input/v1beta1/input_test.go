@@ -163,10 +163,10 @@ func TestDecodeRejectsValuesOutsideTheEnum(t *testing.T) {
 			input:  `{"references": "infer"}`,
 			want:   `references: Unsupported value: "infer": supported values: "Infer", "Ignore"`,
 		},
-		"Usages": {
-			reason: "An unsupported usages policy is named with the supported values: Every, an earlier name of protection: Both never released, is none.",
-			input:  `{"usages": "Every"}`,
-			want:   `usages: Unsupported value: "Every": supported values: "Disabled", "External", "All"`,
+		"RemovedUsages": {
+			reason: "The removed usages field is named with what decides Usages now, whatever its value.",
+			input:  `{"usages": "All"}`,
+			want:   `unknown field "usages": removed: protection decides whether the step writes Usages (Usages or Both protect with a Usage every edge no reference finalizer protects, references outside the composite included)`,
 		},
 		"UsageAPI": {
 			reason: "An unsupported Usage API version is named with the supported ones.",
@@ -356,11 +356,6 @@ func TestDecodeNamesValuesOfTheWrongType(t *testing.T) {
 			input:  `{"references": {"Infer": true}}`,
 			want:   `references: Invalid value: "object": must be a string`,
 		},
-		"Usages": {
-			reason: "A boolean where a string goes is named.",
-			input:  `{"usages": false}`,
-			want:   `usages: Invalid value: "boolean": must be a string`,
-		},
 		"UsageAPI": {
 			reason: "A number where a string goes is named.",
 			input:  `{"usageAPI": 1}`,
@@ -490,13 +485,13 @@ func TestEachStepRefusesTheFieldsItDoesntRead(t *testing.T) {
 		"CompositionEverythingElse": {
 			reason: "A Composition step reads every other field.",
 			step:   StepComposition,
-			input:  `{"mode": "Report", "onCycle": "Warning", "references": "Ignore", "usages": "All", "protection": "Both", "usageAPI": "apiextensions.crossplane.io/v1beta1", "creation": "WaitForReady", "graph": "Context", "infer": ["ProviderConfigs", "Credentials", "ManagedReferences"], "dependencies": [{"resource": "a", "dependsOn": ["b"]}]}`,
+			input:  `{"mode": "Report", "onCycle": "Warning", "references": "Ignore", "protection": "Both", "usageAPI": "apiextensions.crossplane.io/v1beta1", "creation": "WaitForReady", "graph": "Context", "infer": ["ProviderConfigs", "Credentials", "ManagedReferences"], "dependencies": [{"resource": "a", "dependsOn": ["b"]}]}`,
 		},
 		"OperationCompositionFields": {
 			reason: "An Operation protects no composite's edges: each field that says how is named, in order.",
 			step:   StepOperation,
-			input:  `{"onCycle": "Warning", "usages": "All", "infer": ["Credentials"], "dependencies": [{"resource": "a", "dependsOn": ["b"]}]}`,
-			want:   "[dependencies: Forbidden: only a Composition step reads it; an Operation protects no composite's edges, and breaks every cycle with a warning, infer: Forbidden: only a Composition step reads it; an Operation protects no composite's edges, and breaks every cycle with a warning, onCycle: Forbidden: only a Composition step reads it; an Operation protects no composite's edges, and breaks every cycle with a warning, usages: Forbidden: only a Composition step reads it; an Operation protects no composite's edges, and breaks every cycle with a warning]",
+			input:  `{"onCycle": "Warning", "protection": "Usages", "infer": ["Credentials"], "dependencies": [{"resource": "a", "dependsOn": ["b"]}]}`,
+			want:   "[dependencies: Forbidden: only a Composition step reads it; an Operation protects no composite's edges, and breaks every cycle with a warning, infer: Forbidden: only a Composition step reads it; an Operation protects no composite's edges, and breaks every cycle with a warning, onCycle: Forbidden: only a Composition step reads it; an Operation protects no composite's edges, and breaks every cycle with a warning, protection: Forbidden: only a Composition step reads it; an Operation protects no composite's edges, and breaks every cycle with a warning]",
 		},
 		"OperationModeAndSelector": {
 			reason: "An Operation reads mode and objectSelector.",
@@ -512,6 +507,31 @@ func TestEachStepRefusesTheFieldsItDoesntRead(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\nDecodeFor(%s, %s): -want error, +got:\n%s", tc.reason, tc.input, tc.step, diff)
+			}
+		})
+	}
+}
+
+// TestUsagesAreOneDecision proves the one rule of whether a step writes
+// Usages: protection Usages or Both, or infer, whose edges only a Usage can
+// protect. The defaults write none.
+func TestUsagesAreOneDecision(t *testing.T) {
+	cases := map[string]struct {
+		in   Input
+		want bool
+	}{
+		"Defaults":             {in: Input{}, want: false},
+		"ProtectionFinalizers": {in: Input{Protection: ProtectionFinalizers}, want: false},
+		"ProtectionUsages":     {in: Input{Protection: ProtectionUsages}, want: true},
+		"ProtectionBoth":       {in: Input{Protection: ProtectionBoth}, want: true},
+		"Infer":                {in: Input{Infer: []Inference{InferProviderConfigs}}, want: true},
+		"InferAndFinalizers":   {in: Input{Protection: ProtectionFinalizers, Infer: []Inference{InferCredentials}}, want: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			tc.in.Default()
+			if got := tc.in.WritesUsages(); got != tc.want {
+				t.Errorf("WritesUsages() of %+v = %t, want %t", tc.in, got, tc.want)
 			}
 		})
 	}

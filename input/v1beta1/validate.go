@@ -59,7 +59,6 @@ var (
 		{name: "mode", readBy: everyStep, def: string(ModeEnforce), values: enum(ModeEnforce, ModeReport), shape: aString},
 		{name: "onCycle", readBy: compositionStep, def: string(CycleFatal), values: enum(CycleFatal, CycleWarning), shape: aString},
 		{name: "references", readBy: compositionStep, def: string(ReferencesInfer), values: enum(ReferencesInfer, ReferencesIgnore), shape: aString},
-		{name: "usages", readBy: compositionStep, def: string(UsagesDisabled), values: enum(UsagesDisabled, UsagesExternal, UsagesAll), shape: aString},
 		{name: "protection", readBy: compositionStep, def: string(ProtectionFinalizers), values: enum(ProtectionFinalizers, ProtectionUsages, ProtectionBoth), shape: aString},
 		{name: "usageAPI", readBy: compositionStep, def: string(UsageAPIProtection), values: enum(UsageAPIProtection, UsageAPIApiextensions), shape: aString},
 		{name: "creation", readBy: compositionStep, def: string(CreationImmediate), values: enum(CreationImmediate, CreationWaitForReady), shape: aString},

@@ -157,22 +157,12 @@ func protect(g *composed.Graph, in *v1beta1.Input, xr object.Ref, observed map[s
 }
 
 // usagePolicy is which edges no finalizer protects the input has Usages
-// protect. A step that writes Usages at all (infer, protection: Usages or
-// Both, usages other than Disabled) protects with one every edge it declares
-// that no finalizer can: there the user's stack is known to take Usages.
-// Without, those edges stay unprotected and are reported: Usages by default
-// would fail a composite that works today where the default usageAPI names
-// a kind the cluster doesn't serve (Crossplane v1), or Crossplane's Usage
-// webhook doesn't run.
+// protect: every one, where the step writes Usages at all.
 func usagePolicy(in *v1beta1.Input) usage.Policy {
-	switch {
-	case in.Usages == v1beta1.UsagesExternal || in.Usages == v1beta1.UsagesAll:
-		return usage.External
-	case len(in.Infer) > 0 || in.Protection == v1beta1.ProtectionUsages || in.Protection == v1beta1.ProtectionBoth:
-		return usage.Declared
-	default:
-		return usage.None
+	if in.WritesUsages() {
+		return usage.Every
 	}
+	return usage.None
 }
 
 // dependOn returns the resources with the dependencies the input declares,

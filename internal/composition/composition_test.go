@@ -77,7 +77,7 @@ func TestDependencies(t *testing.T) {
 		},
 		"OwnUsagesAreNotInTheGraph": {
 			reason: "The function's own observed Usage is not a composed resource of the graph: a pattern that matches every resource doesn't give it a Usage of its own, one more on every reconcile.",
-			req: withObserved(namespacedRequest(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "usages": "All", "dependencies": [{"resource": ".*", "dependsOn": ["config"]}]}`),
+			req: withObserved(namespacedRequest(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "protection": "Usages", "dependencies": [{"resource": ".*", "dependsOn": ["config"]}]}`),
 				"usage-3-web-config", `{"apiVersion": "protection.crossplane.io/v1beta1", "kind": "Usage", "metadata": {"name": "`+usageName(namespacedXR, "usage-3-web-config")+`", "namespace": "team", "uid": "u3", "labels": {"dependencies.fn.crossplane.io/usage": "true"}},
 					"spec": {"of": {"apiVersion": "v1", "kind": "ConfigMap", "resourceRef": {"name": "settings"}}, "by": {"apiVersion": "apps/v1", "kind": "Deployment", "resourceRef": {"name": "web"}}}}`),
 			want: want{
@@ -89,7 +89,7 @@ func TestDependencies(t *testing.T) {
 		"UsagesOfDashedNamesDiffer": {
 			reason: "The edges a → b-c and a-b → c get a Usage each: they once shared the name usage-a-b-c, and one silently replaced the other.",
 			req: func() *fnv1.RunFunctionRequest {
-				r := namespacedRequest(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "usages": "All", "dependencies": [{"resource": "a", "dependsOn": ["b-c"]}, {"resource": "a-b", "dependsOn": ["c"]}]}`)
+				r := namespacedRequest(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "protection": "Usages", "dependencies": [{"resource": "a", "dependsOn": ["b-c"]}, {"resource": "a-b", "dependsOn": ["c"]}]}`)
 				r.Observed.Resources, r.Desired.Resources = map[string]*fnv1.Resource{}, map[string]*fnv1.Resource{}
 				for _, n := range []string{"a", "b-c", "a-b", "c"} {
 					r.Observed.Resources[n] = &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "` + n + `", "namespace": "team", "uid": "uid-` + n + `"}}`)}
@@ -195,7 +195,7 @@ func TestDependencies(t *testing.T) {
 		},
 		"AskedForObjectsWhenAnOwnUsageIsUsedByNone": {
 			reason: "While Crossplane deletes a dependent removed from the composition, its Usage stays observed: the function asks for the composite's Objects, so that it can keep the Usage until the dependent is gone.",
-			req: withObserved(namespacedRequest(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "usages": "External"}`),
+			req: withObserved(namespacedRequest(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "protection": "Both"}`),
 				"usage-3x-app-secret./team/token", `{"apiVersion": "protection.crossplane.io/v1beta1", "kind": "Usage", "metadata": {"name": "u", "namespace": "team", "uid": "u3", "labels": {"dependencies.fn.crossplane.io/usage": "true"}}, "spec": {"by": {"apiVersion": "kubernetes.m.crossplane.io/v1alpha1", "kind": "Object", "resourceRef": {"name": "app"}}}}`,
 			),
 			want: want{count: 2, requirements: &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{
@@ -267,13 +267,13 @@ func TestDependencies(t *testing.T) {
 			},
 		},
 		"Usage": {
-			reason: "With usages All, an edge between resources that aren't Objects gets a namespaced Usage, ready.",
-			req:    namespacedRequest(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "usages": "All", "dependencies": [{"resource": "web", "dependsOn": ["config"]}]}`),
+			reason: "With protection: Usages, an edge between resources that aren't Objects gets a namespaced Usage, ready.",
+			req:    namespacedRequest(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "protection": "Usages", "dependencies": [{"resource": "web", "dependsOn": ["config"]}]}`),
 			want:   want{desired: map[string]*fnv1.Resource{"usage-3-web-config": webConfigUsage}},
 		},
 		"UsageImpossible": {
 			reason: "Crossplane v1's Usage can't protect namespaced resources: the function says so and emits none.",
-			req:    namespacedRequest(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "usages": "All", "usageAPI": "apiextensions.crossplane.io/v1beta1", "dependencies": [{"resource": "web", "dependsOn": ["config"]}]}`),
+			req:    namespacedRequest(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "protection": "Usages", "usageAPI": "apiextensions.crossplane.io/v1beta1", "dependencies": [{"resource": "web", "dependsOn": ["config"]}]}`),
 			want: want{
 				absent: []string{"usage-3-web-config"},
 				results: []*fnv1.Result{
@@ -459,35 +459,6 @@ func TestDecidingLeavesTheCompositionAsItWasRead(t *testing.T) {
 		if r.DependsOn != nil {
 			t.Errorf("decide(...) wrote the input's dependencies into the composition it read: %s depends on %v", r.Name, r.DependsOn)
 		}
-	}
-}
-
-// TestAStepThatWritesUsagesAtAllProtectsTheDependenciesItDeclares proves the
-// rule of which edges no finalizer protects get a Usage: a step that writes
-// Usages at all (infer, protection: Usages or Both, usages other than
-// Disabled) protects the dependencies it declares; only a step that writes
-// none leaves them unprotected, and reports them.
-func TestAStepThatWritesUsagesAtAllProtectsTheDependenciesItDeclares(t *testing.T) {
-	cases := map[string]struct {
-		in   v1beta1.Input
-		want usage.Policy
-	}{
-		"Defaults":             {in: v1beta1.Input{}, want: usage.None},
-		"Infer":                {in: v1beta1.Input{Infer: []v1beta1.Inference{v1beta1.InferProviderConfigs}}, want: usage.Declared},
-		"ProtectionUsages":     {in: v1beta1.Input{Protection: v1beta1.ProtectionUsages}, want: usage.Declared},
-		"ProtectionBoth":       {in: v1beta1.Input{Protection: v1beta1.ProtectionBoth}, want: usage.Declared},
-		"ProtectionFinalizers": {in: v1beta1.Input{Protection: v1beta1.ProtectionFinalizers}, want: usage.None},
-		"External":             {in: v1beta1.Input{Usages: v1beta1.UsagesExternal}, want: usage.External},
-		"ExternalAndInfer":     {in: v1beta1.Input{Usages: v1beta1.UsagesExternal, Infer: []v1beta1.Inference{v1beta1.InferCredentials}}, want: usage.External},
-		"All":                  {in: v1beta1.Input{Usages: v1beta1.UsagesAll}, want: usage.External},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			tc.in.Default()
-			if diff := cmp.Diff(tc.want, usagePolicy(&tc.in)); diff != "" {
-				t.Errorf("usagePolicy(%+v): -want, +got:\n%s", tc.in, diff)
-			}
-		})
 	}
 }
 

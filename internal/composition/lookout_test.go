@@ -48,7 +48,7 @@ func TestARequiredResourceOfAnotherCompositeChangesNothing(t *testing.T) {
 		"TheUserOfAnOwnUsage": {
 			reason: "The user of the function's own Usage, fetched by name, now belongs to another composite, under a composition resource name this composition desires and hasn't created yet.",
 			req: func(owner string) *fnv1.RunFunctionRequest {
-				r := withObserved(namespacedRequest(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "usages": "External", "creation": "WaitForReady"}`),
+				r := withObserved(namespacedRequest(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "protection": "Both", "creation": "WaitForReady"}`),
 					"usage-3x-app-secret./team/token", `{"apiVersion": "protection.crossplane.io/v1beta1", "kind": "Usage", "metadata": {"name": "u", "namespace": "team", "uid": "u3", "labels": {"dependencies.fn.crossplane.io/usage": "true"}}, "spec": {"by": {"apiVersion": "kubernetes.m.crossplane.io/v1alpha1", "kind": "Object", "resourceRef": {"name": "app"}}}}`,
 				)
 				r.Observed.Composite.Resource.Fields["metadata"].GetStructValue().Fields["uid"] = structpb.NewStringValue("uid-app")

@@ -59,7 +59,7 @@ func withInput(req *fnv1.RunFunctionRequest, input string) *fnv1.RunFunctionRequ
 // once, and no answer.
 func TestACallCancelledAtAnyCheckStopsAndReturnsTheCancellation(t *testing.T) {
 	composition := withInput(requesttest.Generate(requesttest.Realistic(50)),
-		`{`+typed+`, "infer": ["ProviderConfigs", "Credentials", "ManagedReferences"], "usages": "All", "dependencies": [{"resource": "object-00[0-4]", "dependsOn": ["object-01.*"]}]}`)
+		`{`+typed+`, "infer": ["ProviderConfigs", "Credentials", "ManagedReferences"], "protection": "Usages", "dependencies": [{"resource": "object-00[0-4]", "dependsOn": ["object-01.*"]}]}`)
 	operation := &fnv1.RunFunctionRequest{Desired: &fnv1.State{}, Input: resource.MustStructJSON(`{` + typed + `}`)}
 	for name, req := range map[string]*fnv1.RunFunctionRequest{"Composition": composition, "Operation": operation} {
 		t.Run(name, func(t *testing.T) {
@@ -228,7 +228,7 @@ func TestRequestsAreToldApartByWhatCrossplaneSends(t *testing.T) {
 }
 
 func TestTheResponseIsMeasuredAsProtobufSizesIt(t *testing.T) {
-	req := withInput(requesttest.Generate(requesttest.Realistic(100)), `{`+typed+`, "graph": "Context", "usages": "All"}`)
+	req := withInput(requesttest.Generate(requesttest.Realistic(100)), `{`+typed+`, "graph": "Context", "protection": "Usages"}`)
 	rsp, err := run(t, context.Background(), req)
 	if err != nil {
 		t.Fatal(err)

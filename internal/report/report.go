@@ -253,7 +253,7 @@ func Of(f Facts) Report {
 			}))
 	}
 	if unprotected := f.Usages.Unprotected; len(unprotected) > 0 {
-		add(Warning, ReasonUnprotectedDeps, "no reference finalizer can protect these dependencies, and this step writes no Usage, so nothing keeps a dependency from being deleted before its dependent; usages: All protects them with Usages: "+
+		add(Warning, ReasonUnprotectedDeps, "no reference finalizer can protect these dependencies, and this step writes no Usage, so nothing keeps a dependency from being deleted before its dependent; protection: Usages protects them with Usages: "+
 			message.ListOf(unprotected, func(e usage.Edge) string { return e.Dependent + " → " + e.Target }))
 	}
 	if len(g.Shared) > 0 {

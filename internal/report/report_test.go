@@ -262,26 +262,26 @@ func TestSummaryOnlyWhenTheFunctionChangesWhatIsObserved(t *testing.T) {
 		},
 		"UsageNotObserved": {
 			reason: "A Usage emitted that isn't observed yet changes what is observed.",
-			facts:  decision{resources: []composed.Resource{composedtest.ConfigMap("db"), composedtest.ConfigMap("app", "db")}, usages: usage.External}.facts(),
+			facts:  decision{resources: []composed.Resource{composedtest.ConfigMap("db"), composedtest.ConfigMap("app", "db")}, usages: usage.Every}.facts(),
 			want:   true,
 		},
 		"UsageObserved": {
 			reason: "A Usage that is observed already changes nothing.",
 			facts: decision{
 				resources: []composed.Resource{composedtest.ConfigMap("db"), composedtest.ConfigMap("app", "db")},
-				usages:    usage.External, observed: []string{usage.Key("app", "db")},
+				usages:    usage.Every, observed: []string{usage.Key("app", "db")},
 			}.facts(),
 		},
 		"ExternalUsageNotObserved": {
 			reason: "A Usage of an object outside the composition that isn't observed yet changes what is observed.",
-			facts:  decision{resources: []composed.Resource{protected, composedtest.Object("d1", "shared", "elsewhere")}, usages: usage.External}.facts(),
+			facts:  decision{resources: []composed.Resource{protected, composedtest.Object("d1", "shared", "elsewhere")}, usages: usage.Every}.facts(),
 			want:   true,
 		},
 		"ExternalUsageObserved": {
 			reason: "One that is observed changes nothing.",
 			facts: decision{
 				resources: []composed.Resource{protected, composedtest.Object("d1", "shared", "elsewhere")},
-				usages:    usage.External, observed: []string{usage.ExternalKey("d1", object.ClusterGroup, object.Kind, "", "elsewhere")},
+				usages:    usage.Every, observed: []string{usage.ExternalKey("d1", object.ClusterGroup, object.Kind, "", "elsewhere")},
 			}.facts(),
 		},
 		"NewReference": {
@@ -424,7 +424,7 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 					composedtest.With(composedtest.Object("a", "b"), composedtest.Inferring("spec.cRef", "c")),
 					composedtest.Object("b", "a"),
 					composedtest.With(composedtest.ConfigMap("c"), composedtest.Inferring("spec.aRef", "a")),
-				}, usages: usage.Declared}.facts() // infer writes Usages, so the declared pc → maker gets one.
+				}, usages: usage.Every}.facts() // infer writes Usages, so the declared pc → maker gets one.
 				f.CyclesFatal = true
 				return f
 			}(),
@@ -471,7 +471,7 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 		},
 		"ExternalUsage": {
 			reason: "The Usage emitted for one is a change.",
-			facts:  decision{resources: []composed.Resource{composedtest.Object("d1", "elsewhere")}, usages: usage.External}.facts(),
+			facts:  decision{resources: []composed.Resource{composedtest.Object("d1", "elsewhere")}, usages: usage.Every}.facts(),
 			want:   []Result{{Severity: Normal, Reason: ReasonSummary, Message: "1 composed resources, 0 references between them and 1 to external objects, 0 of them unprotected; 0 reference finalizers declared, 0 pending until their Object exists"}},
 		},
 		"Stale": {
@@ -516,7 +516,7 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 					{Name: "bucket", APIVersion: "s3.aws.upbound.io/v1beta1", Identity: object.Ref{Group: "s3.aws.upbound.io", Kind: "Bucket", Name: "assets"}, Observed: &composed.Observed{UID: "uid-bucket"}, Desired: &composed.Desired{}},
 					composedtest.ConfigMap("web", "bucket"),
 				},
-				usages: usage.External,
+				usages: usage.Every,
 			}.facts(),
 			want: []Result{
 				{Severity: Normal, Reason: ReasonSummary, Message: "4 composed resources, 2 references between them (1 of them by Usages) and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists"},
@@ -529,13 +529,13 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 			facts: decision{resources: []composed.Resource{
 				composedtest.ConfigMap("db"), composedtest.ConfigMap("app", "db"), composedtest.ConfigMap("cache", "db"),
 			}}.facts(),
-			want: []Result{{Severity: Warning, Reason: ReasonUnprotectedDeps, Message: "no reference finalizer can protect these dependencies, and this step writes no Usage, so nothing keeps a dependency from being deleted before its dependent; usages: All protects them with Usages: app → db, cache → db"}},
+			want: []Result{{Severity: Warning, Reason: ReasonUnprotectedDeps, Message: "no reference finalizer can protect these dependencies, and this step writes no Usage, so nothing keeps a dependency from being deleted before its dependent; protection: Usages protects them with Usages: app → db, cache → db"}},
 		},
 		"DeclaredDependenciesGetUsages": {
 			reason: "Where the step writes Usages, a Usage protects them: nothing to warn about.",
 			facts: decision{resources: []composed.Resource{
 				composedtest.ConfigMap("db"), composedtest.ConfigMap("app", "db"),
-			}, usages: usage.Declared, observed: []string{usage.Key("app", "db")}}.facts(),
+			}, usages: usage.Every, observed: []string{usage.Key("app", "db")}}.facts(),
 		},
 		"InvalidReference": {
 			reason: "References that can't be read are named with the problem.",
@@ -621,7 +621,7 @@ func TestExternalReferencesAreCountedByProtectionNotWarnedAbout(t *testing.T) {
 		results     []string
 	}{
 		"WithoutUsages":               {policy: usage.None, unprotected: 2},
-		"WithUsagesOfExternalObjects": {policy: usage.External, unprotected: 1, results: []string{ReasonSummary, ReasonUsageImpossible}},
+		"WithUsagesOfExternalObjects": {policy: usage.Every, unprotected: 1, results: []string{ReasonSummary, ReasonUsageImpossible}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := Of(decision{resources: []composed.Resource{a, b}, usages: tc.policy}.facts())

@@ -66,15 +66,10 @@ const (
 	// the input declares that no finalizer can protect are left
 	// unprotected, and listed (Plan.Unprotected).
 	None Policy = iota
-	// Declared protects the edges between composed resources that no
-	// finalizer can protect: those the input declares, whose dependent is
-	// not an Object.
-	Declared
-	// External protects those, and the edges to objects outside the
-	// composition: every edge no finalizer protects, since every edge
-	// between composed resources that no finalizer can protect is one the
-	// input declares or one inferred. The input's usages: All says the same.
-	External
+	// Every protects every edge no finalizer protects: those the input
+	// declares that no finalizer can, and those to objects outside the
+	// composition.
+	Every
 )
 
 // Objects says how a Usage protects the edges a finalizer can protect:
@@ -259,7 +254,7 @@ func Decide(g *composed.Graph, o Options) Plan {
 		}
 	}
 	for i, ge := range g.External {
-		if o.Policy < External && ge.Origin != composed.FromInference {
+		if o.Policy == None && ge.Origin != composed.FromInference {
 			// An inferred dependency outside the composite gets a Usage as
 			// an inferred edge does.
 			continue

@@ -222,22 +222,11 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			},
 			want: want{unprotected: []Edge{between(composedtest.ConfigMap("c"), composedtest.ConfigMap("a"))}},
 		},
-		"DeclaredProtectsInputDependenciesOfNonObjectsOnly": {
-			reason: "A step that writes Usages at all protects with one each edge the input declares that no finalizer can protect; the edges of Objects stay their finalizers', and external edges get none.",
-			args: args{
-				resources: []composed.Resource{db, app, shared, composedtest.With(d1, composedtest.DependingOn("db"))},
-				policy:    Declared,
-			},
-			want: want{
-				states: map[int]protection.State{0: protection.Declared},
-				usages: []Edge{between(app, db)},
-			},
-		},
 		"AllProtectsInputDependenciesOfNonObjects": {
-			reason: "With External a Usage protects an input dependency of a resource that is not an Object: declared once both ends exist, protected once the Usage is observed (and still emitted), pending before.",
+			reason: "With Every a Usage protects an input dependency of a resource that is not an Object: declared once both ends exist, protected once the Usage is observed (and still emitted), pending before.",
 			args: args{
 				resources: []composed.Resource{db, app, cache, composedtest.With(composedtest.ConfigMap("new", "db"), composedtest.NotObserved)},
-				policy:    External, observed: []Edge{between(cache, db)},
+				policy:    Every, observed: []Edge{between(cache, db)},
 			},
 			want: want{
 				states: map[int]protection.State{0: protection.Declared, 1: protection.Protected, 2: protection.Pending},
@@ -246,14 +235,14 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 		},
 		"PendingUntilTheDependencyExists": {
 			reason: "A Usage is emitted only once both its ends exist.",
-			args:   args{resources: []composed.Resource{composedtest.With(db, composedtest.NotObserved), app}, policy: External},
+			args:   args{resources: []composed.Resource{composedtest.With(db, composedtest.NotObserved), app}, policy: Every},
 			want:   want{states: map[int]protection.State{0: protection.Pending}},
 		},
 		"UsageOfADeletingTargetIsTooLate": {
 			reason: "A Usage can't undo a deletion the API server accepted, observed or not: an edge whose target is being deleted gets no new one. One already observed stays: dropped, it would be emitted again as the Usage of an object outside the composition once Crossplane stops observing the target.",
 			args: args{
 				resources: []composed.Resource{composedtest.With(db, composedtest.Deleting), app, cache},
-				policy:    External, observed: []Edge{between(cache, db)},
+				policy:    Every, observed: []Edge{between(cache, db)},
 			},
 			want: want{states: map[int]protection.State{0: protection.TargetDeleting, 1: protection.TargetDeleting}, usages: []Edge{between(cache, db)}},
 		},
@@ -261,7 +250,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			reason: "Each edge has a Usage of its own: a → b-c and a-b → c once shared one, and one Usage silently replaced the other.",
 			args: args{
 				resources: []composed.Resource{composedtest.ConfigMap("b-c"), composedtest.ConfigMap("c"), composedtest.ConfigMap("a", "b-c"), composedtest.ConfigMap("a-b", "c")},
-				policy:    External,
+				policy:    Every,
 			},
 			want: want{
 				states: map[int]protection.State{0: protection.Declared, 1: protection.Declared},
@@ -269,8 +258,8 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			},
 		},
 		"ExternalProtectsEdgesOutOfTheCompositionAndDeclaredOnes": {
-			reason: "With External an external reference gets a Usage, and so does an edge the input declares that no finalizer can protect; an edge a finalizer protects gets none.",
-			args:   args{resources: []composed.Resource{shared, d1, db, app}, policy: External},
+			reason: "With Every an external reference gets a Usage, and so does an edge the input declares that no finalizer can protect; an edge a finalizer protects gets none.",
+			args:   args{resources: []composed.Resource{shared, d1, db, app}, policy: Every},
 			want: want{
 				states:   map[int]protection.State{0: protection.Declared},
 				external: map[int]protection.State{0: protection.Declared},
@@ -278,10 +267,10 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			},
 		},
 		"AllNeverUsesAnEdgeAFinalizerProtects": {
-			reason: "With External the edges of an Object, referenced or declared in the input, keep their finalizers and get no Usage; its external edges still get one.",
+			reason: "With Every the edges of an Object, referenced or declared in the input, keep their finalizers and get no Usage; its external edges still get one.",
 			args: args{
 				resources: []composed.Resource{shared, composedtest.With(d1, composedtest.DependingOn("db")), db, app},
-				policy:    External,
+				policy:    Every,
 			},
 			want: want{
 				states:   map[int]protection.State{0: protection.Declared},
@@ -293,7 +282,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			reason: "With Too the edges of an Object get a Usage as well as their finalizer, referenced or declared in the input: provider-kubernetes v0 deletes a referenced Object's remote object whatever its finalizers.",
 			args: args{
 				resources: []composed.Resource{shared, d1, composedtest.With(composedtest.Object("d2"), composedtest.DependingOn("shared")), db, app},
-				policy:    External, objects: Too, api: Apiextensions,
+				policy:    Every, objects: Too, api: Apiextensions,
 			},
 			want: want{
 				states:   map[int]protection.State{1: protection.Declared, 2: protection.Declared},
@@ -303,14 +292,15 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			},
 		},
 		"InsteadUsesTheEdgesAFinalizerProtectsOnly": {
-			reason: "With Usages instead of finalizers the edges of an Object get a Usage, as do the declared ones no finalizer can protect; one no Usage can express is left to its finalizer, which protects it: nothing to report.",
+			reason: "With Usages instead of finalizers the edges of an Object get a Usage, as do the declared ones no finalizer can protect and the external ones; one no Usage can express is left to its finalizer, which protects it: nothing to report.",
 			args: args{
 				resources: []composed.Resource{shared, d1, db, app, composedtest.With(composedtest.Object("web"), composedtest.Referencing(object.Target{Ref: object.Ref{APIVersion: "v1", Kind: "ConfigMap", Namespace: "team", Name: "db"}}))},
-				policy:    Declared, objects: Instead,
+				policy:    Every, objects: Instead,
 			},
 			want: want{
-				states: map[int]protection.State{0: protection.Declared, 1: protection.Declared}, // Edge 2 is web → db.
-				usages: []Edge{between(app, db), between(d1, shared)},
+				states:   map[int]protection.State{0: protection.Declared, 1: protection.Declared}, // Edge 2 is web → db.
+				external: map[int]protection.State{0: protection.Declared},
+				usages:   []Edge{between(app, db), between(d1, shared), outside(d1, composedtest.ClusterObject("elsewhere"))},
 			},
 		},
 		"AUsageStaysUntilTheFinalizerHolds": {
@@ -338,7 +328,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			reason: "The Usage observed under an edge's key by the object its dependent was before it was created again under a new generated name is not the edge's: the edge is declared, not protected, and its Usage names the new dependent.",
 			args: args{
 				resources: []composed.Resource{db, composedtest.With(app, generated("app-q9z4m"))},
-				policy:    External, observed: []Edge{between(composedtest.With(app, generated("app-7xk2p")), db)},
+				policy:    Every, observed: []Edge{between(composedtest.With(app, generated("app-7xk2p")), db)},
 			},
 			want: want{
 				states: map[int]protection.State{0: protection.Declared},
@@ -352,7 +342,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 					composedtest.Object("d1", "elsewhere"),
 					composedtest.With(composedtest.Object("d2", "elsewhere"), composedtest.NotObserved),
 				},
-				policy:   External,
+				policy:   Every,
 				observed: []Edge{outside(composedtest.Object("d1"), composedtest.ClusterObject("elsewhere"))},
 			},
 			want: want{
@@ -365,7 +355,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			args: args{
 				resources: []composed.Resource{composedtest.ConfigMap("a", "b"), composedtest.ConfigMap("b", "a"), composedtest.ConfigMap("c", "a")},
 				graph:     composed.Options{BreakCycles: true},
-				policy:    External,
+				policy:    Every,
 			},
 			want: want{
 				states: map[int]protection.State{0: protection.Cyclic, 1: protection.Cyclic, 2: protection.Declared},
@@ -376,7 +366,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			reason: "Without BreakCycles the edges of a cycle get Usages as any other (the caller fails the step).",
 			args: args{
 				resources: []composed.Resource{composedtest.ConfigMap("a", "b"), composedtest.ConfigMap("b", "a")},
-				policy:    External,
+				policy:    Every,
 			},
 			want: want{
 				states: map[int]protection.State{0: protection.Declared, 1: protection.Declared},
@@ -390,7 +380,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 					db, app, bucket("assets"), composedtest.ConfigMap("web", "assets"), composedtest.ConfigMap("worker", "gone"), composedtest.With(bucket("gone"), composedtest.Deleting),
 					composedtest.With(composedtest.Object("d1"), composedtest.Referencing(secret("vault", "token"))),
 				},
-				policy: External,
+				policy: Every,
 			},
 			want: want{
 				states: map[int]protection.State{0: protection.Declared},
@@ -404,14 +394,14 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 		},
 		"UnusableWhilePendingIsPending": {
 			reason: "Whether a Usage can express an edge is decided when it is due: until both ends exist the edge is pending, and no problem yet.",
-			args:   args{resources: []composed.Resource{bucket("assets"), composedtest.With(composedtest.ConfigMap("web", "assets"), composedtest.NotObserved)}, policy: External},
+			args:   args{resources: []composed.Resource{bucket("assets"), composedtest.With(composedtest.ConfigMap("web", "assets"), composedtest.NotObserved)}, policy: Every},
 			want:   want{states: map[int]protection.State{0: protection.Pending}},
 		},
 		"AComposedUsageTakesTheEdge": {
 			reason: "An edge a Usage of the composition's own protects gets none of the function's: protected once that one exists, declared before. Resources: app 0, cache 1, db 2.",
 			args: args{
 				resources: []composed.Resource{db, app, cache},
-				policy:    External, composed: map[Ends]bool{{Dependent: 0, Target: 2}: true, {Dependent: 1, Target: 2}: false},
+				policy:    Every, composed: map[Ends]bool{{Dependent: 0, Target: 2}: true, {Dependent: 1, Target: 2}: false},
 			},
 			want: want{states: map[int]protection.State{0: protection.Protected, 1: protection.Declared}},
 		},
@@ -427,7 +417,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			reason: "The function's observed Usage of an edge stays until the composition's own exists, so that no edge is unprotected in between.",
 			args: args{
 				resources: []composed.Resource{db, app},
-				policy:    External, observed: []Edge{between(app, db)}, composed: map[Ends]bool{{Dependent: 0, Target: 1}: false},
+				policy:    Every, observed: []Edge{between(app, db)}, composed: map[Ends]bool{{Dependent: 0, Target: 1}: false},
 			},
 			want: want{states: map[int]protection.State{0: protection.Protected}, usages: []Edge{between(app, db)}},
 		},
@@ -435,7 +425,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			reason: "An edge no Usage of the API can express is no problem when the composition's own Usage protects it.",
 			args: args{
 				resources: []composed.Resource{db, app},
-				policy:    External, api: Apiextensions, composed: map[Ends]bool{{Dependent: 0, Target: 1}: true},
+				policy:    Every, api: Apiextensions, composed: map[Ends]bool{{Dependent: 0, Target: 1}: true},
 			},
 			want: want{states: map[int]protection.State{0: protection.Protected}},
 		},
@@ -449,7 +439,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 		},
 		"CrossplaneV1": {
 			reason: "Crossplane v1's Usages protect cluster-scoped resources only: namespaced ends are problems.",
-			args:   args{resources: []composed.Resource{db, app}, policy: External, api: Apiextensions},
+			args:   args{resources: []composed.Resource{db, app}, policy: Every, api: Apiextensions},
 			want: want{unusable: []Problem{
 				{Edge: between(app, db), Reason: "apiextensions.crossplane.io/v1beta1 Usages protect cluster-scoped resources only"},
 			}},
@@ -521,7 +511,7 @@ func TestAUsageKeepsItsNameWhenItsDependencyLeavesTheComposition(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := composed.New([]composed.Resource{app}, composed.Options{})
-			got := Decide(g, Options{Policy: External, Objects: Too, API: Protection, Owner: xr, Observed: tc.manifests})
+			got := Decide(g, Options{Policy: Every, Objects: Too, API: Protection, Owner: xr, Observed: tc.manifests})
 			var keys []string
 			for k := range got.Usages {
 				keys = append(keys, k)

@@ -63,7 +63,7 @@ func example() (*composed.Graph, []report.Edge, []report.External, map[string]st
 		{Name: "legacy", Identity: object.Ref{Kind: "ConfigMap", Namespace: "team", Name: "legacy"}, Observed: &composed.Observed{UID: "uid-legacy"}},
 	}
 	g := composed.New(resources, composed.Options{})
-	use := usage.Decide(g, usage.Options{Policy: usage.External, API: usage.Protection, Owner: object.Ref{APIVersion: "example.org/v1", Kind: "App", Name: "shop"}})
+	use := usage.Decide(g, usage.Options{Policy: usage.Every, API: usage.Protection, Owner: object.Ref{APIVersion: "example.org/v1", Kind: "App", Name: "shop"}})
 	edges, external := report.EdgesOf(g, finalizer.Declare(g, nil), use)
 	return g, edges, external, map[string]string{"job": "waits for web to be ready"}
 }

@@ -424,5 +424,5 @@ func usageComposition(name string) *unstructured.Unstructured {
 		},
 		"patches": []any{patch("metadata.name", "%s-anchor"), patch("spec.forProvider.manifest.metadata.name", "%s-anchor")},
 	}
-	return withInput(pipelineComposition(name, []any{app, anchor}, true), map[string]any{"usages": "External"})
+	return withInput(pipelineComposition(name, []any{app, anchor}, true), map[string]any{"protection": "Both"})
 }

@@ -13,17 +13,17 @@ func TestInputWithDefaults(t *testing.T) {
 		in, want oracle.Input
 	}{
 		"AStepWithoutInputGetsEveryDefault": {
-			want: oracle.Input{Mode: "Enforce", OnCycle: "Fatal", References: "Infer", Usages: "Disabled", Protection: "Finalizers", UsageAPI: oracle.ProtectionAPI, Creation: "Immediate", Graph: "None"},
+			want: oracle.Input{Mode: "Enforce", OnCycle: "Fatal", References: "Infer", Protection: "Finalizers", UsageAPI: oracle.ProtectionAPI, Creation: "Immediate", Graph: "None"},
 		},
 		"WhatTheInputSaysIsKept": {
-			in: oracle.Input{Mode: "Report", OnCycle: "Warning", References: "Ignore", Usages: "All", Protection: "Usages", UsageAPI: oracle.ApiextensionsAPI, Creation: "WaitForReady", Graph: "Context",
+			in: oracle.Input{Mode: "Report", OnCycle: "Warning", References: "Ignore", Protection: "Usages", UsageAPI: oracle.ApiextensionsAPI, Creation: "WaitForReady", Graph: "Context",
 				Dependencies: []oracle.Dependency{{Resource: "app", DependsOn: []string{"db"}}}},
-			want: oracle.Input{Mode: "Report", OnCycle: "Warning", References: "Ignore", Usages: "All", Protection: "Usages", UsageAPI: oracle.ApiextensionsAPI, Creation: "WaitForReady", Graph: "Context",
+			want: oracle.Input{Mode: "Report", OnCycle: "Warning", References: "Ignore", Protection: "Usages", UsageAPI: oracle.ApiextensionsAPI, Creation: "WaitForReady", Graph: "Context",
 				Dependencies: []oracle.Dependency{{Resource: "app", DependsOn: []string{"db"}}}},
 		},
 		"OnlyTheEmptyFieldsAreDefaulted": {
-			in:   oracle.Input{Usages: "External"},
-			want: oracle.Input{Mode: "Enforce", OnCycle: "Fatal", References: "Infer", Usages: "External", Protection: "Finalizers", UsageAPI: oracle.ProtectionAPI, Creation: "Immediate", Graph: "None"},
+			in:   oracle.Input{Protection: "Both"},
+			want: oracle.Input{Mode: "Enforce", OnCycle: "Fatal", References: "Infer", Protection: "Both", UsageAPI: oracle.ProtectionAPI, Creation: "Immediate", Graph: "None"},
 		},
 	}
 	for name, tc := range cases {
@@ -115,7 +115,7 @@ func TestUsageEmitted(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := oracle.Expect(oracle.State{
 				XR: tc.xr, Observed: tc.observed, Desired: tc.desired,
-				Input: oracle.Input{Usages: "All", UsageAPI: tc.usageAPI, Dependencies: []oracle.Dependency{{Resource: "app", DependsOn: []string{"db"}}}},
+				Input: oracle.Input{Protection: "Usages", UsageAPI: tc.usageAPI, Dependencies: []oracle.Dependency{{Resource: "app", DependsOn: []string{"db"}}}},
 			})
 			var got []map[string]any
 			for _, u := range p.Usages {

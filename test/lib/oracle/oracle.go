@@ -16,7 +16,7 @@
 //		Observed: observed, // composed resources by composition resource name
 //		Desired:  desired,  // what the steps before the function desire
 //		XR:       xr,       // the observed composite
-//		Input:    oracle.Input{Usages: "All", Dependencies: deps},
+//		Input:    oracle.Input{Protection: "Usages", Dependencies: deps},
 //	})
 //	p.Finalizers["shared"] // the metadata.finalizers the answer's desired "shared" must carry
 //	p.Condition.Status     // whether DeletionOrdered must be True
@@ -127,8 +127,8 @@ const (
 // Input is the function's input, each field as the YAML says it; "" is the
 // default.
 type Input struct {
-	Mode, OnCycle, References, Usages, Protection, UsageAPI, Creation, Graph string
-	Dependencies                                                             []Dependency
+	Mode, OnCycle, References, Protection, UsageAPI, Creation, Graph string
+	Dependencies                                                     []Dependency
 	// Infer names the inference rules to apply (see infer.go); none by
 	// default.
 	Infer []string
@@ -141,12 +141,12 @@ func (in Input) ObjectEdges() string {
 }
 
 // WritesUsages tells whether the step writes Usages at all: it infers edges,
-// protects Objects' edges with Usages, or asks for Usages of the edges no
-// finalizer protects. Only then does a Usage protect a dependency the input
-// declares of a resource that is not an Object: a user's stack that takes
-// none would fail the composite.
+// or protects Objects' edges with Usages. Only then does a Usage protect an
+// edge no finalizer protects (a dependency the input declares of a resource
+// that is not an Object, a reference outside the composite): a user's stack
+// that takes none would fail the composite.
 func (in Input) WritesUsages() bool {
-	return len(in.Infer) > 0 || (in.Usages != "" && in.Usages != "Disabled") || in.ObjectEdges() == "Usages" || in.ObjectEdges() == "Both"
+	return len(in.Infer) > 0 || in.ObjectEdges() == "Usages" || in.ObjectEdges() == "Both"
 }
 
 // A Dependency is one entry of the input's dependencies: composition resource
@@ -167,7 +167,6 @@ func (in Input) withDefaults() Input {
 	def(&in.Mode, "Enforce")
 	def(&in.OnCycle, "Fatal")
 	def(&in.References, "Infer")
-	def(&in.Usages, "Disabled")
 	def(&in.Protection, "Finalizers")
 	def(&in.UsageAPI, ProtectionAPI)
 	def(&in.Creation, "Immediate")
@@ -181,7 +180,7 @@ func (in Input) withDefaults() Input {
 func ReadInput(m map[string]any) Input {
 	in := Input{
 		Mode: harness.String(m, "mode"), OnCycle: harness.String(m, "onCycle"), References: harness.String(m, "references"),
-		Usages: harness.String(m, "usages"), Protection: harness.String(m, "protection"), UsageAPI: harness.String(m, "usageAPI"), Creation: harness.String(m, "creation"),
+		Protection: harness.String(m, "protection"), UsageAPI: harness.String(m, "usageAPI"), Creation: harness.String(m, "creation"),
 		Graph: harness.String(m, "graph"), Infer: harness.Strings(m, "infer"),
 	}
 	deps, _ := m["dependencies"].([]any)
@@ -1377,7 +1376,7 @@ func (p *Plan) addEdges() {
 				if len(matches) == 0 && !external[ref.Identity] {
 					external[ref.Identity] = true
 					e := External{Dependent: name, Target: ref, Protection: Unprotected, State: Exposed}
-					if p.Input.Usages != "Disabled" {
+					if p.Input.WritesUsages() {
 						e.Protection = ByUsage
 					}
 					p.External = append(p.External, e)

@@ -478,7 +478,7 @@ func TestExpect(t *testing.T) {
 		},
 		"PatternsNeverMatchTheFunctionsOwnUsages": {
 			reason: "The Usages the function emitted, once observed, are no part of the graph: .* matches the composition's resources only, and the observed Usage protects its edge.",
-			state: namespaced(state(Input{Usages: "All", Dependencies: []Dependency{{Resource: ".*", DependsOn: []string{"db"}}}}, map[string]res{
+			state: namespaced(state(Input{Protection: "Usages", Dependencies: []Dependency{{Resource: ".*", DependsOn: []string{"db"}}}}, map[string]res{
 				"app": resource("apps/v1", "Deployment", "app"),
 				"db":  resource("v1", "ConfigMap", "db"),
 			}, map[string]res{
@@ -502,7 +502,7 @@ func TestExpect(t *testing.T) {
 		},
 		"AnObservedUsageProtectsOnlyItsOwnEdge": {
 			reason: "Edges a → b-c and a-b → c are two edges with a Usage each: the observed Usage of one protects nothing of the other.",
-			state: state(Input{Usages: "All", Dependencies: []Dependency{{Resource: "a", DependsOn: []string{"b-c"}}, {Resource: "a-b", DependsOn: []string{"c"}}}}, nil, map[string]res{
+			state: state(Input{Protection: "Usages", Dependencies: []Dependency{{Resource: "a", DependsOn: []string{"b-c"}}, {Resource: "a-b", DependsOn: []string{"c"}}}}, nil, map[string]res{
 				"a":   resource("v1", "Namespace", "a").uid("u1"),
 				"b-c": resource("v1", "Namespace", "b-c").uid("u2"),
 				"a-b": resource("v1", "Namespace", "a-b").uid("u3"),
@@ -523,7 +523,7 @@ func TestExpect(t *testing.T) {
 		},
 		"NonObjectDependentGetsAUsageWhereTheStepWritesUsages": {
 			reason: "An explicit edge of a resource that is no Object gets a Usage wherever the step writes Usages at all: here for the edges out of the composition.",
-			state: state(Input{Usages: "External", Dependencies: []Dependency{{Resource: "bucket", DependsOn: []string{"ns"}}}}, nil, map[string]res{
+			state: state(Input{Protection: "Both", Dependencies: []Dependency{{Resource: "bucket", DependsOn: []string{"ns"}}}}, nil, map[string]res{
 				"bucket": resource("s3.example.org/v1", "Bucket", "b").uid("u1"),
 				"ns":     resource("v1", "Namespace", "ns").uid("u2"),
 			}),
@@ -554,8 +554,8 @@ func TestExpect(t *testing.T) {
 			},
 		},
 		"MixedPendingProtectionsAreEachLabelled": {
-			reason: "A pending Usage and a pending finalizer make ProtectionPending, each edge labelled with what protects it, state after state; the summary's pending edges are the finalizer's alone.",
-			state: state(Input{Usages: "All", Dependencies: []Dependency{{Resource: "bucket", DependsOn: []string{"ns"}}}}, map[string]res{
+			reason: "A pending Usage and a pending finalizer make ProtectionPending, each edge labelled with what protects it, state after state; the summary's pending edges are the finalizer's alone. Inference makes the step write Usages, and leaves the Objects' edges to their finalizers.",
+			state: state(Input{Infer: []string{"ProviderConfigs"}, Dependencies: []Dependency{{Resource: "bucket", DependsOn: []string{"ns"}}}}, map[string]res{
 				"dep":    object("dep").refs(dependsOn("shared")),
 				"shared": object("shared"),
 				"bucket": resource("s3.example.org/v1", "Bucket", "b"),
@@ -573,7 +573,7 @@ func TestExpect(t *testing.T) {
 		},
 		"AComposedUsageProtectsADeclaredEdge": {
 			reason: "A Usage the composition composes itself that names the two ends protects the edge: no warning, and no Usage of the function's, whatever the step writes.",
-			state: state(Input{Usages: "All", Dependencies: []Dependency{{Resource: "bucket", DependsOn: []string{"ns"}}}}, map[string]res{
+			state: state(Input{Protection: "Usages", Dependencies: []Dependency{{Resource: "bucket", DependsOn: []string{"ns"}}}}, map[string]res{
 				"bucket": resource("s3.example.org/v1", "Bucket", "b"),
 				"ns":     resource("v1", "Namespace", "ns"),
 				"keep":   clusterUsage("v1", "Namespace", map[string]any{"resourceRef": map[string]any{"name": "ns"}}, "s3.example.org/v1", "Bucket", map[string]any{"resourceRef": map[string]any{"name": "b"}}),
@@ -605,7 +605,7 @@ func TestExpect(t *testing.T) {
 		},
 		"ExternalReferenceGetsANamespacedUsage": {
 			reason: "With usages: External an existing Object's reference outside the composite gets a Usage in the dependent's namespace, naming the dependency's when it differs.",
-			state: namespaced(state(Input{Usages: "External"}, map[string]res{
+			state: namespaced(state(Input{Protection: "Both"}, map[string]res{
 				"dep": nsObject("app-dep").refs(entry("patchesFrom", "db", "apiVersion", "v1", "kind", "Secret", "namespace", "data")),
 			}, map[string]res{"dep": nsObject("app-dep").inTeam().uid("u-dep")})),
 			want: want{
@@ -623,7 +623,7 @@ func TestExpect(t *testing.T) {
 		},
 		"ClusterScopedEndsGetAClusterUsage": {
 			reason: "Two cluster-scoped ends get a ClusterUsage, or with Crossplane v1's API its cluster-scoped Usage.",
-			state: state(Input{Usages: "External", UsageAPI: ApiextensionsAPI}, map[string]res{
+			state: state(Input{Protection: "Both", UsageAPI: ApiextensionsAPI}, map[string]res{
 				"dep": object("dep").refs(dependsOn("team", "apiVersion", "v1", "kind", "Namespace")),
 			}, map[string]res{"dep": object("dep").uid("u-dep")}),
 			want: want{usages: []map[string]any{{
@@ -669,7 +669,7 @@ func TestExpect(t *testing.T) {
 		},
 		"NoUsageAcrossScopes": {
 			reason: "No Usage can express a namespaced resource using a cluster-scoped one: a warning, and the edge stays unprotected.",
-			state: namespaced(state(Input{Usages: "External"}, map[string]res{
+			state: namespaced(state(Input{Protection: "Both"}, map[string]res{
 				"dep": nsObject("dep").refs(dependsOn("team", "apiVersion", "v1", "kind", "Namespace")),
 			}, map[string]res{"dep": nsObject("dep").inTeam().uid("u-dep")})),
 			want: want{
@@ -681,7 +681,7 @@ func TestExpect(t *testing.T) {
 		},
 		"UsageOnlyOnceBothEndsExist": {
 			reason: "A Usage is emitted once both ends exist; until then the edge is pending.",
-			state: state(Input{Usages: "All", Dependencies: []Dependency{{Resource: "bucket", DependsOn: []string{"ns"}}}}, map[string]res{
+			state: state(Input{Protection: "Usages", Dependencies: []Dependency{{Resource: "bucket", DependsOn: []string{"ns"}}}}, map[string]res{
 				"bucket": resource("s3.example.org/v1", "Bucket", "b"),
 				"ns":     resource("v1", "Namespace", "ns"),
 			}, map[string]res{"ns": resource("v1", "Namespace", "ns").uid("u-ns")}),
@@ -757,7 +757,7 @@ func TestExpect(t *testing.T) {
 			state: func() State {
 				u := res{"apiVersion": ProtectionAPI, "kind": "ClusterUsage", "metadata": map[string]any{"name": "u", "uid": "u-usage", "labels": map[string]any{UsageLabel: "true"}},
 					"spec": map[string]any{"by": map[string]any{"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": ObjectKind, "resourceRef": map[string]any{"name": "going"}}}}
-				return state(Input{Usages: "External"}, map[string]res{"dep": object("dep")}, map[string]res{"dep": object("dep").uid("u-dep"), "usage": u})
+				return state(Input{Protection: "Both"}, map[string]res{"dep": object("dep")}, map[string]res{"dep": object("dep").uid("u-dep"), "usage": u})
 			}(),
 			want: want{unseenUsers: []string{"going"}},
 		},

@@ -143,7 +143,7 @@ func checkAnyRequest(fn *Function, req *fnv1.RunFunctionRequest) []string {
 	byDesign := false
 	for k, v := range in {
 		switch k {
-		case "dependencies", "usages", "protection", "creation", "references", "infer":
+		case "dependencies", "protection", "creation", "references", "infer":
 			byDesign = byDesign || v != nil
 		}
 	}

@@ -395,9 +395,11 @@ func loopGenerate(index int, rng *rand.Rand, off map[string]bool) *loopCompositi
 	references := field("references", "Infer", "Infer", "Ignore")
 	usages := "Disabled"
 	if !off["usages"] {
-		// All twice keeps the draws, so that a seed makes the compositions
-		// it made when the fourth was an earlier name of protection: Both.
-		usages = field("usages", "Disabled", "External", "All", "All")
+		// The draws of the input's former usages field are kept, so that a
+		// seed makes the compositions it made before: what was External or
+		// All, Usages of every edge no finalizer protects, is now
+		// protection: Both, which loopProtection may draw over.
+		usages = field("protection", "Finalizers", "Both", "Both", "Both")
 	}
 	field("usageAPI", "protection.crossplane.io/v1beta1", "apiextensions.crossplane.io/v1beta1")
 	field("creation", "Immediate", "WaitForReady")
@@ -474,7 +476,7 @@ func loopGenerate(index int, rng *rand.Rand, off map[string]bool) *loopCompositi
 			}
 		}
 	}
-	if usages == "All" && !off["collisions"] && chance(25) {
+	if usages == "Both" && !off["collisions"] && chance(25) {
 		// Edges a → b-c and a-b → c, whose Usages' names the function
 		// must still tell apart.
 		for _, name := range []string{"x", "x-y", "y-z", "z"} {
@@ -501,7 +503,7 @@ func loopGenerate(index int, rng *rand.Rand, off map[string]bool) *loopCompositi
 				// One object under two names gets the same from the
 				// function under both only without Usages and explicit
 				// dependencies; else the two applies take turns.
-				in["usages"] = "Disabled"
+				delete(in, "protection")
 				delete(in, "dependencies")
 				c.features["one Object under two names"] = true
 				break

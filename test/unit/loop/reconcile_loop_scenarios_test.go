@@ -55,7 +55,7 @@ func TestReconcileLoopScenarios(t *testing.T) {
 		},
 		"AUsageHoldsAnExternalSecretUntilItsUserIsGoneThenReplaysItsDeletion": {
 			namespaced:      true,
-			input:           inputOf(map[string]any{"usages": "External"}),
+			input:           inputOf(map[string]any{"protection": "Both"}),
 			phases:          [][]loopSpec{{{name: "app", kind: loopNamespacedObject, refs: []string{"external:credentials"}}}},
 			deleteExternals: true,
 		},
@@ -63,13 +63,13 @@ func TestReconcileLoopScenarios(t *testing.T) {
 		// Usage of its own, one more on every reconcile.
 		"UsagesBegetNoUsagesWithADependencyOnEverything": {
 			namespaced: true,
-			input:      inputOf(map[string]any{"usages": "All", "dependencies": []any{dependency(".*", "db")}}),
+			input:      inputOf(map[string]any{"protection": "Usages", "dependencies": []any{dependency(".*", "db")}}),
 			phases:     [][]loopSpec{{{name: "app", kind: loopDeployment}, {name: "db", kind: loopConfigMap}}},
 		},
 		// Issue 13, bug 2: the Usages of a → b-c and a-b → c shared a name.
 		"TheUsagesOfEdgesWhoseNamesJoinAlikeAreTwo": {
 			namespaced: true,
-			input:      inputOf(map[string]any{"usages": "All", "dependencies": []any{dependency("a", "b-c"), dependency("a-b", "c")}}),
+			input:      inputOf(map[string]any{"protection": "Usages", "dependencies": []any{dependency("a", "b-c"), dependency("a-b", "c")}}),
 			phases: [][]loopSpec{{
 				{name: "a", kind: loopConfigMap}, {name: "a-b", kind: loopConfigMap}, {name: "b-c", kind: loopConfigMap}, {name: "c", kind: loopConfigMap},
 			}},
@@ -104,7 +104,7 @@ func TestReconcileLoopScenarios(t *testing.T) {
 		// what it uses is deleted after it.
 		"AUsageStaysWhileItsRemovedUserIsStillBeingDeleted": {
 			namespaced: true,
-			input:      inputOf(map[string]any{"usages": "All", "dependencies": []any{dependency("worker", "app")}}),
+			input:      inputOf(map[string]any{"protection": "Usages", "dependencies": []any{dependency("worker", "app")}}),
 			phases: [][]loopSpec{
 				{{name: "app", kind: loopConfigMap}, {name: "worker", kind: loopSecret}, {name: "web", kind: loopNamespacedObject, refs: []string{"worker"}}},
 				{{name: "app", kind: loopConfigMap}, {name: "web", kind: loopNamespacedObject, refs: []string{"worker"}}},
@@ -159,7 +159,7 @@ func TestReconcileLoopScenarios(t *testing.T) {
 		// observed from then on, and db still goes before app.
 		"AUsageOfADependencyDeletedBeforeItTookHoldIsNoProtection": {
 			namespaced:  true,
-			input:       inputOf(map[string]any{"usages": "All", "dependencies": []any{dependency("app", "db")}}),
+			input:       inputOf(map[string]any{"protection": "Usages", "dependencies": []any{dependency("app", "db")}}),
 			phases:      [][]loopSpec{{{name: "app", kind: loopSecret}, {name: "db", kind: loopConfigMap, keep: true}}},
 			userDeletes: []loopUserDelete{{after: 2, name: "db"}},
 		},

@@ -65,7 +65,7 @@ var loopFeatureNames = []string{
 	"changes",              // the composition changing at some reconcile
 	"user-deletes",         // someone deleting a composed or external object while the composite lives
 	"missing-external",     // a reference to an object that doesn't exist
-	"usages",               // usages: External or All
+	"usages",               // protection: Both, drawn where the input's former usages field was
 	"protection",           // protection: Usages or Both, and switching it while the composite lives
 	"explicit",             // dependencies in the input
 	"cycles",               // compositions not kept acyclic
@@ -1053,9 +1053,16 @@ func (r *loopRun) check(res xpResult, p *oracle.Plan, world []map[string]any) {
 		// whose deletion began before its Usage was applied (a resource the
 		// composition just removed, say) goes first, as no Usage can undo
 		// a deletion the API server accepted.
-		if o := r.m.objects[loopKey(e.Target.Identity)]; e.State == oracle.Protected && o != nil && !o.deleting {
-			d := p.Nodes[e.Dependent]
+		o := r.m.objects[loopKey(e.Target.Identity)]
+		switch d := p.Nodes[e.Dependent]; {
+		case o == nil:
+		case e.State == oracle.Protected && !o.deleting:
 			r.protected[[2]string{d.UID, o.uid}] = loopOrdered{loopExternalEdge(e), d.UID, o.uid, false}
+		case e.Protection == oracle.Unprotected:
+			// An input switched to protection: Finalizers writes no Usage,
+			// and leaves the references outside the composite unprotected,
+			// counted in the summary: their order is the user's to keep.
+			delete(r.protected, [2]string{d.UID, o.uid})
 		}
 	}
 	r.checkUsages(earlier, desired, p)
@@ -1363,7 +1370,7 @@ func (r *loopRun) reachInput(p *oracle.Plan) {
 	r.reach("mode " + in.Mode)
 	r.reach("onCycle " + in.OnCycle)
 	r.reach("references " + in.References)
-	r.reach("usages " + in.Usages)
+	r.reach("protection " + in.ObjectEdges())
 	r.reach("usageAPI " + in.UsageAPI)
 	r.reach("creation " + in.Creation)
 	r.reach("graph " + in.Graph)
@@ -1439,7 +1446,7 @@ func (s *loopStats) add(r *loopRun) {
 		s.reached = map[string]int{}
 		for _, name := range []string{
 			"mode Enforce", "mode Report", "onCycle Fatal", "onCycle Warning", "references Infer", "references Ignore",
-			"usages Disabled", "usages External", "usages All", "usageAPI protection.crossplane.io/v1beta1",
+			"protection Finalizers", "usageAPI protection.crossplane.io/v1beta1",
 			"usageAPI apiextensions.crossplane.io/v1beta1", "creation Immediate", "creation WaitForReady", "graph None", "graph Context", "no input",
 			"a reconcile with a Summary result", "a reconcile without one",
 			"a namespaced composite", "a cluster-scoped composite", "the pattern .*", "the pattern usage-.*",
