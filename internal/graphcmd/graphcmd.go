@@ -15,7 +15,10 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
 	"github.com/crossplane-contrib/function-dependencies/internal/composed"
 	"github.com/crossplane-contrib/function-dependencies/internal/composition"
+	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
+	"github.com/crossplane-contrib/function-dependencies/internal/protection"
 	"github.com/crossplane-contrib/function-dependencies/internal/report"
+	"github.com/crossplane-contrib/function-dependencies/internal/report/message"
 	"github.com/crossplane-contrib/function-dependencies/internal/view"
 )
 
@@ -40,7 +43,8 @@ type Command struct {
 // same input, draws their graph on standard output and lists on standard
 // error every referenced object that lacks a live dependent's finalizer or
 // Usage, every stale finalizer and every cycle. It fails when one is missing,
-// and on a cycle that fails the function's step.
+// and on a cycle that fails the function's step. What the resources can't
+// show, it says so once and doesn't judge.
 func (c *Command) Run() error {
 	if c.out == nil {
 		c.out, c.diagnostics = os.Stdout, os.Stderr
@@ -49,7 +53,7 @@ func (c *Command) Run() error {
 	if err != nil {
 		return err
 	}
-	var docs []map[string]any
+	var docs []document
 	for _, f := range c.Files {
 		d, err := readDocuments(f)
 		if err != nil {
@@ -66,9 +70,14 @@ func (c *Command) Run() error {
 		return err
 	}
 	edges, external := report.EdgesOf(p.Graph, p.Finalizers, p.Usages)
+	blind := unjudgedOf(p.Graph, edges, p.Finalizers.Stale)
+	g := blind.mark(view.Of(p.Graph, edges, external, nil, false))
 	draw := map[string]func(view.Graph) string{"mermaid": view.Mermaid, "dot": view.DOT}[c.Format]
-	if _, err := io.WriteString(c.out, draw(view.Of(p.Graph, edges, external, nil, false))); err != nil {
+	if _, err := io.WriteString(c.out, draw(g)); err != nil {
 		return errors.Wrap(err, "cannot write the graph")
+	}
+	if note := blind.note(); note != "" {
+		fmt.Fprintln(c.diagnostics, note)
 	}
 	for _, r := range p.Invalid {
 		fmt.Fprintf(c.diagnostics, "invalid reference: %s: %s\n", r.Resource, r.Problem)
@@ -83,6 +92,21 @@ func (c *Command) Run() error {
 		// The function declares nothing then: no finalizer is missing.
 		return errors.Wrap(errCycle, "the function fails its step on it (onCycle: Fatal)")
 	}
+	missing := c.listMissing(edges)
+	for _, s := range p.Finalizers.Stale {
+		if !blind.targets[s.Resource] {
+			fmt.Fprintf(c.diagnostics, "stale: %s carries %s, which names no Object that references it\n", s.Resource, s.Finalizer)
+		}
+	}
+	if missing > 0 {
+		return errors.Wrapf(errMissing, "%d of the finalizers and Usages the graph needs are lacking", missing)
+	}
+	return nil
+}
+
+// listMissing lists, on each target, the live dependents whose finalizer or
+// Usage it lacks, and returns how many lack one.
+func (c *Command) listMissing(edges []report.Edge) int {
 	missing := 0
 	for _, target := range targets(edges) {
 		var live []string
@@ -107,13 +131,79 @@ func (c *Command) Run() error {
 			}
 		}
 	}
-	for _, s := range p.Finalizers.Stale {
-		fmt.Fprintf(c.diagnostics, "stale: %s carries %s, which names no Object that references it\n", s.Resource, s.Finalizer)
+	return missing
+}
+
+// unjudged is what the resources can't show. A reference finalizer names its
+// Object by metadata.uid, which crossplane render's output doesn't carry: of
+// an Object without one, the command can't tell whether its targets carry its
+// finalizer, nor whether a finalizer they carry is its or stale. An Object
+// with one is judged, as is a cycle: it is one whatever the UIDs.
+type unjudged struct {
+	// objects counts the Objects without a UID that depend on a resource.
+	objects int
+	// edges are the finalizers' edges from them, pending only because their
+	// dependent has no UID, by dependent and target.
+	edges map[[2]string]bool
+	// targets are the resources they depend on, and stale counts the
+	// finalizers on those that the function finds stale.
+	targets map[string]bool
+	stale   int
+}
+
+func unjudgedOf(g *composed.Graph, edges []report.Edge, stale []finalizer.Stale) unjudged {
+	u := unjudged{edges: map[[2]string]bool{}, targets: map[string]bool{}}
+	without := func(e composed.Edge) bool {
+		d := &g.Resources[e.DependentAt]
+		return d.IsObject && d.UID() == ""
 	}
-	if missing > 0 {
-		return errors.Wrapf(errMissing, "%d of the finalizers and Usages the graph needs are lacking", missing)
+	dependents := map[string]bool{}
+	for _, e := range g.Edges {
+		if without(e) {
+			dependents[e.Dependent], u.targets[e.Target] = true, true
+		}
 	}
-	return nil
+	u.objects = len(dependents)
+	for _, e := range edges {
+		if e.Protection == report.ByFinalizer && e.State == protection.Pending && without(e.Edge) {
+			u.edges[[2]string{e.Dependent, e.Target}] = true
+		}
+	}
+	for _, s := range stale {
+		if u.targets[s.Resource] {
+			u.stale++
+		}
+	}
+	return u
+}
+
+// mark draws the edges it can't judge as such, not as pending.
+func (u unjudged) mark(g view.Graph) view.Graph {
+	for i, e := range g.Edges {
+		// An external edge is never a finalizer's: one named like a composed
+		// resource is not taken for it.
+		if e.Protection == "finalizer" && u.edges[[2]string{e.Dependent, e.Target}] {
+			g.Edges[i].State = view.Unjudged
+		}
+	}
+	return g
+}
+
+// note says what is not judged and why, or "" when everything is.
+func (u unjudged) note() string {
+	var what []string
+	if n := len(u.edges); n > 0 {
+		what = append(what, "in place ("+message.Count(n, "reference")+", drawn "+view.Unjudged+")")
+	}
+	if u.stale > 0 {
+		what = append(what, "stale ("+message.Count(u.stale, "finalizer")+" on resources they reference)")
+	}
+	if len(what) == 0 {
+		return ""
+	}
+	return "not judged: whether reference finalizers are " + strings.Join(what, " or ") +
+		": a reference finalizer names its Object by UID, and metadata.uid is missing on " + message.Count(u.objects, "Object") +
+		", as in crossplane render's output; run graph on kubectl get -o yaml of a live cluster to judge them"
 }
 
 // targets returns the targets of the edges, sorted, once each.

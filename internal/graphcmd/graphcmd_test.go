@@ -3,11 +3,14 @@ package graphcmd
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
@@ -92,13 +95,13 @@ func applyAll(t *testing.T, path string) []byte {
 	}
 	var out []byte
 	for _, d := range docs {
-		metadata := structAt(d, "metadata")
+		metadata := structAt(d.object, "metadata")
 		finalizers, _ := metadata["finalizers"].([]any)
-		for _, f := range plan.Additions[annotation(d)] {
+		for _, f := range plan.Additions[annotation(d.object)] {
 			finalizers = append(finalizers, f)
 		}
 		metadata["finalizers"] = finalizers
-		b, err := yaml.Marshal(d)
+		b, err := yaml.Marshal(d.object)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +122,7 @@ func TestGraphCommandDecidesWithTheFunctionsInput(t *testing.T) {
 		}
 		return path
 	}
-	cyclic := write("cyclic.yaml", cyclicObject("a", "b")+"---\n"+cyclicObject("b", "a"))
+	cyclic := write("cyclic.yaml", object("a", "uid-a", []string{"b"})+"---\n"+object("b", "uid-b", []string{"a"}))
 	ignore := write("ignore.yaml", "apiVersion: dependencies.fn.crossplane.io/v1beta1\nkind: Input\nreferences: Ignore\n")
 	warning := write("composition.yaml", `apiVersion: apiextensions.crossplane.io/v1
 kind: Composition
@@ -237,7 +240,7 @@ spec:
 			reason:      "An invalid input is the function's own error, with where it was found.",
 			input:       badInput,
 			files:       []string{cyclic},
-			wantErrText: `invalid function input in an Input of "` + badInput + `": onCycle: Unsupported value: "Sometimes": supported values: "Fatal", "Warning"`,
+			wantErrText: `invalid function input in document 1 (Input) of "` + badInput + `", line 1: onCycle: Unsupported value: "Sometimes": supported values: "Fatal", "Warning"`,
 		},
 	}
 	for name, tc := range cases {
@@ -261,20 +264,227 @@ spec:
 	}
 }
 
-// cyclicObject is a managed cluster-scoped Object named name that references
-// the Object named target, whose finalizer it doesn't carry.
-func cyclicObject(name, target string) string {
-	return `apiVersion: kubernetes.crossplane.io/v1alpha2
-kind: Object
-metadata:
-  name: ` + name + `
-  uid: uid-` + name + `
-  annotations: {crossplane.io/composition-resource-name: ` + name + `}
-  finalizers: [finalizer.managedresource.crossplane.io]
-spec:
-  references:
-  - dependsOn: {apiVersion: kubernetes.crossplane.io/v1alpha2, kind: Object, name: ` + target + `}
-  forProvider:
-    manifest: {apiVersion: v1, kind: ConfigMap, metadata: {name: ` + name + `, namespace: default}}
-`
+// TestGraphCommandJudgesOnlyWhatTheResourcesShow proves that the graph
+// command judges no finalizer of an Object without a UID, as crossplane
+// render outputs every Object, since a reference finalizer names its Object
+// by UID: it draws such an edge unjudged, calls no finalizer on its target
+// stale, and says once what it left unjudged. An Object with a UID, and a
+// cycle, are judged as ever.
+func TestGraphCommandJudgesOnlyWhatTheResourcesShow(t *testing.T) {
+	// A finalizer from the render's observed state, whose Object has no UID
+	// in its output.
+	const earlier = "kubernetes.crossplane.io/referred-by-object-0d1e2f3a"
+	dir := t.TempDir()
+	write := func(name string, objects ...string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte("---\n"+strings.Join(objects, "---\n")), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	rendered := write("rendered.yaml",
+		object("ns", "", nil, earlier),
+		object("app", "", []string{"ns"}))
+	mixed := write("mixed.yaml",
+		object("ns", "uid-ns", nil, earlier),
+		object("app", "", []string{"ns"}),
+		object("config", "uid-config", nil, "kubernetes.crossplane.io/referred-by-object-gone"),
+		object("live", "uid-live", []string{"ns", "config"}))
+	cycle := write("cycle.yaml", object("a", "", []string{"b"}), object("b", "", []string{"a"}))
+	warning := write("warning.yaml", "apiVersion: dependencies.fn.crossplane.io/v1beta1\nkind: Input\nonCycle: Warning\n")
+
+	cases := map[string]struct {
+		reason          string
+		input           string
+		files           []string
+		wantErr         error
+		wantDiagnostics string
+		wantEdges       map[string]string
+	}{
+		"RenderOutputIsNotJudged": {
+			reason: "Where no Object has a UID, no edge is pending nor any finalizer stale: the command says it can't tell, and passes.",
+			files:  []string{rendered},
+			wantDiagnostics: "not judged: whether reference finalizers are in place (1 reference, drawn unjudged) or stale (1 finalizer on resources they reference): " +
+				"a reference finalizer names its Object by UID, and metadata.uid is missing on 1 Object, as in crossplane render's output; run graph on kubectl get -o yaml of a live cluster to judge them\n",
+			wantEdges: map[string]string{"app -> ns": "finalizer unjudged"},
+		},
+		"ObjectsWithUIDsAreJudgedBesideOnesWithout": {
+			reason:  "A live Object's missing finalizer fails the command, and the stale finalizer on a target only live Objects reference is named; the target an Object without a UID references is not judged stale.",
+			files:   []string{mixed},
+			wantErr: errMissing,
+			wantDiagnostics: "not judged: whether reference finalizers are in place (1 reference, drawn unjudged) or stale (1 finalizer on resources they reference): " +
+				"a reference finalizer names its Object by UID, and metadata.uid is missing on 1 Object, as in crossplane render's output; run graph on kubectl get -o yaml of a live cluster to judge them\n" +
+				"missing: config lacks the reference finalizers of 1 of its 1 live dependents: live\n" +
+				"missing: ns lacks the reference finalizers of 1 of its 1 live dependents: live\n" +
+				"stale: config carries kubernetes.crossplane.io/referred-by-object-gone, which names no Object that references it\n",
+			wantEdges: map[string]string{"app -> ns": "finalizer unjudged", "live -> config": "finalizer missing", "live -> ns": "finalizer missing"},
+		},
+		"ACycleIsJudgedWithoutUIDs": {
+			reason:  "A cycle is one whatever the UIDs: it fails the step, and so the command.",
+			files:   []string{cycle},
+			wantErr: errCycle,
+			wantDiagnostics: "not judged: whether reference finalizers are in place (2 references, drawn unjudged): " +
+				"a reference finalizer names its Object by UID, and metadata.uid is missing on 2 Objects, as in crossplane render's output; run graph on kubectl get -o yaml of a live cluster to judge them\n" +
+				"cycle: a → b → a\n",
+			wantEdges: map[string]string{"a -> b": "finalizer unjudged", "b -> a": "finalizer unjudged"},
+		},
+		"ACycleBrokenIsJudgedWithoutUIDs": {
+			reason:          "With onCycle: Warning, the cycle's edges get no finalizer whatever the UIDs: they are drawn missing, and nothing is left unjudged.",
+			input:           warning,
+			files:           []string{cycle},
+			wantDiagnostics: "cycle: a → b → a\n",
+			wantEdges:       map[string]string{"a -> b": "finalizer missing", "b -> a": "finalizer missing"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var out, diagnostics bytes.Buffer
+			err := (&Command{Format: "dot", Input: tc.input, Files: tc.files, out: &out, diagnostics: &diagnostics}).Run()
+			if !errors.Is(err, tc.wantErr) {
+				t.Errorf("%s\nRun(): error %v, want %v", tc.reason, err, tc.wantErr)
+			}
+			if diff := cmp.Diff(tc.wantDiagnostics, diagnostics.String()); diff != "" {
+				t.Errorf("%s\nRun() reported: -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.wantEdges, edgeLabels(out.String())); diff != "" {
+				t.Errorf("%s\nRun() drew: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// dotEdge is an edge of the DOT the graph command draws, with its label.
+var dotEdge = regexp.MustCompile(`(?m)^  "([^"]+)" -> "([^"]+)" \[label="([^"]+)"`)
+
+// edgeLabels returns the label of each edge of a DOT drawing, by its ends.
+func edgeLabels(dot string) map[string]string {
+	labels := map[string]string{}
+	for _, m := range dotEdge.FindAllStringSubmatch(dot, -1) {
+		labels[m[1]+" -> "+m[2]] = m[3]
+	}
+	return labels
+}
+
+// object is a cluster-scoped Object named name, with its uid when it has
+// one (a live Object, which provider-kubernetes manages), the Objects it
+// references, whose finalizers it doesn't carry, and the finalizers it
+// carries.
+func object(name, uid string, references []string, finalizers ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: kubernetes.crossplane.io/v1alpha2\nkind: Object\nmetadata:\n  name: %s\n  annotations: {crossplane.io/composition-resource-name: %s}\n", name, name)
+	if uid != "" {
+		fmt.Fprintf(&b, "  uid: %s\n", uid)
+		finalizers = append(finalizers, "finalizer.managedresource.crossplane.io")
+	}
+	if len(finalizers) > 0 {
+		fmt.Fprintf(&b, "  finalizers: [%s]\n", strings.Join(finalizers, ", "))
+	}
+	fmt.Fprintf(&b, "spec:\n  forProvider:\n    manifest: {apiVersion: v1, kind: ConfigMap, metadata: {name: %s, namespace: default}}\n", name)
+	if len(references) > 0 {
+		b.WriteString("  references:\n")
+	}
+	for _, r := range references {
+		fmt.Fprintf(&b, "  - dependsOn: {apiVersion: kubernetes.crossplane.io/v1alpha2, kind: Object, name: %s}\n", r)
+	}
+	return b.String()
+}
+
+// TestGraphCommandNamesWhereAFileFailsToParse proves that a parse error names
+// the file, the document (counted from 1, empty ones too, as YAML counts
+// them) and the line its content starts on, and the line the decoder names
+// within it.
+func TestGraphCommandNamesWhereAFileFailsToParse(t *testing.T) {
+	dir := t.TempDir()
+	cases := map[string]struct {
+		reason  string
+		content string
+		input   bool
+		wantErr string
+	}{
+		"MakesEchoOfItsCommand": {
+			reason:  "make render > out.yaml without -s puts the command make runs above the render's first separator.",
+			content: "hack/render.sh \n# a comment of hack/render.sh\n---\n" + object("app", "", nil),
+			wantErr: `cannot parse document 1 of "%s", line 1: it is the text "hack/render.sh", not a resource`,
+		},
+		"SyntaxErrorInALaterDocument": {
+			reason:  "The decoder's line, counted in the document from its separator, is counted in the file; a document of comments is one.",
+			content: "---\n# only a comment\n---\n" + object("app", "", nil) + "  bad: key: value\n",
+			wantErr: `cannot parse document 2 of "%s", line 4: at line 12: mapping values are not allowed in this context`,
+		},
+		"EmptyDocumentsCount": {
+			reason:  "Two separators in a row make an empty document, as in YAML.",
+			content: "---\n---\n[\n",
+			wantErr: `cannot parse document 2 of "%s", line 3: did not find expected node content`,
+		},
+		"SyntaxErrorOnTheFirstLine": {
+			reason:  "A problem on the line a document starts on is named once.",
+			content: "apiVersion: v1\n---\nkind: [\n",
+			wantErr: `cannot parse document 2 of "%s", line 3: did not find expected node content`,
+		},
+		"WindowsLineEndings": {
+			reason:  "Lines end with CR LF as well.",
+			content: "apiVersion: v1\r\n---\r\n- a list\r\n",
+			wantErr: `cannot parse document 2 of "%s", line 3: it is a list, not a resource`,
+		},
+		"SeparatorWithText": {
+			reason:  "A separator followed by more than a comment is named at its line.",
+			content: "apiVersion: v1\n---\nkind: ConfigMap\n--- kind: Secret\n",
+			wantErr: `cannot parse document 2 of "%s", line 3: at line 4: invalid Yaml document separator: kind: Secret`,
+		},
+		"ANumber": {
+			reason:  "A document that is a single value is named with it.",
+			content: "---\n42\n",
+			wantErr: `cannot parse document 1 of "%s", line 2: it is the value 42, not a resource`,
+		},
+		"InvalidInputInAComposition": {
+			reason: "The function's input is named by its Composition and its place in the pipeline.",
+			input:  true,
+			content: "apiVersion: v1\nkind: ConfigMap\n---\napiVersion: apiextensions.crossplane.io/v1\nkind: Composition\nmetadata: {name: app}\nspec:\n  pipeline:\n  - step: order\n" +
+				"    input: {apiVersion: dependencies.fn.crossplane.io/v1beta1, kind: Input, onCycle: Sometimes}\n",
+			wantErr: `invalid function input in document 2 (Composition app) of "%s", line 4, spec.pipeline[0].input: onCycle: Unsupported value: "Sometimes": supported values: "Fatal", "Warning"`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(dir, name+".yaml")
+			if err := os.WriteFile(path, []byte(tc.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cmd := &Command{Format: "mermaid", Files: []string{path}, out: &bytes.Buffer{}, diagnostics: &bytes.Buffer{}}
+			if tc.input {
+				cmd.Input, cmd.Files = path, nil
+			}
+			err := cmd.Run()
+			if err == nil {
+				t.Fatalf("%s\nRun(): no error, want %s", tc.reason, tc.wantErr)
+			}
+			if diff := cmp.Diff(fmt.Sprintf(tc.wantErr, path), err.Error()); diff != "" {
+				t.Errorf("%s\nRun(): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestPlaceNamesStandardInputAndTheResource proves that a document of
+// standard input is said to be one, and that a document read is named by its
+// kind and name.
+func TestPlaceNamesStandardInputAndTheResource(t *testing.T) {
+	cases := map[string]struct {
+		at   place
+		want string
+	}{
+		"File":          {at: place{file: "out.yaml", index: 3, line: 40}, want: `document 3 of "out.yaml", line 40`},
+		"StandardInput": {at: place{file: "-", index: 1, line: 1}, want: "document 1 of standard input, line 1"},
+		"Read": {
+			at:   place{file: "out.yaml", index: 2, line: 7}.of(map[string]any{"kind": "Object", "metadata": map[string]any{"name": "app"}}),
+			want: `document 2 (Object app) of "out.yaml", line 7`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, tc.at.String()); diff != "" {
+				t.Errorf("String(): -want, +got:\n%s", diff)
+			}
+		})
+	}
 }

@@ -46,9 +46,16 @@ type Edge struct {
 	// Protection is finalizer, usage or none.
 	Protection string `json:"protection"`
 	// State is protected, pending (on its way), missing (not protected) or
-	// stale (the dependent is going away; its protection is being released).
+	// stale (the dependent is going away; its protection is being released);
+	// the graph command also draws Unjudged.
 	State string `json:"state"`
 }
+
+// Unjudged is the state the graph command draws a finalizer's edge in when
+// what it reads can't say whether the finalizer is in place: its dependent
+// has no UID, as in crossplane render's output, and the finalizer names its
+// Object by UID.
+const Unjudged = "unjudged"
 
 // Of returns the graph of the composed resources and their edges, as the
 // report sees them. enforce is false in Report mode, where what the function
@@ -137,7 +144,8 @@ func protectionName(p report.Protection) string {
 
 // Mermaid draws the graph as a Mermaid flowchart: an arrow from each
 // dependent to its dependency, solid when protected, dotted while pending,
-// thick and red when missing, dashed and grey when stale.
+// thick and red when missing, dashed and grey when stale, grey when
+// unjudged.
 func Mermaid(g Graph) string {
 	var b strings.Builder
 	b.WriteString("flowchart LR\n")
@@ -146,9 +154,9 @@ func Mermaid(g Graph) string {
 		fmt.Fprintf(&b, "  %s[\"%s<br/><small>%s · %s</small>\"]:::%s\n", ids[n.Name], escape(n.Name), escape(n.Kind), n.State, n.State)
 	}
 	for i, e := range g.Edges {
-		arrow := map[string]string{"protected": "-->", "pending": "-.->", "missing": "==>", "stale": "-.->"}[e.State]
+		arrow := map[string]string{"protected": "-->", "pending": "-.->", "missing": "==>", "stale": "-.->", Unjudged: "-->"}[e.State]
 		fmt.Fprintf(&b, "  %s %s|\"%s\"| %s\n", ids[e.Dependent], arrow, escape(label(e)), ids[e.Target])
-		if style := map[string]string{"missing": "stroke:#d00,stroke-width:3px", "stale": "stroke:#999,stroke-dasharray:4"}[e.State]; style != "" {
+		if style := map[string]string{"missing": "stroke:#d00,stroke-width:3px", "stale": "stroke:#999,stroke-dasharray:4", Unjudged: "stroke:#999"}[e.State]; style != "" {
 			fmt.Fprintf(&b, "  linkStyle %d %s\n", i, style)
 		}
 	}
@@ -166,7 +174,7 @@ func DOT(g Graph) string {
 		fmt.Fprintf(&b, "  %q [label=%q%s];\n", n.Name, n.Name+"\n"+n.Kind+" · "+n.State, attrs)
 	}
 	for _, e := range g.Edges {
-		attrs := map[string]string{"pending": `, style=dotted`, "missing": `, color=red, penwidth=3, fontcolor=red`, "stale": `, style=dashed, color=grey`}[e.State]
+		attrs := map[string]string{"pending": `, style=dotted`, "missing": `, color=red, penwidth=3, fontcolor=red`, "stale": `, style=dashed, color=grey`, Unjudged: `, color=grey, fontcolor=grey`}[e.State]
 		fmt.Fprintf(&b, "  %q -> %q [label=%q%s];\n", e.Dependent, e.Target, label(e), attrs)
 	}
 	b.WriteString("}\n")

@@ -146,6 +146,7 @@ func drawn() Graph {
 			{Dependent: "web", Target: "Secret/vault/token", Origin: "reference", Protection: "usage", State: "pending"},
 			{Dependent: "web", Target: "config", Origin: "reference", Protection: "finalizer", State: "missing"},
 			{Dependent: "web", Target: "namespace", Origin: "reference", Protection: "finalizer", State: "pending"},
+			{Dependent: "web", Target: "old", Origin: "reference", Protection: "finalizer", State: Unjudged},
 		},
 	}
 }

@@ -116,7 +116,8 @@ type doc = map[string]any
 func TestRender(t *testing.T) {
 	examples := loadExamples(t)
 
-	addresses := harness.ServePipeline(t, fnPatchAndTransform, fnAutoReady)
+	// The functions are stateless: one process each serves every render.
+	addresses := serveFunctions(t)
 
 	for _, c := range clis {
 		cr := harness.NewRenderer(t, c)
@@ -130,6 +131,13 @@ func TestRender(t *testing.T) {
 			})
 		}
 	}
+}
+
+// serveFunctions serves the pipeline's functions, and returns their
+// addresses by name.
+func serveFunctions(t *testing.T) map[string]string {
+	t.Helper()
+	return harness.ServePipeline(t, fnPatchAndTransform, fnAutoReady)
 }
 
 func testExample(t *testing.T, r *renderer) {
