@@ -6,6 +6,7 @@ package composed
 import (
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/crossplane-contrib/function-dependencies/internal/graph"
 	"github.com/crossplane-contrib/function-dependencies/internal/object"
@@ -73,6 +74,9 @@ type Observed struct {
 	Deleting   bool
 	// Ready is true when the resource's Ready condition is True.
 	Ready bool
+	// NotReadySince is when it last stopped being ready, or was created
+	// while it has no Ready condition; zero when ready, or unknown.
+	NotReadySince time.Time
 	// Going is true for a resource Crossplane is deleting, which the
 	// composite's observed state lacks: read from the resources the function
 	// required.

@@ -114,9 +114,9 @@ func decide(ctx context.Context, in *v1beta1.Input, xr composite, rd read) (Plan
 		return Plan{}, err
 	}
 	refs := explicit.Referencing(g)
-	held := heldBack(g, refs.Unnamed, in.Creation == v1beta1.CreationWaitForReady)
+	held, waiting := heldBack(g, refs.Unnamed, in.Creation == v1beta1.CreationWaitForReady, rd.now)
 	rep := report.Of(report.Facts{
-		Graph: g, Finalizers: fin, Usages: use, References: refs, HeldBack: held,
+		Graph: g, Finalizers: fin, Usages: use, References: refs, HeldBack: held, Waiting: waiting,
 		Invalid: rd.invalid, Unmatched: unmatched, NotInferred: notInferred,
 		Enforce: in.Mode == v1beta1.ModeEnforce, CyclesFatal: in.OnCycle == v1beta1.CycleFatal,
 	})

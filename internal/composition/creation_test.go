@@ -2,13 +2,27 @@ package composition
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/crossplane-contrib/function-dependencies/internal/composed"
 	"github.com/crossplane-contrib/function-dependencies/internal/composed/composedtest"
+	"github.com/crossplane-contrib/function-dependencies/internal/report"
 )
+
+// deployment is a live Deployment, a kind that reports Ready, named as
+// its composition resource, depending on the composed resources by the
+// input's word.
+func deployment(name string, dependsOn ...string) composed.Resource {
+	return composedtest.With(composedtest.ConfigMap(name, dependsOn...), func(r *composed.Resource) {
+		r.APIVersion, r.Identity.Group, r.Identity.Kind = "apps/v1", "apps", "Deployment"
+	})
+}
+
+// now is when the tests' requests are read.
+var now = time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
 
 func ready(r *composed.Resource)                { r.Observed.Ready = true }
 func readyByAnEarlierStep(r *composed.Resource) { r.Desired.Ready = true }
@@ -26,7 +40,7 @@ func checkHeldBack(t *testing.T, cases map[string]orderCase) {
 	t.Helper()
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := heldBack(composed.New(tc.resources, tc.o), tc.unnamed, tc.waitForReady)
+			got, _ := heldBack(composed.New(tc.resources, tc.o), tc.unnamed, tc.waitForReady, now)
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nheldBack(...): -want, +got:\n%s", tc.reason, diff)
 			}
@@ -39,10 +53,10 @@ func TestWaitingForReadyHoldsBackOnlyWhatDoesNotExistYet(t *testing.T) {
 		"Chain": {
 			reason: "In a chain only the next link is released; one that exists is never held back, ready or not; an earlier step's ready counts.",
 			resources: []composed.Resource{
-				composedtest.With(composedtest.ConfigMap("base"), readyByAnEarlierStep),
-				composedtest.With(composedtest.ConfigMap("mid"), composedtest.NotObserved, composedtest.DependingOn("base")),
-				composedtest.With(composedtest.ConfigMap("top"), composedtest.NotObserved, composedtest.DependingOn("mid")),
-				composedtest.With(composedtest.ConfigMap("old"), composedtest.DependingOn("mid")),
+				composedtest.With(deployment("base"), readyByAnEarlierStep),
+				composedtest.With(deployment("mid"), composedtest.NotObserved, composedtest.DependingOn("base")),
+				composedtest.With(deployment("top"), composedtest.NotObserved, composedtest.DependingOn("mid")),
+				composedtest.With(deployment("old"), composedtest.DependingOn("mid")),
 			},
 			waitForReady: true,
 			want:         map[string]string{"top": "waits for mid to be ready"},
@@ -50,15 +64,15 @@ func TestWaitingForReadyHoldsBackOnlyWhatDoesNotExistYet(t *testing.T) {
 		"NotAskedTo": {
 			reason: "Without WaitForReady nothing waits for its dependencies to be ready.",
 			resources: []composed.Resource{
-				composedtest.ConfigMap("base"),
-				composedtest.With(composedtest.ConfigMap("mid"), composedtest.NotObserved, composedtest.DependingOn("base")),
+				deployment("base"),
+				composedtest.With(deployment("mid"), composedtest.NotObserved, composedtest.DependingOn("base")),
 			},
 		},
 		"DependencyNotCreatedYet": {
 			reason: "A dependency that doesn't exist isn't ready, whatever an earlier step says of it.",
 			resources: []composed.Resource{
-				composedtest.With(composedtest.ConfigMap("base"), composedtest.NotObserved, readyByAnEarlierStep),
-				composedtest.With(composedtest.ConfigMap("top"), composedtest.NotObserved, composedtest.DependingOn("base")),
+				composedtest.With(deployment("base"), composedtest.NotObserved, readyByAnEarlierStep),
+				composedtest.With(deployment("top"), composedtest.NotObserved, composedtest.DependingOn("base")),
 			},
 			waitForReady: true,
 			want:         map[string]string{"top": "waits for base to be ready"},
@@ -66,8 +80,8 @@ func TestWaitingForReadyHoldsBackOnlyWhatDoesNotExistYet(t *testing.T) {
 		"NotDesired": {
 			reason: "A resource no step desires is not created, so there is nothing to hold back.",
 			resources: []composed.Resource{
-				composedtest.ConfigMap("base"),
-				composedtest.With(composedtest.ConfigMap("gone"), composedtest.NotObserved, composedtest.NotDesired, composedtest.DependingOn("base")),
+				deployment("base"),
+				composedtest.With(deployment("gone"), composedtest.NotObserved, composedtest.NotDesired, composedtest.DependingOn("base")),
 			},
 			waitForReady: true,
 		},
@@ -83,8 +97,8 @@ func TestWaitingForReadyHoldsBackOnlyWhatDoesNotExistYet(t *testing.T) {
 		"EveryDependencyNotReady": {
 			reason: "A resource waits for all its dependencies that aren't ready, named in name order.",
 			resources: []composed.Resource{
-				composedtest.ConfigMap("x"), composedtest.With(composedtest.ConfigMap("y"), ready), composedtest.ConfigMap("z"),
-				composedtest.With(composedtest.ConfigMap("new"), composedtest.NotObserved, composedtest.DependingOn("z", "y", "x")),
+				deployment("x"), composedtest.With(deployment("y"), ready), deployment("z"),
+				composedtest.With(deployment("new"), composedtest.NotObserved, composedtest.DependingOn("z", "y", "x")),
 			},
 			waitForReady: true,
 			want:         map[string]string{"new": "waits for x, z to be ready"},
@@ -97,12 +111,12 @@ func TestWaitingForReadyReleasesAFanOutInOnePass(t *testing.T) {
 		"FanOut": {
 			reason: "Dependents of a ready resource are all released in one pass; those of one that isn't ready all wait.",
 			resources: []composed.Resource{
-				composedtest.With(composedtest.ConfigMap("ready"), ready),
-				composedtest.ConfigMap("unready"),
-				composedtest.With(composedtest.ConfigMap("a"), composedtest.NotObserved, composedtest.DependingOn("ready")),
-				composedtest.With(composedtest.ConfigMap("b"), composedtest.NotObserved, composedtest.DependingOn("ready")),
-				composedtest.With(composedtest.ConfigMap("c"), composedtest.NotObserved, composedtest.DependingOn("unready")),
-				composedtest.With(composedtest.ConfigMap("d"), composedtest.NotObserved, composedtest.DependingOn("unready", "ready")),
+				composedtest.With(deployment("ready"), ready),
+				deployment("unready"),
+				composedtest.With(deployment("a"), composedtest.NotObserved, composedtest.DependingOn("ready")),
+				composedtest.With(deployment("b"), composedtest.NotObserved, composedtest.DependingOn("ready")),
+				composedtest.With(deployment("c"), composedtest.NotObserved, composedtest.DependingOn("unready")),
+				composedtest.With(deployment("d"), composedtest.NotObserved, composedtest.DependingOn("unready", "ready")),
 			},
 			waitForReady: true,
 			want:         map[string]string{"c": "waits for unready to be ready", "d": "waits for unready to be ready"},
@@ -112,9 +126,9 @@ func TestWaitingForReadyReleasesAFanOutInOnePass(t *testing.T) {
 
 func TestWaitingForReadyDoesNotWaitAlongABrokenEdge(t *testing.T) {
 	cycle := []composed.Resource{
-		composedtest.With(composedtest.ConfigMap("a"), composedtest.NotObserved, composedtest.DependingOn("b")),
-		composedtest.With(composedtest.ConfigMap("b"), composedtest.NotObserved, composedtest.DependingOn("a")),
-		composedtest.With(composedtest.ConfigMap("c"), composedtest.NotObserved, composedtest.DependingOn("a")),
+		composedtest.With(deployment("a"), composedtest.NotObserved, composedtest.DependingOn("b")),
+		composedtest.With(deployment("b"), composedtest.NotObserved, composedtest.DependingOn("a")),
+		composedtest.With(deployment("c"), composedtest.NotObserved, composedtest.DependingOn("a")),
 	}
 	checkHeldBack(t, map[string]orderCase{
 		"Broken": {
@@ -142,7 +156,7 @@ func TestWaitingForReadyDoesNotWaitAlongAnInferredEdge(t *testing.T) {
 		"ProviderConfig": {
 			reason: "An inferred edge orders deletion only: an Object is created at once, its ProviderConfig ready or not.",
 			resources: []composed.Resource{
-				composedtest.ConfigMap("config"),
+				deployment("config"),
 				composedtest.With(composedtest.Object("app"), composedtest.NotObserved, composedtest.Inferring("spec.providerConfigRef", "config")),
 			},
 			waitForReady: true,
@@ -192,4 +206,84 @@ func TestAnObjectWaitsForItsDependenciesToBeNamedBeforeItIsCreated(t *testing.T)
 			want:    map[string]string{"new": "waits for a, b to be named, to reference it"},
 		},
 	})
+}
+
+func TestWaitingForReadyDoesNotWaitForWhatCantSayItIsReady(t *testing.T) {
+	kind := func(group, k string) func(*composed.Resource) {
+		return func(r *composed.Resource) { r.Identity.Group, r.Identity.Kind = group, k }
+	}
+	checkHeldBack(t, map[string]orderCase{
+		"ProviderConfig": {
+			reason: "A ProviderConfig of any provider has no Ready condition: what depends on it is created once it exists, and waits while it doesn't.",
+			resources: []composed.Resource{
+				composedtest.With(deployment("helm-config"), kind("helm.m.crossplane.io", "ProviderConfig")),
+				composedtest.With(deployment("aws-config"), kind("aws.upbound.io", "ClusterProviderConfig"), composedtest.NotObserved),
+				composedtest.With(deployment("chart"), composedtest.NotObserved, composedtest.DependingOn("helm-config")),
+				composedtest.With(deployment("bucket"), composedtest.NotObserved, composedtest.DependingOn("aws-config")),
+			},
+			waitForReady: true,
+			want:         map[string]string{"bucket": "waits for aws-config to be ready"},
+		},
+		"WhatAutoReadyMarksReadyOnceItExists": {
+			reason: "A core ConfigMap, Secret, Namespace or ServiceAccount is ready once it exists, as function-auto-ready says after this step; another core kind is not.",
+			resources: []composed.Resource{
+				composedtest.ConfigMap("config"),
+				composedtest.With(deployment("ns"), kind("", "Namespace")),
+				composedtest.With(deployment("pvc"), kind("", "PersistentVolumeClaim")),
+				composedtest.With(deployment("app"), composedtest.NotObserved, composedtest.DependingOn("config", "ns")),
+				composedtest.With(deployment("db"), composedtest.NotObserved, composedtest.DependingOn("pvc")),
+			},
+			waitForReady: true,
+			want:         map[string]string{"db": "waits for pvc to be ready"},
+		},
+	})
+}
+
+func TestAResourceHeldBackTooLongIsNamed(t *testing.T) {
+	notReadyFor := func(d time.Duration) func(*composed.Resource) {
+		return func(r *composed.Resource) { r.Observed.NotReadySince = now.Add(-d) }
+	}
+	cases := map[string]struct {
+		reason    string
+		resources []composed.Resource
+		want      []report.Waiting
+	}{
+		"PastMaxWait": {
+			reason: "A dependency that exists and hasn't been ready for longer than MaxWait names what waits for it, and for how long.",
+			resources: []composed.Resource{
+				composedtest.With(deployment("chart"), notReadyFor(MaxWait+time.Minute)),
+				composedtest.With(deployment("app"), composedtest.NotObserved, composedtest.DependingOn("chart")),
+			},
+			want: []report.Waiting{{Resource: "app", Target: "chart", Kind: "Deployment", For: MaxWait + time.Minute}},
+		},
+		"WithinMaxWait": {
+			reason: "Within MaxWait a dependency may still become ready: no one is named.",
+			resources: []composed.Resource{
+				composedtest.With(deployment("chart"), notReadyFor(MaxWait)),
+				composedtest.With(deployment("app"), composedtest.NotObserved, composedtest.DependingOn("chart")),
+			},
+		},
+		"SinceUnknown": {
+			reason: "A dependency that says neither when it was created nor when it stopped being ready (a render's observed state) is never named.",
+			resources: []composed.Resource{
+				deployment("chart"),
+				composedtest.With(deployment("app"), composedtest.NotObserved, composedtest.DependingOn("chart")),
+			},
+		},
+		"NotCreatedYet": {
+			reason: "A dependency that doesn't exist is waited on by its own dependencies' order, not named here.",
+			resources: []composed.Resource{
+				composedtest.With(deployment("chart"), composedtest.NotObserved),
+				composedtest.With(deployment("app"), composedtest.NotObserved, composedtest.DependingOn("chart")),
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, got := heldBack(composed.New(tc.resources, composed.Options{}), nil, true, now)
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nheldBack(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
 }

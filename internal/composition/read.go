@@ -3,6 +3,7 @@ package composition
 import (
 	"cmp"
 	"context"
+	"time"
 
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
 	"github.com/crossplane-contrib/function-dependencies/internal/composed"
@@ -39,6 +40,9 @@ type read struct {
 	bodies         map[string][2]request.Object
 	// required are what Crossplane fetched for the step's requirements.
 	required []request.Object
+	// now is when the request is read: how long a dependency has not been
+	// ready is measured against it.
+	now time.Time
 }
 
 // readComposed reads every composed resource of the request, observed or
@@ -48,7 +52,7 @@ type read struct {
 // It returns the context's error when the call is cancelled.
 func readComposed(ctx context.Context, c request.Composition, in *v1beta1.Input) (read, error) {
 	resources := composedOf(c)
-	rd := read{resources: make([]composed.Resource, 0, len(resources)), usages: map[string]map[string]any{}, lookout: newLookout(len(resources)), required: c.Required}
+	rd := read{resources: make([]composed.Resource, 0, len(resources)), usages: map[string]map[string]any{}, lookout: newLookout(len(resources)), required: c.Required, now: time.Now()}
 	for _, cr := range resources {
 		if err := ctx.Err(); err != nil {
 			return read{}, err
@@ -109,6 +113,7 @@ func resourceOf(cr member, xrNamespace string) (composed.Resource, request.Objec
 			Going:      cr.going,
 			InUse:      o.Label(protocol.InUseLabel) == "true",
 		}
+		r.Observed.NotReadySince, _ = o.NotReadySince()
 		if !source.Exists() {
 			source = o
 		}

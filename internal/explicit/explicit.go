@@ -118,14 +118,29 @@ type References struct {
 	Unnamed map[string][]string
 }
 
+// Writes is true for the input's dependencies that are written into the
+// dependent's spec.references as a dependsOn: those of a provider-kubernetes
+// Object on what the provider can reach by default (object.Reachable).
+// provider-kubernetes reads and updates what an Object depends on with its
+// own service account: a dependsOn on a Release or another provider's
+// managed resource needs access no one granted it, and puts the provider's
+// finalizer on another provider's resource. A Usage protects such an edge
+// instead, and creation: WaitForReady orders its creation.
+func Writes(g *composed.Graph, e composed.Edge) bool {
+	t := &g.Resources[e.TargetAt]
+	return e.Origin == composed.FromInput && g.Resources[e.DependentAt].IsObject && object.Reachable(t.Identity.Group, t.Identity.Kind)
+}
+
 // Referencing returns the references the graph's Objects need: one for each
-// input dependency that neither a reference it has already nor another
-// version of the same object protects.
+// input dependency it Writes that neither a reference it has already nor
+// another version of the same object protects. None is written on an edge of
+// a cycle (onCycle: Warning): provider-kubernetes would wait on both sides
+// of it to create, and hold both sides with its finalizers on deletion.
 func Referencing(g *composed.Graph) References {
 	refs := References{Write: map[string][]object.Ref{}, New: map[string]bool{}, Unnamed: map[string][]string{}}
 	for _, e := range g.Edges {
 		d, t := &g.Resources[e.DependentAt], &g.Resources[e.TargetAt]
-		if e.Origin != composed.FromInput || !d.IsObject || d.Desired == nil {
+		if !Writes(g, e) || e.Broken || d.Desired == nil {
 			continue
 		}
 		same := func(ref object.Target) bool { return ref.ID() == t.Identity.ID() }

@@ -111,16 +111,32 @@ func TestReferencingWritesAReferencePerInputDependencyOfADesiredObject(t *testin
 			args:   args{resources: []composed.Resource{obj("shared"), obj("d1", "shared")}},
 			want:   References{Write: map[string][]object.Ref{"d1": {shared}}, New: map[string]bool{"d1": true}},
 		},
-		"InTheOrderOfTheEdges": {
-			reason: "An Object's references follow its edges, in name order, with the apiVersion, kind, namespace and name of each target.",
+		"OnlyBetweenObjects": {
+			reason: "An Object's dependency is written in the order of its edges, and only on what provider-kubernetes can read and update by default: an Object, a ConfigMap, not a Release, for which it would need access it lacks.",
 			args: args{resources: []composed.Resource{
 				obj("shared"),
 				{Name: "cm", APIVersion: "v1", Identity: object.Ref{Kind: "ConfigMap", Namespace: "team", Name: "settings"}, Observed: &composed.Observed{UID: "uid-cm"}, Desired: &composed.Desired{}},
-				obj("d1", "shared", "cm"),
+				{Name: "chart", APIVersion: "helm.crossplane.io/v1beta1", Identity: object.Ref{Group: "helm.crossplane.io", Kind: "Release", Name: "chart"}, Observed: &composed.Observed{UID: "uid-chart"}, Desired: &composed.Desired{}},
+				obj("d1", "shared", "cm", "chart"),
 			}},
 			want: References{
 				Write: map[string][]object.Ref{"d1": {{APIVersion: "v1", Kind: "ConfigMap", Namespace: "team", Name: "settings"}, shared}},
 				New:   map[string]bool{"d1": true},
+			},
+		},
+		"NoneOnACycle": {
+			reason: "With onCycle: Warning, no dependsOn is written on an edge of a cycle, here one the input closes with an Object's own reference: the provider would wait on both sides to create.",
+			args: args{
+				resources: []composed.Resource{
+					composedtest.With(obj("config", "deploy"), composedtest.Referencing()),
+					composedtest.With(obj("deploy"), composedtest.Referencing(composedtest.ClusterObject("config"))),
+					obj("other", "config"),
+				},
+				o: composed.Options{BreakCycles: true},
+			},
+			want: References{
+				Write: map[string][]object.Ref{"other": {{APIVersion: "kubernetes.crossplane.io/v1alpha2", Group: object.ClusterGroup, Kind: "Object", Name: "config"}}},
+				New:   map[string]bool{"other": true},
 			},
 		},
 		"ObservedAlready": {

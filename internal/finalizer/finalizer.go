@@ -12,17 +12,25 @@ import (
 	"slices"
 
 	"github.com/crossplane-contrib/function-dependencies/internal/composed"
+	"github.com/crossplane-contrib/function-dependencies/internal/explicit"
 	"github.com/crossplane-contrib/function-dependencies/internal/object"
 	"github.com/crossplane-contrib/function-dependencies/internal/protection"
 )
 
 // Protects is true for the edges a finalizer protects: those of a
-// provider-kubernetes Object that its spec.references make (the input's are
-// written into them), whose finalizers the provider releases when the Object
-// is deleted. It would release none for an inferred edge, and keep the
-// target for ever.
+// provider-kubernetes Object that its spec.references make, whose finalizers
+// the provider releases when the Object is deleted, and those the input
+// declares between two Objects, which are written into them (explicit.Writes).
+// It would release none for an inferred edge, and keep the target for ever.
 func Protects(g *composed.Graph, e composed.Edge) bool {
-	return e.Origin != composed.FromInference && g.Resources[e.DependentAt].IsObject
+	switch e.Origin {
+	case composed.FromReference:
+		return g.Resources[e.DependentAt].IsObject
+	case composed.FromInput:
+		return explicit.Writes(g, e)
+	default:
+		return false
+	}
 }
 
 // A Stale finalizer is a reference finalizer on an observed resource that

@@ -285,6 +285,14 @@ func TestOnlyAnObjectsEdgesAreProtectedByAFinalizer(t *testing.T) {
 			},
 			want: outcome{},
 		},
+		"ObjectDependingOnWhatTheProviderCantReach": {
+			reason: "An Object's declared dependency on a Release gets no finalizer: no dependsOn is written for it, since provider-kubernetes may not read or update a Release by default.",
+			resources: []composed.Resource{
+				{Name: "chart", APIVersion: "helm.crossplane.io/v1beta1", Identity: object.Ref{Group: "helm.crossplane.io", Kind: "Release", Name: "chart"}, Observed: &composed.Observed{UID: "uid-chart"}, Desired: &composed.Desired{}},
+				composedtest.With(composedtest.Object("d1"), composedtest.DependingOn("chart")),
+			},
+			want: outcome{},
+		},
 		"ObjectDependingOnANonObject": {
 			reason: "An Object protects a dependency that is not an Object; the dependency's own edges stay unprotected.",
 			resources: []composed.Resource{

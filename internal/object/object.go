@@ -34,6 +34,15 @@ func IsObject(group, kind string) bool {
 	return kind == Kind && (group == ClusterGroup || group == NamespacedGroup)
 }
 
+// Reachable tells whether provider-kubernetes may read and update objects of
+// this API group and kind on the control plane with the access Crossplane
+// gives every provider by default: its own kinds (Objects among them), and
+// core Secrets and ConfigMaps. It resolves an Object's references, and puts
+// its finalizer on each, with its own service account.
+func Reachable(group, kind string) bool {
+	return group == ClusterGroup || group == NamespacedGroup || (group == "" && (kind == "Secret" || kind == "ConfigMap"))
+}
+
 // Finalizer is the finalizer provider-kubernetes puts on every object
 // referenced by the Object with this UID.
 func Finalizer(uid string) string {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/crossplane-contrib/function-dependencies/internal/composed"
 	"github.com/crossplane-contrib/function-dependencies/internal/explicit"
@@ -41,6 +42,7 @@ const (
 	ReasonInferredCycle    = "InferredCycle"
 	ReasonUnprotectedDeps  = "UnprotectedDependencies"
 	ReasonShared           = "SharedObject"
+	ReasonWaitingTooLong   = "WaitingTooLong"
 )
 
 // Severity of a result.
@@ -72,6 +74,16 @@ type Condition struct {
 type InvalidReference struct {
 	Resource string
 	Problem  string
+}
+
+// A Waiting resource is held back behind a dependency that exists and has
+// not been ready for longer than the step waits in silence.
+type Waiting struct {
+	Resource, Target string
+	// Kind is the target's, which may be one that never reports Ready.
+	Kind string
+	// For is how long the target has not been ready.
+	For time.Duration
 }
 
 // Protection says what keeps an edge's target from being deleted first.
@@ -156,7 +168,9 @@ type Facts struct {
 	Usages     usage.Plan
 	References explicit.References
 	HeldBack   map[string]string
-	Invalid    []InvalidReference
+	// Waiting are the held back resources that have waited too long.
+	Waiting []Waiting
+	Invalid []InvalidReference
 	// Unmatched are the input's dependencies that match no resource.
 	Unmatched []explicit.Unmatched
 	// NotInferred counts the reference fields inference found several
@@ -241,6 +255,12 @@ func Of(f Facts) Report {
 	if len(f.HeldBack) > 0 {
 		add(Normal, ReasonHeldBack, "resources are held back from creation until their dependencies allow: "+
 			message.ListOf(slices.Sorted(maps.Keys(f.HeldBack)), func(n string) string { return fmt.Sprintf("%s (%s)", n, f.HeldBack[n]) }))
+	}
+	if len(f.Waiting) > 0 {
+		add(Warning, ReasonWaitingTooLong, "resources held back by creation: WaitForReady have waited long for dependencies that exist and are not ready, which may never come if the kind reports no Ready condition: "+
+			message.ListOf(f.Waiting, func(w Waiting) string {
+				return fmt.Sprintf("%s waits for %s (%s, not ready for %s)", w.Resource, w.Target, w.Kind, w.For.Round(time.Minute))
+			})+"; mark the dependency ready in an earlier step (patch-and-transform's readinessChecks: [{type: None}], or function-auto-ready before this step), or use creation: Immediate")
 	}
 	if len(f.Unmatched) > 0 {
 		add(Warning, ReasonUnmatched, "dependencies in the input match no composed resource: "+

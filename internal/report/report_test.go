@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -498,6 +499,19 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 				return f
 			}(),
 			want: []Result{{Severity: Normal, Reason: ReasonHeldBack, Message: "resources are held back from creation until their dependencies allow: d1 (waits for shared to be ready), job (waits for web to be ready)"}},
+		},
+		"WaitingTooLong": {
+			reason: "A resource held back too long behind a dependency that exists is a Warning that names both, the dependency's kind and how long, and the ways out.",
+			facts: func() Facts {
+				f := decision{resources: []composed.Resource{shared, composedtest.With(composedtest.Object("d1"), composedtest.NotObserved, composedtest.DependingOn("shared"))}}.facts()
+				f.HeldBack = map[string]string{"d1": "waits for shared to be ready"}
+				f.Waiting = []Waiting{{Resource: "d1", Target: "shared", Kind: "Object", For: 25*time.Minute + 10*time.Second}}
+				return f
+			}(),
+			want: []Result{
+				{Severity: Normal, Reason: ReasonHeldBack, Message: "resources are held back from creation until their dependencies allow: d1 (waits for shared to be ready)"},
+				{Severity: Warning, Reason: ReasonWaitingTooLong, Message: "resources held back by creation: WaitForReady have waited long for dependencies that exist and are not ready, which may never come if the kind reports no Ready condition: d1 waits for shared (Object, not ready for 25m0s); mark the dependency ready in an earlier step (patch-and-transform's readinessChecks: [{type: None}], or function-auto-ready before this step), or use creation: Immediate"},
+			},
 		},
 		"Unmatched": {
 			reason: "Dependencies in the input that match no composed resource are named by field.",

@@ -10,6 +10,7 @@ package request
 import (
 	"maps"
 	"slices"
+	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -101,6 +102,23 @@ func (o Object) Ready() bool {
 		}
 	}
 	return false
+}
+
+// NotReadySince is when the object last stopped being ready, as far as it
+// says: its Ready condition's lastTransitionTime, or its creationTimestamp
+// while it has no Ready condition; false when it is ready, or says neither.
+func (o Object) NotReadySince() (time.Time, bool) {
+	since := text(o.metadata, "creationTimestamp")
+	for _, c := range value(o.s, "status", "conditions").GetListValue().GetValues() {
+		if text(c.GetStructValue(), "type") == "Ready" {
+			if text(c.GetStructValue(), "status") == "True" {
+				return time.Time{}, false
+			}
+			since = text(c.GetStructValue(), "lastTransitionTime")
+		}
+	}
+	t, err := time.Parse(time.RFC3339, since)
+	return t, err == nil
 }
 
 // ControllerUID is the UID of the object's controller, or "".

@@ -727,6 +727,9 @@ type Plan struct {
 	// smallest names.
 	Cycles  [][]string
 	cycleOf map[string]int
+	// referencedFor holds, beside References, the composed resource each
+	// reference is written for.
+	referencedFor map[string][]string
 	// LeftOut are the inferred edges that would close a cycle, in edge
 	// order: none of them is in Edges. See leaveOutInferredCycles.
 	LeftOut   []LeftOut
@@ -915,13 +918,15 @@ func (p *Plan) Changes() bool {
 	return false
 }
 
-// UnprotectedDependencies are the edges only the input declares whose
-// dependent is no Object, which nothing protects since the step writes no
+// UnprotectedDependencies are the edges only the input declares that no
+// finalizer protects (their dependent is no Object, or their target one the
+// provider can't reach), which nothing protects since the step writes no
 // Usage, as the warning names them: all but those a broken cycle holds.
 func (p *Plan) UnprotectedDependencies() []string {
 	var out []string
 	for _, e := range p.Edges {
-		if e.Origin == OriginExplicit && !p.Nodes[e.Dependent].Object && !p.Input.WritesUsages() && !p.composes(e.Dependent, e.Target) && e.State != Cyclic {
+		byFinalizer := p.Nodes[e.Dependent].Object && ProviderReaches(p.Nodes[e.Target].Identity)
+		if e.Origin == OriginExplicit && !byFinalizer && !p.Input.WritesUsages() && !p.composes(e.Dependent, e.Target) && e.State != Cyclic {
 			out = append(out, e.String())
 		}
 	}
@@ -974,7 +979,7 @@ func (p *Plan) Results() []Result {
 // to one call.
 func Expect(s State) *Plan {
 	p := &Plan{
-		Input: s.Input.withDefaults(), Nodes: map[string]*Node{}, Own: map[string]map[string]any{}, cycleOf: map[string]int{},
+		Input: s.Input.withDefaults(), Nodes: map[string]*Node{}, Own: map[string]map[string]any{}, cycleOf: map[string]int{}, referencedFor: map[string][]string{},
 		Declare: map[string][]string{}, Missing: map[string][]string{}, Finalizers: map[string][]string{},
 		References: map[string][]Reference{}, HeldBack: map[string]Hold{}, Labels: map[string]map[string]string{},
 		XRUID: harness.String(s.XR, "metadata", "uid"), xrNamespaced: harness.String(s.XR, "metadata", "namespace") != "",
@@ -987,6 +992,7 @@ func Expect(s State) *Plan {
 	p.inferOutside()
 	p.leaveOutInferredCycles()
 	p.findCycles()
+	p.writeNoReferenceOnACycle()
 	p.decide()
 	p.decideUsages()
 	p.findStale()
@@ -1389,14 +1395,15 @@ func (p *Plan) addEdges() {
 				continue // A reference makes the edge already.
 			}
 			e := &Edge{Dependent: name, Target: t, Origin: OriginExplicit, Protection: Unprotected}
+			reachable := n.Object && ProviderReaches(p.Nodes[t].Identity)
 			switch {
-			case n.Object:
+			case reachable:
 				e.Protection = ByFinalizer
 			case p.Input.WritesUsages() || p.composes(name, t):
 				e.Protection = ByUsage
 			}
 			targets[t] = e
-			if !n.Object || !n.Desired {
+			if !reachable || !n.Desired {
 				continue
 			}
 			// The Object gets a dependsOn to the dependency, unless an
@@ -1415,6 +1422,7 @@ func (p *Plan) addEdges() {
 			default:
 				written = append(written, id)
 				p.References[name] = append(p.References[name], Reference{APIVersion: tn.APIVersion, Kind: id.Kind, Namespace: id.Namespace, Name: id.Name})
+				p.referencedFor[name] = append(p.referencedFor[name], t)
 			}
 		}
 		// An inferred edge adds only what the others lack; whatever
@@ -1426,6 +1434,42 @@ func (p *Plan) addEdges() {
 		}
 		for _, t := range slices.Sorted(maps.Keys(targets)) {
 			p.Edges = append(p.Edges, *targets[t])
+		}
+	}
+}
+
+// ProviderReaches tells whether provider-kubernetes may read and update an
+// object of the identity with the access Crossplane gives every provider:
+// its own kinds, and core Secrets and ConfigMaps. Only on those is a
+// dependency the input declares written as an Object's dependsOn; the
+// provider would need more for any other, a Release say.
+func ProviderReaches(id Identity) bool {
+	return id.Group == "kubernetes.crossplane.io" || id.Group == "kubernetes.m.crossplane.io" || (id.Group == "" && (id.Kind == "Secret" || id.Kind == "ConfigMap"))
+}
+
+// writeNoReferenceOnACycle drops the dependsOn of every declared edge inside
+// a cycle with onCycle: Warning, and what waits to write one: the provider
+// would wait on both sides of the cycle to create. What stays held back has
+// its references written when it is released.
+func (p *Plan) writeNoReferenceOnACycle() {
+	cyclic := func(name, t string) bool { return !p.CyclesFatal() && p.SameCycle(name, t) }
+	for name, refs := range p.References {
+		kept, keptFor := []Reference(nil), []string(nil)
+		for i, r := range refs {
+			if t := p.referencedFor[name][i]; !cyclic(name, t) {
+				kept, keptFor = append(kept, r), append(keptFor, t)
+			}
+		}
+		p.References[name], p.referencedFor[name] = kept, keptFor
+		if len(kept) == 0 {
+			delete(p.References, name)
+		}
+	}
+	for name, h := range p.HeldBack {
+		h.Unnamed = slices.DeleteFunc(h.Unnamed, func(t string) bool { return cyclic(name, t) })
+		p.HeldBack[name] = h
+		if len(h.Unnamed) == 0 && len(h.NotReady) == 0 {
+			delete(p.HeldBack, name)
 		}
 	}
 	for name := range p.HeldBack {
@@ -1596,8 +1640,9 @@ func (p *Plan) findStale() {
 func (p *Plan) holdUntilReady() {
 	for _, e := range p.Edges {
 		d, t := p.Nodes[e.Dependent], p.Nodes[e.Target]
-		// An inferred edge orders deletion only.
-		if !d.Desired || d.Observed || e.State == Cyclic || e.Origin == OriginInferred || (t.Observed && t.Ready) {
+		// An inferred edge orders deletion only; a dependency that can't
+		// say it is ready is ready once it exists.
+		if !d.Desired || d.Observed || e.State == Cyclic || e.Origin == OriginInferred || (t.Observed && (t.Ready || readyOnceItExists(t.Identity))) {
 			continue
 		}
 		h := p.HeldBack[d.Name]
@@ -1610,6 +1655,20 @@ func (p *Plan) holdUntilReady() {
 	for name := range p.HeldBack {
 		delete(p.References, name)
 	}
+}
+
+// readyOnceItExists tells whether a resource of the identity is ready as soon
+// as it exists, having no way to say so: a ProviderConfig or
+// ClusterProviderConfig of any group, and the core kinds function-auto-ready
+// marks ready on sight (ConfigMap, Secret, Namespace, ServiceAccount).
+func readyOnceItExists(id Identity) bool {
+	switch id.Kind {
+	case "ProviderConfig", "ClusterProviderConfig":
+		return true
+	case "ConfigMap", "Secret", "Namespace", "ServiceAccount":
+		return id.Group == ""
+	}
+	return false
 }
 
 // usagesInstead tells whether a Usage protects the edge of an Object instead
