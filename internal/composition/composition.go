@@ -22,6 +22,7 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/report"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
+	"github.com/crossplane-contrib/function-dependencies/internal/suspect"
 	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 )
 
@@ -116,7 +117,7 @@ func decide(ctx context.Context, in *v1beta1.Input, xr composite, rd read) (Plan
 	refs := explicit.Referencing(g)
 	held, waiting := heldBack(g, refs.Unnamed, in.Creation == v1beta1.CreationWaitForReady, rd.now)
 	rep := report.Of(report.Facts{
-		Graph: g, Finalizers: fin, Usages: use, References: refs, HeldBack: held, Waiting: waiting,
+		Graph: g, Finalizers: fin, Usages: use, References: refs, HeldBack: held, Waiting: waiting, Suspect: suspect.Of(g),
 		Invalid: rd.invalid, Unmatched: unmatched, NotInferred: notInferred,
 		Enforce: in.Mode == v1beta1.ModeEnforce, CyclesFatal: in.OnCycle == v1beta1.CycleFatal,
 	})

@@ -14,6 +14,7 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
 	"github.com/crossplane-contrib/function-dependencies/internal/protection"
 	"github.com/crossplane-contrib/function-dependencies/internal/report/message"
+	"github.com/crossplane-contrib/function-dependencies/internal/suspect"
 	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 )
 
@@ -43,6 +44,7 @@ const (
 	ReasonUnprotectedDeps  = "UnprotectedDependencies"
 	ReasonShared           = "SharedObject"
 	ReasonWaitingTooLong   = "WaitingTooLong"
+	ReasonSuspect          = "SuspectReference"
 )
 
 // Severity of a result.
@@ -171,6 +173,8 @@ type Facts struct {
 	// Waiting are the held back resources that have waited too long.
 	Waiting []Waiting
 	Invalid []InvalidReference
+	// Suspect are the references that can't be what their author meant.
+	Suspect []suspect.Reference
 	// Unmatched are the input's dependencies that match no resource.
 	Unmatched []explicit.Unmatched
 	// NotInferred counts the reference fields inference found several
@@ -279,6 +283,12 @@ func Of(f Facts) Report {
 	if len(g.Shared) > 0 {
 		add(Warning, ReasonShared, "composed resources are one object, to which Crossplane applies the desired state of each in turn, and each is protected as its dependents need: "+
 			message.ListOf(g.Shared, func(s composed.Shared) string { return fmt.Sprintf("%s (%s)", message.List(s.Names), s.Identity) }))
+	}
+	if len(f.Suspect) > 0 {
+		add(Warning, ReasonSuspect, "references match no composed resource, and can't be what was meant: nothing protects them, and provider-kubernetes can't create an Object whose reference doesn't resolve: "+
+			message.ListOf(f.Suspect, func(r suspect.Reference) string {
+				return fmt.Sprintf("%s %s names %s: %s", r.Dependent, r.Target.Field(), r.Target, r.Problem)
+			}))
 	}
 	if len(f.Invalid) > 0 {
 		add(Warning, ReasonInvalidReference, "cannot read references: "+

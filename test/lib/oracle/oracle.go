@@ -971,6 +971,7 @@ func (p *Plan) Results() []Result {
 	add(len(p.Unmatched) > 0, Warning, "UnmatchedDependency")
 	add(len(p.Impossible) > 0, Warning, "UsageImpossible")
 	add(len(p.UnprotectedDependencies()) > 0, Warning, "UnprotectedDependencies")
+	add(len(p.SuspectReferences()) > 0, Warning, "SuspectReference")
 	slices.SortFunc(rs, func(a, b Result) int { return strings.Compare(a.Severity+"/"+a.Reason, b.Severity+"/"+b.Reason) })
 	return rs
 }
@@ -2035,4 +2036,81 @@ func readyCondition(r map[string]any) bool {
 		}
 	}
 	return false
+}
+
+// SuspectReferences are the references outside the composite that can't be
+// what was meant, as the SuspectReference warning names them: a namespaced
+// kind without a namespace (a kind the composition composes in a namespace,
+// one of Kubernetes' own namespaced kinds, or a kind of a .m. API group but
+// its Cluster kinds), or a reference within a typo of a named composed
+// resource: its group, kind, namespace and name together at most two
+// letters off (one for a name under eight letters), both with a namespace
+// or both without.
+func (p *Plan) SuspectReferences() []string {
+	var out []string
+	for _, e := range p.External {
+		t := e.Target.Identity
+		if e.Inferred || t.Name == "" {
+			continue
+		}
+		if t.Namespace == "" && p.namespaced(t.Group, t.Kind) {
+			out = append(out, e.Dependent+" "+t.Describe()+": no namespace")
+			continue
+		}
+		most := 2
+		if len(t.Name) < 8 {
+			most = 1
+		}
+		for _, name := range slices.Sorted(maps.Keys(p.Nodes)) {
+			id := p.Nodes[name].Identity
+			if id.Name == "" || (id.Namespace == "") != (t.Namespace == "") {
+				continue
+			}
+			if d := editDistance(t.Group, id.Group) + editDistance(t.Kind, id.Kind) + editDistance(t.Namespace, id.Namespace) + editDistance(t.Name, id.Name); d <= most {
+				out = append(out, e.Dependent+" "+t.Describe()+": a typo of "+name)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func (p *Plan) namespaced(group, kind string) bool {
+	for _, n := range p.Nodes {
+		if n.Identity.Group == group && n.Identity.Kind == kind && n.Identity.Namespace != "" {
+			return true
+		}
+	}
+	switch {
+	case strings.Contains(group, ".m."):
+		return !strings.HasPrefix(kind, "Cluster")
+	case group == "":
+		return slices.Contains([]string{"ConfigMap", "Secret", "Service", "ServiceAccount", "PersistentVolumeClaim", "Pod"}, kind)
+	}
+	return slices.Contains([]string{"apps/Deployment", "apps/StatefulSet", "apps/DaemonSet", "batch/Job", "batch/CronJob",
+		"networking.k8s.io/Ingress", "rbac.authorization.k8s.io/Role", "rbac.authorization.k8s.io/RoleBinding"}, group+"/"+kind)
+}
+
+// editDistance counts the letters to insert, delete or replace to turn a
+// into b, by recursion over the shorter prefixes, remembered.
+func editDistance(a, b string) int {
+	memo := map[[2]int]int{}
+	var d func(i, j int) int
+	d = func(i, j int) int {
+		if i == 0 || j == 0 {
+			return i + j
+		}
+		if v, ok := memo[[2]int{i, j}]; ok {
+			return v
+		}
+		v := min(d(i-1, j)+1, d(i, j-1)+1)
+		if a[i-1] == b[j-1] {
+			v = min(v, d(i-1, j-1))
+		} else {
+			v = min(v, d(i-1, j-1)+1)
+		}
+		memo[[2]int{i, j}] = v
+		return v
+	}
+	return d(len(a), len(b))
 }

@@ -797,12 +797,13 @@ func (r *loopRun) reachLeftOut(p *oracle.Plan, l oracle.LeftOut) {
 // composed resources protected) and there is no cycle, no reference that
 // can't be read, no inferred edge left out, no object composed under two
 // names, no dependency of the input that matches nothing, no edge no
-// Usage can protect, no stale finalizer, nothing held back, and, in Report
-// mode, nothing Enforce would change. References to objects outside the
-// composition are no problem by themselves.
+// Usage can protect, no stale finalizer, nothing held back, no reference
+// that can't be what was meant, and, in Report mode, nothing Enforce would
+// change. References to objects outside the composition are no problem by
+// themselves.
 func (r *loopRun) checkSilence(res xpResult, p *oracle.Plan) {
 	if !p.Condition.Status || len(p.Cycles) > 0 || len(p.LeftOut) > 0 || len(p.Shared) > 0 || len(p.Problems) > 0 || len(p.Unmatched) > 0 ||
-		len(p.Impossible) > 0 || len(p.Stale) > 0 || len(p.HeldBack) > 0 || p.Changes() {
+		len(p.Impossible) > 0 || len(p.Stale) > 0 || len(p.HeldBack) > 0 || len(p.SuspectReferences()) > 0 || p.Changes() {
 		return
 	}
 	r.silent = true
