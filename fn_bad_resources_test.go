@@ -88,7 +88,7 @@ func TestBadResourcesAreNamedByFieldAndLoseNothingElse(t *testing.T) {
 		"FinalizersNull": {
 			reason: "metadata.finalizers: null means no finalizers: the function declares them, as for an absent list.",
 			change: requesttest.WithSharedMetadata("finalizers", structpb.NewNullValue()),
-			want:   requesttest.Summary("4 composed resources, 3 references between them and 0 to external objects; 3 reference finalizers declared, 0 pending until their Object exists"),
+			want:   requesttest.Summary("4 composed resources, 3 references between them and none to external objects; 2 reference finalizers added"),
 			shared: []string{requesttest.RefPrefix + "uid-bad", requesttest.RefPrefix + "uid-dep-00", requesttest.RefPrefix + "uid-dep-01"},
 		},
 		"MetadataNull": {
@@ -96,7 +96,7 @@ func TestBadResourcesAreNamedByFieldAndLoseNothingElse(t *testing.T) {
 			change: func(r *fnv1.RunFunctionRequest) {
 				r.Desired.Resources["shared"].Resource.Fields["metadata"] = structpb.NewNullValue()
 			},
-			want:   requesttest.Summary("4 composed resources, 3 references between them and 0 to external objects; 3 reference finalizers declared, 0 pending until their Object exists"),
+			want:   requesttest.Summary("4 composed resources, 3 references between them and none to external objects; 2 reference finalizers added"),
 			shared: []string{requesttest.RefPrefix + "uid-bad", requesttest.RefPrefix + "uid-dep-00", requesttest.RefPrefix + "uid-dep-01"},
 		},
 		"InvalidAPIVersionMatchesNothing": {
@@ -106,7 +106,7 @@ func TestBadResourcesAreNamedByFieldAndLoseNothingElse(t *testing.T) {
 				r.Desired.Resources["bad"] = requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-bad", References: `[{"dependsOn": {"apiVersion": "v1", "kind": "ConfigMap", "name": "cm"}}]`}.Resource()
 			},
 			// An external reference is no problem by itself: the summary counts it.
-			want:   requesttest.Summary("5 composed resources, 2 references between them and 1 to external objects, 1 of them unprotected; 2 reference finalizers declared, 0 pending until their Object exists"),
+			want:   requesttest.Summary("5 composed resources, 2 references between them and 1 to an external object, 1 of them unprotected; 1 reference finalizer added"),
 			shared: sharedWithoutBad,
 		},
 		"FatalCycleSummary": {
@@ -114,7 +114,7 @@ func TestBadResourcesAreNamedByFieldAndLoseNothingElse(t *testing.T) {
 			change: func(r *fnv1.RunFunctionRequest) {
 				r.Desired.Resources["shared"] = requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-shared", Finalizers: []string{"example.org/earlier-step"}, References: requesttest.DependsOn("app-bad")}.Resource()
 			},
-			want: requesttest.Summary("4 composed resources, 4 references between them and 0 to external objects; 4 reference finalizers to declare (the cycle failed the step: desired state left unchanged), 0 pending until their Object exists"),
+			want: requesttest.Summary("4 composed resources, 4 references between them and none to external objects; 3 reference finalizers to add (the cycle failed the step: desired state left unchanged)"),
 		},
 		// Dependencies of the input that match no composed resource.
 		"InputDependencyMatchesNothing": {
@@ -239,7 +239,7 @@ func TestBadResourcesAreNamedByFieldAndLoseNothingElse(t *testing.T) {
 		"CoreGroupWithoutKind": {
 			reason: "apiVersion v1 without kind is the core group's kind Object, which nothing is: an external reference, counted as one.",
 			change: withBadReferences(`[{"dependsOn": {"apiVersion": "v1", "name": "app-shared"}}]`),
-			want:   requesttest.Summary("4 composed resources, 2 references between them and 1 to external objects, 1 of them unprotected; 2 reference finalizers declared, 0 pending until their Object exists"),
+			want:   requesttest.Summary("4 composed resources, 2 references between them and 1 to an external object, 1 of them unprotected; 1 reference finalizer added"),
 			shared: sharedWithoutBad,
 		},
 

@@ -39,9 +39,9 @@ func TestFunctionDeclaresWhatIsMissingAndReportsOnlyWhatNeedsAttention(t *testin
 				desired: map[string]*fnv1.Resource{
 					"shared": requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-shared", Finalizers: append([]string{"example.org/earlier-step"}, requesttest.UIDFinalizers(10)...)}.Resource(),
 				},
-				conditions: []*fnv1.Condition{requesttest.FalseCondition("FinalizersPending", "finalizers are declared but not yet applied, or wait for their Object to exist: dep-01 → shared, dep-04 → shared, dep-06 → shared, dep-08 → shared. 11 composed resources, 10 references between them and 0 to external objects; 10 reference finalizers declared, 0 pending until their Object exists")},
+				conditions: []*fnv1.Condition{requesttest.FalseCondition("FinalizersPending", "finalizers are declared but not yet applied, or wait for their Object to exist: dep-01 → shared, dep-04 → shared, dep-06 → shared, dep-08 → shared. 11 composed resources, 10 references between them and none to external objects; 4 reference finalizers added")},
 				results: []*fnv1.Result{
-					requesttest.Summary("11 composed resources, 10 references between them and 0 to external objects; 10 reference finalizers declared, 0 pending until their Object exists"),
+					requesttest.Summary("11 composed resources, 10 references between them and none to external objects; 4 reference finalizers added"),
 				},
 			},
 		},
@@ -52,15 +52,15 @@ func TestFunctionDeclaresWhatIsMissingAndReportsOnlyWhatNeedsAttention(t *testin
 				desired: map[string]*fnv1.Resource{
 					"shared": requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-shared", Finalizers: append([]string{"example.org/earlier-step"}, requesttest.UIDFinalizers(3)...)}.Resource(),
 				},
-				conditions: []*fnv1.Condition{requesttest.ProtectedCondition("every live reference between composed resources is protected. 4 composed resources, 3 references between them and 0 to external objects; 3 reference finalizers declared, 0 pending until their Object exists")},
+				conditions: []*fnv1.Condition{requesttest.ProtectedCondition("every live reference between composed resources is protected. 4 composed resources, 3 references between them and none to external objects; nothing added")},
 			},
 		},
 		"ReportMode": {
 			reason: "Report mode computes the same, says what is unprotected, and leaves desired state exactly as it was.",
 			req:    requesttest.Issue371Request(3, []int{1}, `{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "mode": "Report"}`, nil),
 			want: want{
-				conditions: []*fnv1.Condition{requesttest.FalseCondition("UnprotectedEdges", "referenced resources lack their dependents' finalizers: dep-00 → shared, dep-02 → shared. 4 composed resources, 3 references between them and 0 to external objects; 3 reference finalizers to declare (Report mode: desired state left unchanged), 0 pending until their Object exists")},
-				results:    []*fnv1.Result{requesttest.Summary("4 composed resources, 3 references between them and 0 to external objects; 3 reference finalizers to declare (Report mode: desired state left unchanged), 0 pending until their Object exists")},
+				conditions: []*fnv1.Condition{requesttest.FalseCondition("UnprotectedEdges", "referenced resources lack their dependents' finalizers: dep-00 → shared, dep-02 → shared. 4 composed resources, 3 references between them and none to external objects; 2 reference finalizers to add (Report mode: desired state left unchanged)")},
+				results:    []*fnv1.Result{requesttest.Summary("4 composed resources, 3 references between them and none to external objects; 2 reference finalizers to add (Report mode: desired state left unchanged)")},
 			},
 		},
 		"ReportModeRemovedDependentBeingDeleted": {
@@ -70,7 +70,7 @@ func TestFunctionDeclaresWhatIsMissingAndReportsOnlyWhatNeedsAttention(t *testin
 				delete(r.Desired.Resources, "dep-02")
 			}),
 			want: want{
-				conditions: []*fnv1.Condition{requesttest.ProtectedCondition("every live reference between composed resources is protected. 3 composed resources, 2 references between them and 0 to external objects; 2 reference finalizers to declare (Report mode: desired state left unchanged), 0 pending until their Object exists")},
+				conditions: []*fnv1.Condition{requesttest.ProtectedCondition("every live reference between composed resources is protected. 3 composed resources, 2 references between them and none to external objects; nothing to add (Report mode: desired state left unchanged)")},
 			},
 		},
 		"OneObjectUnderARemovedNameToo": {
@@ -82,7 +82,7 @@ func TestFunctionDeclaresWhatIsMissingAndReportsOnlyWhatNeedsAttention(t *testin
 				desired: map[string]*fnv1.Resource{
 					"shared": requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-shared", Finalizers: []string{"example.org/earlier-step", requesttest.RefPrefix + "uid-dep-00"}}.Resource(),
 				},
-				conditions: []*fnv1.Condition{requesttest.FalseCondition("UnprotectedEdges", "referenced resources lack their dependents' finalizers: dep-00 → shared-alias, dep-01 → shared-alias, dep-01 → shared. 4 composed resources, 4 references between them and 0 to external objects; 1 reference finalizers declared, 0 pending until their Object exists")},
+				conditions: []*fnv1.Condition{requesttest.FalseCondition("UnprotectedEdges", "referenced resources lack their dependents' finalizers: dep-00 → shared-alias, dep-01 → shared-alias, dep-01 → shared. 4 composed resources, 4 references between them and none to external objects; nothing added")},
 				results: []*fnv1.Result{
 					requesttest.Warning("ReferencedResourceRemoved", "the composition no longer includes resources that live Objects still reference, so they may be deleted first: shared-alias (referenced by dep-00, dep-01)"),
 					requesttest.Warning("ReferencedResourceDeleting", "referenced resources are being deleted without their dependents' finalizers, which can no longer be added: dep-01 → shared"),
@@ -100,11 +100,11 @@ func TestFunctionDeclaresWhatIsMissingAndReportsOnlyWhatNeedsAttention(t *testin
 				desired: map[string]*fnv1.Resource{
 					"shared": requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-shared", Finalizers: []string{"example.org/earlier-step", requesttest.RefPrefix + "uid-dep-00", requesttest.RefPrefix + "uid-dep-02"}}.Resource(),
 				},
-				conditions: []*fnv1.Condition{requesttest.ProtectedCondition("every live reference between composed resources is protected. 4 composed resources, 3 references between them and 0 to external objects; 2 reference finalizers declared, 0 pending until their Object exists")},
+				conditions: []*fnv1.Condition{requesttest.ProtectedCondition("every live reference between composed resources is protected. 4 composed resources, 3 references between them and none to external objects; nothing added")},
 			},
 		},
 		"NamespacedXR": {
-			reason: "Namespaced Objects of a namespaced XR match by namespace; a desired resource without one gets the XR's namespace, as Crossplane does; a reference without namespace matches nothing, as in the provider.",
+			reason: "Namespaced Objects of a namespaced XR match by namespace; a desired resource without one gets the XR's namespace, as Crossplane does; a reference without namespace matches nothing, as in the provider, and is named as a mistake.",
 			req: &fnv1.RunFunctionRequest{
 				Observed: &fnv1.State{
 					Composite: &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion": "example.org/v1alpha1", "kind": "App", "metadata": {"name": "app", "namespace": "team"}}`)},
@@ -121,9 +121,11 @@ func TestFunctionDeclaresWhatIsMissingAndReportsOnlyWhatNeedsAttention(t *testin
 				desired: map[string]*fnv1.Resource{
 					"shared": requesttest.Obj{APIVersion: requesttest.NamespacedObject, Name: "shared", Finalizers: []string{requesttest.RefPrefix + "uid-dep"}}.Resource(),
 				},
-				conditions: []*fnv1.Condition{requesttest.FalseCondition("FinalizersPending", "finalizers are declared but not yet applied, or wait for their Object to exist: dep → shared. 2 composed resources, 1 references between them and 1 to external objects, 1 of them unprotected; 1 reference finalizers declared, 0 pending until their Object exists")},
+				conditions: []*fnv1.Condition{requesttest.FalseCondition("FinalizersPending", "finalizers are declared but not yet applied, or wait for their Object to exist: dep → shared. 2 composed resources, 1 reference between them and 1 to an external object, 1 of them unprotected; 1 reference finalizer added")},
 				results: []*fnv1.Result{
-					requesttest.Summary("2 composed resources, 1 references between them and 1 to external objects, 1 of them unprotected; 1 reference finalizers declared, 0 pending until their Object exists"),
+					requesttest.Summary("2 composed resources, 1 reference between them and 1 to an external object, 1 of them unprotected; 1 reference finalizer added"),
+					requesttest.Warning("SuspectReference", "references match no composed resource, and can't be what was meant: nothing protects them, and provider-kubernetes can't create an Object whose reference doesn't resolve: "+
+						`dep spec.references[1].dependsOn names Object.kubernetes.m.crossplane.io shared: Object is namespaced, and provider-kubernetes defaults no namespace: set namespace (composed resource "shared" is Object.kubernetes.m.crossplane.io team/shared)`),
 				},
 			},
 		},
@@ -131,10 +133,10 @@ func TestFunctionDeclaresWhatIsMissingAndReportsOnlyWhatNeedsAttention(t *testin
 			reason: "A cycle fails the step with its path, and desired state is left as it was.",
 			req:    requesttest.CycleRequest(""),
 			want: want{
-				conditions: []*fnv1.Condition{requesttest.FalseCondition("Cycle", "references form a cycle: a → b → a. 2 composed resources, 2 references between them and 0 to external objects; 2 reference finalizers to declare (the cycle failed the step: desired state left unchanged), 0 pending until their Object exists")},
+				conditions: []*fnv1.Condition{requesttest.FalseCondition("Cycle", "references form a cycle: a → b → a. 2 composed resources, 2 references between them and none to external objects; 2 reference finalizers to add (the cycle failed the step: desired state left unchanged)")},
 				results: []*fnv1.Result{
 					requesttest.Fatal("Cycle", "cannot order deletion: references form a cycle: a → b → a"),
-					requesttest.Summary("2 composed resources, 2 references between them and 0 to external objects; 2 reference finalizers to declare (the cycle failed the step: desired state left unchanged), 0 pending until their Object exists"),
+					requesttest.Summary("2 composed resources, 2 references between them and none to external objects; 2 reference finalizers to add (the cycle failed the step: desired state left unchanged)"),
 				},
 			},
 		},
@@ -142,7 +144,7 @@ func TestFunctionDeclaresWhatIsMissingAndReportsOnlyWhatNeedsAttention(t *testin
 			reason: "With onCycle Warning the cycle is reported and its edges get no finalizer.",
 			req:    requesttest.CycleRequest(`{"apiVersion": "dependencies.fn.crossplane.io/v1beta1", "kind": "Input", "onCycle": "Warning"}`),
 			want: want{
-				conditions: []*fnv1.Condition{requesttest.FalseCondition("Cycle", "references form a cycle: a → b → a. 2 composed resources, 2 references between them and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists")},
+				conditions: []*fnv1.Condition{requesttest.FalseCondition("Cycle", "references form a cycle: a → b → a. 2 composed resources, 2 references between them and none to external objects; nothing added")},
 				results: []*fnv1.Result{
 					requesttest.Warning("Cycle", "references form a cycle, so no finalizer is declared on its edges: a → b → a"),
 				},
@@ -157,7 +159,7 @@ func TestFunctionDeclaresWhatIsMissingAndReportsOnlyWhatNeedsAttention(t *testin
 				desired: map[string]*fnv1.Resource{
 					"shared": requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-shared", Finalizers: append([]string{"example.org/earlier-step"}, requesttest.UIDFinalizers(2)...)}.Resource(),
 				},
-				conditions: []*fnv1.Condition{requesttest.ProtectedCondition("every live reference between composed resources is protected. 3 composed resources, 2 references between them and 0 to external objects; 2 reference finalizers declared, 0 pending until their Object exists")},
+				conditions: []*fnv1.Condition{requesttest.ProtectedCondition("every live reference between composed resources is protected. 3 composed resources, 2 references between them and none to external objects; nothing added")},
 				results: []*fnv1.Result{
 					requesttest.Warning("InvalidReference", "cannot read references: dep-01: spec.references[1].dependsOn.name: Required value: names the referenced object"),
 				},
@@ -169,9 +171,9 @@ func TestFunctionDeclaresWhatIsMissingAndReportsOnlyWhatNeedsAttention(t *testin
 				r.Desired.Resources["shared"].Resource.Fields["metadata"].GetStructValue().Fields["finalizers"] = structpb.NewStringValue("oops")
 			}),
 			want: want{
-				conditions: []*fnv1.Condition{requesttest.FalseCondition("FinalizersPending", "finalizers are declared but not yet applied, or wait for their Object to exist: dep-00 → shared. 2 composed resources, 1 references between them and 0 to external objects; 1 reference finalizers declared, 0 pending until their Object exists")},
+				conditions: []*fnv1.Condition{requesttest.FalseCondition("FinalizersPending", "finalizers are declared but not yet applied, or wait for their Object to exist: dep-00 → shared. 2 composed resources, 1 reference between them and none to external objects; 1 reference finalizer added")},
 				results: []*fnv1.Result{
-					requesttest.Summary("2 composed resources, 1 references between them and 0 to external objects; 1 reference finalizers declared, 0 pending until their Object exists"),
+					requesttest.Summary("2 composed resources, 1 reference between them and none to external objects; 1 reference finalizer added"),
 					requesttest.Warning("InvalidResource", `cannot declare reference finalizers on composed resource "shared": metadata.finalizers is not a list`),
 				},
 			},

@@ -19,10 +19,11 @@
 # points a temporary copy of the example's functions.yaml at them, and stops
 # them when it exits, however it exits.
 #
-# FD_RENDER_CLI=crossplane renders with the current CLI (crossplane/cli v2.5.0),
-# whose render runs Crossplane core's own reconciler from a core binary,
-# instead of crank (crossplane v2.2.0), the last CLI that renders in process.
-# A Crossplane v1 example, one with a claim.yaml such as example/v1, is
+# It renders with the current CLI (crossplane/cli v2.5.0), whose render runs
+# Crossplane core's own reconciler from a core binary and prints each
+# result's reason. FD_RENDER_CLI=crank renders with crank (crossplane v2.2.0),
+# the last CLI that renders in process, whose results name no reason. A
+# Crossplane v1 example, one with a claim.yaml such as example/v1, is
 # rendered with crank-v1 (Crossplane v1.19.0's CLI, the bug report's).
 set -euo pipefail
 
@@ -52,7 +53,7 @@ for f in "${files[@]}"; do
   fi
 done
 
-cli=${FD_RENDER_CLI:-crank}
+cli=${FD_RENDER_CLI:-crossplane}
 if [ -z "${FD_RENDER_CLI:-}" ] && [ -f "$example/claim.yaml" ]; then
   cli=crank-v1
 fi

@@ -108,7 +108,7 @@ func TestDependencies(t *testing.T) {
 					"usage-3-app-config":        chainUsage("usage-3-app-config", "app", "config", `"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "resourceRef": {"name": "app"}`, `"apiVersion": "kubernetes.crossplane.io/v1alpha1", "kind": "ProviderConfig", "resourceRef": {"name": "remote"}`),
 					"usage-6-config-kubeconfig": chainUsage("usage-6-config-kubeconfig", "config", "kubeconfig", `"apiVersion": "kubernetes.crossplane.io/v1alpha1", "kind": "ProviderConfig", "resourceRef": {"name": "remote"}`, `"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "resourceRef": {"name": "kubeconfig"}`),
 				},
-				summary: "3 composed resources, 2 references between them (2 of them inferred, 2 by Usages) and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists",
+				summary: "3 composed resources, 2 references between them (2 of them inferred, 2 by Usages) and none to external objects; 2 Usages added",
 			},
 		},
 		"ComposedUsagesAreRespected": {
@@ -126,7 +126,7 @@ func TestDependencies(t *testing.T) {
 					"usage-6-config-kubeconfig": chainUsage("usage-6-config-kubeconfig", "config", "kubeconfig", `"apiVersion": "kubernetes.crossplane.io/v1alpha1", "kind": "ProviderConfig", "resourceRef": {"name": "remote"}`, `"apiVersion": "kubernetes.crossplane.io/v1alpha2", "kind": "Object", "resourceRef": {"name": "kubeconfig"}`),
 				},
 				absent:  []string{"usage-3-app-config"},
-				summary: "4 composed resources, 2 references between them (2 of them inferred, 2 by Usages) and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists",
+				summary: "4 composed resources, 2 references between them (2 of them inferred, 2 by Usages) and none to external objects; 1 Usage added",
 			},
 		},
 		"NoInferenceUnasked": {
@@ -151,7 +151,7 @@ func TestDependencies(t *testing.T) {
 			}),
 			want: want{
 				desired: map[string]*fnv1.Resource{"shared": requesttest.Obj{APIVersion: requesttest.ClusterObject, Name: "app-shared", Finalizers: append([]string{"example.org/earlier-step"}, requesttest.UIDFinalizers(1)...)}.Resource()},
-				summary: "3 composed resources, 2 references between them and 0 to external objects; 1 reference finalizers declared, 0 pending until their Object exists",
+				summary: "3 composed resources, 2 references between them and none to external objects; 1 reference finalizer added",
 			},
 		},
 		"AskedForObjectsWhenAFinalizerNamesNone": {
@@ -162,7 +162,7 @@ func TestDependencies(t *testing.T) {
 			}),
 			want: want{
 				requirements: compositeObjects,
-				results:      []*fnv1.Result{requesttest.Warning("StaleFinalizer", "reference finalizers name no Object that references the resource in this composition, so they are not declared: Crossplane drops those only it applied, and any the provider added stay until their Object, if it still exists, releases them or someone removes them (provider-kubernetes #28): shared "+requesttest.RefPrefix+"uid-dep-01")},
+				results:      []*fnv1.Result{requesttest.Warning("StaleFinalizer", "reference finalizers name no Object that references the resource in this composition, so they are not declared: Crossplane drops those only it applied, and any the provider added stay until their Object, if it still exists, releases them or someone removes them (provider-kubernetes #28): shared "+requesttest.RefPrefix+"uid-dep-01 (of no Object of this composite)")},
 			},
 		},
 		"DependentBeingDeletedIsNotStale": {

@@ -60,8 +60,10 @@ const composedByAcme = `, "labels": {"crossplane.io/composite": "acme"}, "ownerR
 // The conditions' summaries, with no dependency outside the composite and
 // with one.
 const (
-	nothingOutside = "DeletionOrdered STATUS_CONDITION_TRUE Protected: every live reference between composed resources is protected. 1 composed resources, 0 references between them and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists\n"
-	oneOutside     = "1 composed resources, 0 references between them and 1 to external objects, 0 of them unprotected; 0 reference finalizers declared, 0 pending until their Object exists\n"
+	nothingOutside = "DeletionOrdered STATUS_CONDITION_TRUE Protected: every live reference between composed resources is protected. 1 composed resource, 0 references between them and none to external objects; nothing added\n"
+	oneOutside     = "1 composed resource, 0 references between them and 1 to an external object, 0 of them unprotected; nothing added\n"
+	// oneOutsideAdded is oneOutside in the call that adds the Usage.
+	oneOutsideAdded = "1 composed resource, 0 references between them and 1 to an external object, 0 of them unprotected; 1 Usage added\n"
 )
 
 func TestAResourceDependsOnTheCompositeOfTheProviderConfigItUses(t *testing.T) {
@@ -89,8 +91,8 @@ func TestAResourceDependsOnTheCompositeOfTheProviderConfigItUses(t *testing.T) {
 			reason:    "A resource whose ProviderConfig another composite composes gets a Usage of that composite: deleting the cluster's composite waits, replayed, until nothing that runs on the cluster is left.",
 			req:       appsRequest(`["ProviderConfigs"]`, acmeConfig(composedByAcme)),
 			usage:     true,
-			results:   []*fnv1.Result{requesttest.Summary(strings.TrimSuffix(oneOutside, "\n"))},
-			condition: "DeletionOrdered STATUS_CONDITION_FALSE UsagesPending: Usages are declared but not yet in force, or wait for both their ends to exist: app-01 → XCluster.example.org acme. " + oneOutside,
+			results:   []*fnv1.Result{requesttest.Summary(strings.TrimSuffix(oneOutsideAdded, "\n"))},
+			condition: "DeletionOrdered STATUS_CONDITION_FALSE UsagesPending: Usages are declared but not yet in force, or wait for both their ends to exist: app-01 → XCluster.example.org acme. " + oneOutsideAdded,
 		},
 		"AnotherCompositesConfigProtected": {
 			reason: "Once its Usage is observed, the dependency on the other composite is protected, and the step says nothing.",

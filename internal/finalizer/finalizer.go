@@ -61,6 +61,9 @@ type Plan struct {
 	// not: finalizers, not edges, since two Objects that claim one UID share
 	// one.
 	Declared int
+	// Added counts those of them the observed resources don't carry yet:
+	// what this call adds.
+	Added int
 
 	// Stale are sorted by resource, then finalizer.
 	Stale []Stale
@@ -170,6 +173,11 @@ func Declare(g *composed.Graph, yield func(edge int) Yield) Plan {
 		slices.Sort(fs)
 		fs = slices.Compact(fs)
 		p.Declared += len(fs)
+		for _, f := range fs {
+			if o := g.Resources[t].Observed; o == nil || !slices.Contains(o.Finalizers, f) {
+				p.Added++
+			}
+		}
 		earlier := g.Resources[t].Desired.Finalizers
 		fs = slices.DeleteFunc(fs, func(f string) bool { return slices.Contains(earlier, f) })
 		if len(fs) > 0 {

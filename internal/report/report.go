@@ -12,6 +12,7 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/composed"
 	"github.com/crossplane-contrib/function-dependencies/internal/explicit"
 	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
+	"github.com/crossplane-contrib/function-dependencies/internal/object"
 	"github.com/crossplane-contrib/function-dependencies/internal/protection"
 	"github.com/crossplane-contrib/function-dependencies/internal/report/message"
 	"github.com/crossplane-contrib/function-dependencies/internal/suspect"
@@ -254,7 +255,7 @@ func Of(f Facts) Report {
 	}
 	if stale := staleOf(f); len(stale) > 0 {
 		add(Warning, ReasonStaleFinalizer, "reference finalizers name no Object that references the resource in this composition, so they are not declared: Crossplane drops those only it applied, and any the provider added stay until their Object, if it still exists, releases them or someone removes them (provider-kubernetes #28): "+
-			message.ListOf(stale, func(s finalizer.Stale) string { return s.Resource + " " + s.Finalizer }))
+			message.ListOf(stale, func(s finalizer.Stale) string { return s.Resource + " " + s.Finalizer + " (" + staleWhose(g, s) + ")" }))
 	}
 	if len(f.HeldBack) > 0 {
 		add(Normal, ReasonHeldBack, "resources are held back from creation until their dependencies allow: "+
@@ -316,6 +317,18 @@ func staleOf(f Facts) []finalizer.Stale {
 	return stale
 }
 
+// staleWhose says whose a stale finalizer is: the composed Object of its
+// UID, which doesn't reference the resource, or no Object the function sees.
+func staleWhose(g *composed.Graph, s finalizer.Stale) string {
+	uid, _ := object.UIDOf(s.Finalizer)
+	for _, r := range g.Resources {
+		if r.IsObject && r.UID() == uid {
+			return "of Object " + r.Name + ", which doesn't reference it"
+		}
+	}
+	return "of no Object of this composite"
+}
+
 // changes is true when the function changes what is observed, or in Report
 // mode would: it declares a finalizer the observed target lacks, emits a
 // Usage not observed yet, or writes a reference the observed Object lacks.
@@ -330,10 +343,11 @@ func changes(f Facts, v verdicts) bool {
 	return slices.ContainsFunc(v.edges, lacking) || slices.ContainsFunc(v.external, lacking)
 }
 
-// summaryOf counts what the function found and declared. A reference to an
-// object outside the composition is no problem by itself (a user's Secret,
-// a ProviderConfig, the composite): it is counted, with how many of them no
-// Usage protects, and raises no result.
+// summaryOf counts what the function found, and what this call adds to what
+// is observed: the reference finalizers and Usages the observed state lacks.
+// A reference to an object outside the composition is no problem by itself
+// (a user's Secret, a ProviderConfig, the composite): it is counted, with
+// how many of them nothing protects, and raises no result.
 func summaryOf(f Facts, states edgeStates, v verdicts) string {
 	g, external := f.Graph, v.external
 	// How many of the references between composed resources are inferred,
@@ -357,7 +371,7 @@ func summaryOf(f Facts, states edgeStates, v verdicts) string {
 	// A Usage this step declares protects once applied; one it doesn't
 	// write (Report mode, a fatal cycle) protects nothing.
 	writes := f.Enforce && (!f.CyclesFatal || len(g.Cycles) == 0)
-	unprotected := ""
+	externals := "none to external objects"
 	if len(external) > 0 {
 		n := 0
 		for _, v := range external {
@@ -365,25 +379,56 @@ func summaryOf(f Facts, states edgeStates, v verdicts) string {
 				n++
 			}
 		}
-		unprotected = fmt.Sprintf(", %d of them unprotected", n)
+		externals = fmt.Sprintf("%s, %d of them unprotected", externalCount(len(external)), n)
 	}
-	verb := "declared"
+	usagesAdded := states.count[stateBy{protection.Declared, ByUsage}]
+	for _, v := range external {
+		if v.protection == ByUsage && v.state == protection.Declared {
+			usagesAdded++
+		}
+	}
+	return fmt.Sprintf("%s, %s between them%s and %s; %s",
+		message.Count(len(g.Resources), "composed resource"), message.Count(len(g.Edges), "reference"), byUsages, externals,
+		changesOf(f, f.Finalizers.Added, usagesAdded, states.count[stateBy{protection.Pending, ByFinalizer}]))
+}
+
+// externalCount says how many references are to external objects.
+func externalCount(n int) string {
+	if n == 1 {
+		return "1 to an external object"
+	}
+	return fmt.Sprintf("%d to external objects", n)
+}
+
+// changesOf says what the call adds: finalizers and Usages the observed
+// state lacks, and the finalizers that wait for their Object; then the
+// references inference leaves out, which the user may declare.
+func changesOf(f Facts, finalizers, usages, pending int) string {
+	var added []string
+	if finalizers > 0 {
+		added = append(added, message.Count(finalizers, "reference finalizer"))
+	}
+	if usages > 0 {
+		added = append(added, message.Count(usages, "Usage"))
+	}
+	verb := "added"
 	switch {
 	case !f.Enforce:
-		verb = "to declare (Report mode: desired state left unchanged)"
-	case f.CyclesFatal && len(g.Cycles) > 0:
-		verb = "to declare (the cycle failed the step: desired state left unchanged)"
+		verb = "to add (Report mode: desired state left unchanged)"
+	case f.CyclesFatal && len(f.Graph.Cycles) > 0:
+		verb = "to add (the cycle failed the step: desired state left unchanged)"
 	}
-	// A reference inference leaves out is said where there are some: the
-	// user may declare its edge.
-	notInferred := ""
+	out := "nothing " + verb
+	if len(added) > 0 {
+		out = strings.Join(added, " and ") + " " + verb
+	}
+	if pending > 0 {
+		out += ", " + message.Count(pending, "finalizer") + " pending until " + map[bool]string{true: "its Object exists", false: "their Objects exist"}[pending == 1]
+	}
 	if f.NotInferred > 0 {
-		notInferred = fmt.Sprintf("; %d references not inferred: nothing singles out their target", f.NotInferred)
+		out += "; " + message.Count(f.NotInferred, "reference") + " not inferred: nothing singles out their target"
 	}
-	// Pending finalizers wait for their Object; a pending Usage, for both
-	// its ends, is none of them.
-	return fmt.Sprintf("%d composed resources, %d references between them%s and %d to external objects%s; %d reference finalizers %s, %d pending until their Object exists%s",
-		len(g.Resources), len(g.Edges), byUsages, len(g.External), unprotected, f.Finalizers.Declared, verb, states.count[stateBy{protection.Pending, ByFinalizer}], notInferred)
+	return out
 }
 
 // condition is False for the worst problem: a cycle, then edges this function

@@ -342,27 +342,27 @@ func TestSummaryCountsWhatTheFunctionFoundAndDeclared(t *testing.T) {
 		"Enforce": {
 			reason: "It counts resources, edges between them, external ones, the finalizers declared (one for two Objects that claim one UID) and the edges pending.",
 			facts:  func(f Facts) Facts { return f },
-			want:   "5 composed resources, 6 references between them and 1 to external objects, 1 of them unprotected; 2 reference finalizers declared, 2 pending until their Object exists",
+			want:   "5 composed resources, 6 references between them and 1 to an external object, 1 of them unprotected; 2 reference finalizers added, 2 finalizers pending until their Objects exist",
 		},
 		"Report": {
 			reason: "In Report mode the finalizers are to declare.",
 			facts:  func(f Facts) Facts { f.Enforce = false; return f },
-			want:   "5 composed resources, 6 references between them and 1 to external objects, 1 of them unprotected; 2 reference finalizers to declare (Report mode: desired state left unchanged), 2 pending until their Object exists",
+			want:   "5 composed resources, 6 references between them and 1 to an external object, 1 of them unprotected; 2 reference finalizers to add (Report mode: desired state left unchanged), 2 finalizers pending until their Objects exist",
 		},
 		"FatalCycle": {
 			reason: "A fatal cycle fails the step: the finalizers are to declare.",
 			facts:  func(f Facts) Facts { f.CyclesFatal = true; f.Graph.Cycles = [][]string{{"a", "b", "a"}}; return f },
-			want:   "5 composed resources, 6 references between them and 1 to external objects, 1 of them unprotected; 2 reference finalizers to declare (the cycle failed the step: desired state left unchanged), 2 pending until their Object exists",
+			want:   "5 composed resources, 6 references between them and 1 to an external object, 1 of them unprotected; 2 reference finalizers to add (the cycle failed the step: desired state left unchanged), 2 finalizers pending until their Objects exist",
 		},
 		"CycleWithoutFailing": {
 			reason: "A cycle that doesn't fail the step declares them.",
 			facts:  func(f Facts) Facts { f.Graph.Cycles = [][]string{{"a", "b", "a"}}; return f },
-			want:   "5 composed resources, 6 references between them and 1 to external objects, 1 of them unprotected; 2 reference finalizers declared, 2 pending until their Object exists",
+			want:   "5 composed resources, 6 references between them and 1 to an external object, 1 of them unprotected; 2 reference finalizers added, 2 finalizers pending until their Objects exist",
 		},
 		"ReferencesNotInferred": {
 			reason: "It counts the reference fields inference left out because nothing singles out their target, only where there are some.",
 			facts:  func(f Facts) Facts { f.NotInferred = 2; return f },
-			want:   "5 composed resources, 6 references between them and 1 to external objects, 1 of them unprotected; 2 reference finalizers declared, 2 pending until their Object exists; 2 references not inferred: nothing singles out their target",
+			want:   "5 composed resources, 6 references between them and 1 to an external object, 1 of them unprotected; 2 reference finalizers added, 2 finalizers pending until their Objects exist; 2 references not inferred: nothing singles out their target",
 		},
 		"PendingUsagesAreNoFinalizers": {
 			reason: "Edges whose Usage is pending are not counted among the finalizers pending until their Object exists.",
@@ -375,7 +375,7 @@ func TestSummaryCountsWhatTheFunctionFoundAndDeclared(t *testing.T) {
 				}
 				return f
 			},
-			want: "5 composed resources, 6 references between them (2 of them by Usages) and 1 to external objects, 1 of them unprotected; 2 reference finalizers declared, 0 pending until their Object exists",
+			want: "5 composed resources, 6 references between them (2 of them by Usages) and 1 to an external object, 1 of them unprotected; 2 reference finalizers added",
 		},
 	}
 	for name, tc := range cases {
@@ -408,7 +408,7 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 			}(),
 			want: []Result{
 				{Severity: Fatal, Reason: ReasonCycle, Message: "cannot order deletion: references form a cycle: a → b → a"},
-				{Severity: Normal, Reason: ReasonSummary, Message: "2 composed resources, 2 references between them and 0 to external objects; 2 reference finalizers to declare (the cycle failed the step: desired state left unchanged), 0 pending until their Object exists"},
+				{Severity: Normal, Reason: ReasonSummary, Message: "2 composed resources, 2 references between them and none to external objects; 2 reference finalizers to add (the cycle failed the step: desired state left unchanged)"},
 			},
 		},
 		"BrokenCycle": {
@@ -431,7 +431,7 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 			}(),
 			want: []Result{
 				{Severity: Fatal, Reason: ReasonCycle, Message: "cannot order deletion: references form a cycle: a → b → a"},
-				{Severity: Normal, Reason: ReasonSummary, Message: "5 composed resources, 3 references between them (1 of them by Usages) and 0 to external objects; 2 reference finalizers to declare (the cycle failed the step: desired state left unchanged), 0 pending until their Object exists"},
+				{Severity: Normal, Reason: ReasonSummary, Message: "5 composed resources, 3 references between them (1 of them by Usages) and none to external objects; 2 reference finalizers and 1 Usage to add (the cycle failed the step: desired state left unchanged)"},
 				{Severity: Warning, Reason: ReasonInferredCycle, Message: "inferred references would close a cycle, so they are left out and nothing orders their deletion: " +
 					"a → c (via spec.cRef; cycle a → c → a), c → a (via spec.aRef; cycle c → a → c), maker → pc (via spec.providerConfigRef; cycle maker → pc → maker)"},
 			},
@@ -473,13 +473,13 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 		"ExternalUsage": {
 			reason: "The Usage emitted for one is a change.",
 			facts:  decision{resources: []composed.Resource{composedtest.Object("d1", "elsewhere")}, usages: usage.Every}.facts(),
-			want:   []Result{{Severity: Normal, Reason: ReasonSummary, Message: "1 composed resources, 0 references between them and 1 to external objects, 0 of them unprotected; 0 reference finalizers declared, 0 pending until their Object exists"}},
+			want:   []Result{{Severity: Normal, Reason: ReasonSummary, Message: "1 composed resource, 0 references between them and 1 to an external object, 0 of them unprotected; 1 Usage added"}},
 		},
 		"Stale": {
 			reason: "A reference finalizer of no Object that references the resource here is stale.",
 			facts:  decision{resources: []composed.Resource{composedtest.With(shared, composedtest.Carrying(f("gone"), "example.org/other"))}}.facts(),
 			want: []Result{{Severity: Warning, Reason: ReasonStaleFinalizer, Message: "reference finalizers name no Object that references the resource in this composition, so they are not declared: Crossplane drops those only it applied, and any the provider added stay until their Object, if it still exists, releases them or someone removes them (provider-kubernetes #28): " +
-				"shared " + f("gone")}},
+				"shared " + f("gone") + " (of no Object of this composite)"}},
 		},
 		"StaleInReportMode": {
 			reason: "Report mode labels no dependent, so a finalizer naming no resource it sees may be a dependent's that Crossplane is deleting: not warned about. One naming an Object that doesn't reference the resource is stale all the same.",
@@ -489,7 +489,7 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 				return f
 			}(),
 			want: []Result{{Severity: Warning, Reason: ReasonStaleFinalizer, Message: "reference finalizers name no Object that references the resource in this composition, so they are not declared: Crossplane drops those only it applied, and any the provider added stay until their Object, if it still exists, releases them or someone removes them (provider-kubernetes #28): " +
-				"shared " + f("d1")}},
+				"shared " + f("d1") + " (of Object d1, which doesn't reference it)"}},
 		},
 		"HeldBack": {
 			reason: "Resources held back from creation have a Normal result of their own, in name order, and are no change.",
@@ -533,7 +533,7 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 				usages: usage.Every,
 			}.facts(),
 			want: []Result{
-				{Severity: Normal, Reason: ReasonSummary, Message: "4 composed resources, 2 references between them (1 of them by Usages) and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists"},
+				{Severity: Normal, Reason: ReasonSummary, Message: "4 composed resources, 2 references between them (1 of them by Usages) and none to external objects; 1 Usage added"},
 				{Severity: Warning, Reason: ReasonUsageImpossible, Message: "no Usage can protect these edges, so none is emitted: " +
 					"web → bucket (the dependent is namespaced and the dependency is cluster-scoped: a namespaced Usage can't refer to a cluster-scoped Bucket, and a ClusterUsage can't refer to a namespaced ConfigMap)"},
 			},
@@ -583,7 +583,7 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 				return f
 			}(),
 			want: []Result{
-				{Severity: Normal, Reason: ReasonSummary, Message: "11 composed resources, 5 references between them and 1 to external objects, 1 of them unprotected; 1 reference finalizers declared, 0 pending until their Object exists"},
+				{Severity: Normal, Reason: ReasonSummary, Message: "11 composed resources, 5 references between them and 1 to an external object, 1 of them unprotected; 1 reference finalizer added"},
 				{Severity: Warning, Reason: ReasonCycle},
 				{Severity: Warning, Reason: ReasonInferredCycle},
 				{Severity: Warning, Reason: ReasonTargetRemoved},

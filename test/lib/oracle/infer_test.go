@@ -124,12 +124,12 @@ func TestInference(t *testing.T) {
 			state:  usedProviderConfig(nil, false),
 			want: want{
 				edges: []string{}, usages: []map[string]any{}, labels: map[string]map[string]string{},
-				summaryMessage: "2 composed resources, 0 references between them and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists",
+				summaryMessage: "2 composed resources, 0 references between them and none to external objects; nothing added",
 				results:        []Result{},
 			},
 		},
-		"AnInferredEdgeGetsAUsageWhateverUsagesAndProtectionSay": {
-			reason: "With the default usages: Disabled and protection: Finalizers, the inferred edge of an Object to its ProviderConfig gets a ClusterUsage, no reference finalizer, and the Object the dependent's label; the summary counts the edge inferred and protected by a Usage.",
+		"AnInferredEdgeGetsAUsageWhateverProtectionSays": {
+			reason: "With the default protection: Finalizers, the inferred edge of an Object to its ProviderConfig gets a ClusterUsage, no reference finalizer, and the Object the dependent's label; the summary counts the edge inferred and protected by a Usage.",
 			state:  usedProviderConfig(inferAll, false),
 			want: want{
 				edges:          []string{"obj → pc: declared (inferred: spec.providerConfigRef)"},
@@ -137,7 +137,7 @@ func TestInference(t *testing.T) {
 				finalizers:     map[string][]string{"obj": nil, "pc": nil},
 				labels:         map[string]map[string]string{"obj": {DependentLabel: "u-app"}},
 				condition:      "False UsagesPending: Usages are declared but not yet in force, or wait for both their ends to exist: obj → pc",
-				summaryMessage: "2 composed resources, 1 references between them (1 of them inferred, 1 by Usages) and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists",
+				summaryMessage: "2 composed resources, 1 reference between them (1 of them inferred, 1 by Usages) and none to external objects; 1 Usage added",
 				results:        []Result{{Normal, "Summary"}},
 			},
 		},
@@ -308,7 +308,7 @@ func TestInference(t *testing.T) {
 			}, nil),
 			want: want{
 				edges:          []string{"subnet → vpc: pending (inferred: spec.forProvider.vpcIdRef)"},
-				summaryMessage: "4 composed resources, 1 references between them (1 of them inferred, 1 by Usages) and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists; 1 references not inferred: nothing singles out their target",
+				summaryMessage: "4 composed resources, 1 reference between them (1 of them inferred, 1 by Usages) and none to external objects; nothing added; 1 reference not inferred: nothing singles out their target",
 				results:        []Result{},
 			},
 		},
@@ -345,7 +345,7 @@ func TestInference(t *testing.T) {
 					"assoc → table: pending (inferred: spec.forProvider.routeTableIdRef)",
 					"assoc → vpc: pending (inferred: spec.forProvider.vpcIdRef)",
 				},
-				summaryMessage: "5 composed resources, 2 references between them (2 of them inferred, 2 by Usages) and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists; 1 references not inferred: nothing singles out their target",
+				summaryMessage: "5 composed resources, 2 references between them (2 of them inferred, 2 by Usages) and none to external objects; nothing added; 1 reference not inferred: nothing singles out their target",
 			},
 		},
 		"ASelectorByTheSameRule": {
@@ -361,7 +361,7 @@ func TestInference(t *testing.T) {
 			}, nil),
 			want: want{
 				edges:          []string{"subnet → vpc-2: pending (inferred: spec.forProvider.vpcIdSelector)"},
-				summaryMessage: "7 composed resources, 1 references between them (1 of them inferred, 1 by Usages) and 0 to external objects; 0 reference finalizers declared, 0 pending until their Object exists; 1 references not inferred: nothing singles out their target",
+				summaryMessage: "7 composed resources, 1 reference between them (1 of them inferred, 1 by Usages) and none to external objects; nothing added; 1 reference not inferred: nothing singles out their target",
 			},
 		},
 		"TheObservedBodyIsReadFirst": {

@@ -634,6 +634,10 @@ type Summary struct {
 	// doesn't exist yet, or isn't managed yet: the summary says "pending
 	// until their Object exists", which a Usage waiting for an end is not.
 	Pending int
+	// Added counts the declared finalizers their observed target doesn't
+	// carry, and UsagesAdded the Usages declared and not observed: what
+	// the call adds.
+	Added, UsagesAdded int
 }
 
 // Condition is the composite's DeletionOrdered condition.
@@ -830,33 +834,46 @@ func (p *Plan) Count(s EdgeState) int {
 
 // Summary is the Summary result's counts.
 func (p *Plan) Summary() Summary {
-	declared := 0
-	for _, fs := range p.Declare {
+	declared, added := 0, 0
+	for target, fs := range p.Declare {
 		declared += len(fs)
+		for _, f := range fs {
+			if !p.Nodes[target].Observed || !slices.Contains(p.Nodes[target].ObservedFinalizers, f) {
+				added++
+			}
+		}
 	}
-	pending := 0
+	pending, usagesAdded := 0, 0
 	for _, e := range p.Edges {
 		if e.State == Pending && e.Protection == ByFinalizer {
 			pending++
 		}
+		if e.State == Declared && e.Protection == ByUsage {
+			usagesAdded++
+		}
 	}
-	return Summary{Resources: len(p.Nodes), References: len(p.Edges), External: len(p.External), Declared: declared, Pending: pending}
+	for _, e := range p.External {
+		if e.State == Declared && e.Protection == ByUsage {
+			usagesAdded++
+		}
+	}
+	return Summary{Resources: len(p.Nodes), References: len(p.Edges), External: len(p.External), Declared: declared, Pending: pending, Added: added, UsagesAdded: usagesAdded}
 }
 
 // SummaryMessage is the summary the condition's message ends with, and the
 // Summary result says.
 func (p *Plan) SummaryMessage() string {
 	s := p.Summary()
-	verb := "declared"
-	switch {
-	case !p.Enforce():
-		verb = "to declare (Report mode: desired state left unchanged)"
-	case p.CyclesFatal() && len(p.Cycles) > 0:
-		verb = "to declare (the cycle failed the step: desired state left unchanged)"
+	// n of a thing, singular for one.
+	count := func(n int, thing string) string {
+		if n == 1 {
+			return "1 " + thing
+		}
+		return fmt.Sprintf("%d %ss", n, thing)
 	}
 	// References to external objects are counted, with those no Usage
 	// protects: they are no problem by themselves, so no result names them.
-	unprotected := ""
+	externals := "none to external objects"
 	if s.External > 0 {
 		n := 0
 		for _, e := range p.External {
@@ -864,7 +881,10 @@ func (p *Plan) SummaryMessage() string {
 				n++
 			}
 		}
-		unprotected = fmt.Sprintf(", %d of them unprotected", n)
+		externals = fmt.Sprintf("%d to external objects, %d of them unprotected", s.External, n)
+		if s.External == 1 {
+			externals = fmt.Sprintf("1 to an external object, %d of them unprotected", n)
+		}
 	}
 	// Where inference found some references between composed resources,
 	// or Usages protect some, the summary says how many: "(2 of them
@@ -881,13 +901,36 @@ func (p *Plan) SummaryMessage() string {
 		n, rest, _ := strings.Cut(strings.Join(parts, ", "), " ")
 		byUsages = " (" + n + " of them " + rest + ")"
 	}
-	// The reference fields inference leaves out, where there are some.
-	notInferred := ""
-	if n := len(p.notInferred); n > 0 {
-		notInferred = fmt.Sprintf("; %d references not inferred: nothing singles out their target", n)
+	// What the call adds to what is observed.
+	verb := "added"
+	switch {
+	case !p.Enforce():
+		verb = "to add (Report mode: desired state left unchanged)"
+	case p.CyclesFatal() && len(p.Cycles) > 0:
+		verb = "to add (the cycle failed the step: desired state left unchanged)"
 	}
-	return fmt.Sprintf("%d composed resources, %d references between them%s and %d to external objects%s; %d reference finalizers %s, %d pending until their Object exists%s",
-		s.Resources, s.References, byUsages, s.External, unprotected, s.Declared, verb, s.Pending, notInferred)
+	var adds []string
+	if s.Added > 0 {
+		adds = append(adds, count(s.Added, "reference finalizer"))
+	}
+	if s.UsagesAdded > 0 {
+		adds = append(adds, count(s.UsagesAdded, "Usage"))
+	}
+	changes := "nothing " + verb
+	if len(adds) > 0 {
+		changes = strings.Join(adds, " and ") + " " + verb
+	}
+	switch {
+	case s.Pending == 1:
+		changes += ", 1 finalizer pending until its Object exists"
+	case s.Pending > 1:
+		changes += fmt.Sprintf(", %d finalizers pending until their Objects exist", s.Pending)
+	}
+	// The reference fields inference leaves out, where there are some.
+	if n := len(p.notInferred); n > 0 {
+		changes += "; " + count(n, "reference") + " not inferred: nothing singles out their target"
+	}
+	return fmt.Sprintf("%s, %s between them%s and %s; %s", count(s.Resources, "composed resource"), count(s.References, "reference"), byUsages, externals, changes)
 }
 
 // ConditionMessage is the condition's whole message: what it says, then

@@ -287,7 +287,7 @@ func TestExpect(t *testing.T) {
 				edges:      []string{"dep → shared: declared"},
 				finalizers: map[string][]string{"dep": nil, "shared": {f("u-dep")}},
 				condition:  "False FinalizersPending: finalizers are declared but not yet applied, or wait for their Object to exist: dep → shared",
-				summary:    &Summary{Resources: 2, References: 1, Declared: 1},
+				summary:    &Summary{Resources: 2, References: 1, Declared: 1, Added: 1},
 				results:    []Result{{Normal, "Summary"}},
 			},
 		},
@@ -568,7 +568,7 @@ func TestExpect(t *testing.T) {
 			want: want{
 				edges:     []string{"bucket → ns: declared (explicit)", "dep → shared: pending"},
 				condition: "False ProtectionPending: finalizers and Usages are declared but not yet in force, or wait for what they protect to exist: bucket → ns (Usage), dep → shared (finalizer)",
-				summary:   &Summary{Resources: 4, References: 2, Declared: 0, Pending: 1},
+				summary:   &Summary{Resources: 4, References: 2, Declared: 0, Pending: 1, UsagesAdded: 1},
 			},
 		},
 		"AComposedUsageProtectsADeclaredEdge": {
@@ -723,7 +723,7 @@ func TestExpect(t *testing.T) {
 				"b":      object("b").refs(dependsOn("shared")),
 				"shared": object("shared"),
 			}, map[string]res{"a": object("a").uid("same"), "b": object("b").uid("same")}),
-			want: want{summary: &Summary{Resources: 3, References: 2, Declared: 1}, finalizers: map[string][]string{"a": nil, "b": nil, "shared": {f("same")}}},
+			want: want{summary: &Summary{Resources: 3, References: 2, Declared: 1, Added: 1}, finalizers: map[string][]string{"a": nil, "b": nil, "shared": {f("same")}}},
 		},
 		"AGoingDependentIsNoStaleFinalizer": {
 			reason: "A dependent Crossplane is deleting is dropped from observed state; read from the Objects the function asked for, its finalizer is declared while carried, not stale.",
@@ -971,7 +971,7 @@ func TestConditionMessage(t *testing.T) {
 			reason: "A True condition says every live reference is protected, without a count, then the summary.",
 			state:  finalizerCarried(),
 			want: "every live reference between composed resources is protected. " +
-				"2 composed resources, 1 references between them and 0 to external objects; 1 reference finalizers declared, 0 pending until their Object exists",
+				"2 composed resources, 1 reference between them and none to external objects; nothing added",
 		},
 		"PendingEdgesThenTheSummary": {
 			reason: "A False condition names its edges, then the summary counts the pending ones and the external references.",
@@ -980,7 +980,7 @@ func TestConditionMessage(t *testing.T) {
 				"shared": object("shared"),
 			}, nil),
 			want: "finalizers are declared but not yet applied, or wait for their Object to exist: dep → shared. " +
-				"2 composed resources, 1 references between them and 1 to external objects, 1 of them unprotected; 0 reference finalizers declared, 1 pending until their Object exists",
+				"2 composed resources, 1 reference between them and 1 to an external object, 1 of them unprotected; nothing added, 1 finalizer pending until its Object exists",
 		},
 		"ReportModeSaysWhatItWouldDeclare": {
 			reason: "In Report mode the summary's finalizers are still to declare, and desired state is left unchanged.",
@@ -989,7 +989,7 @@ func TestConditionMessage(t *testing.T) {
 				"shared": object("shared"),
 			}, map[string]res{"dep": object("dep").uid("u-dep")}),
 			want: "referenced resources lack their dependents' finalizers: dep → shared. " +
-				"2 composed resources, 1 references between them and 0 to external objects; 1 reference finalizers to declare (Report mode: desired state left unchanged), 0 pending until their Object exists",
+				"2 composed resources, 1 reference between them and none to external objects; 1 reference finalizer to add (Report mode: desired state left unchanged)",
 		},
 		"AFatalCycleSaysWhatItWouldDeclare": {
 			reason: "When a cycle fails the step the summary's finalizers are still to declare, and desired state is left unchanged.",
@@ -998,7 +998,7 @@ func TestConditionMessage(t *testing.T) {
 				"b": object("b").refs(dependsOn("a")),
 			}, map[string]res{"a": object("a").uid("u-a"), "b": object("b").uid("u-b")}),
 			want: "references form a cycle: a → b → a. " +
-				"2 composed resources, 2 references between them and 0 to external objects; 2 reference finalizers to declare (the cycle failed the step: desired state left unchanged), 0 pending until their Object exists",
+				"2 composed resources, 2 references between them and none to external objects; 2 reference finalizers to add (the cycle failed the step: desired state left unchanged)",
 		},
 	}
 	for name, tc := range cases {
