@@ -62,7 +62,9 @@ func TestSuspectReferencesAreThoseThatCantBeWhatWasMeant(t *testing.T) {
 		"WhatAnObjectManages": {
 			reason: "A reference to the object a composed Object creates, rather than to the Object, names the Object to reference instead.",
 			resources: []composed.Resource{
-				composedtest.With(composedtest.Object("shop-config"), func(r *composed.Resource) { r.Manages = object.Ref{Kind: "ConfigMap", Namespace: "shop", Name: "shop-config"} }),
+				composedtest.With(composedtest.Object("shop-config"), func(r *composed.Resource) {
+					r.Manages = object.Ref{Kind: "ConfigMap", Namespace: "shop", Name: "shop-config"}
+				}),
 				referencing("app", configMap("shop", "shop-config")),
 			},
 			want: []string{`app spec.references[0].dependsOn ConfigMap shop/shop-config: that is what composed Object "shop-config" manages, not a composed resource: reference the Object, Object.kubernetes.crossplane.io shop-config, to order their deletion`},

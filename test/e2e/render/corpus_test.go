@@ -27,11 +27,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -72,11 +70,8 @@ func TestCorpus(t *testing.T) {
 	// The functions are stateless: one process each serves every render.
 	// No corpus composition calls auto-ready: functions.yaml lists, and the
 	// test serves, only what they call.
-	addresses := map[string]string{
-		fnDependencies:      harness.Serve(t, harness.Function(t), "--debug"),
-		fnPatchAndTransform: harness.Serve(t, harness.Tool(t, fnPatchAndTransform)),
-	}
-	crank := harness.Tool(t, "crank")
+	addresses := harness.ServePipeline(t, fnPatchAndTransform)
+	crank := harness.NewRenderer(t, harness.Crank)
 	functions := corpusFunctions(t, filepath.Join(corpusDir, "functions.yaml"), addresses)
 
 	for _, entry := range entries {
@@ -279,7 +274,8 @@ func settle(t *testing.T, r corpusRenderer, xr doc, composition doc) (doc, []doc
 
 // A corpusRenderer renders one corpus entry's XR with crank.
 type corpusRenderer struct {
-	crank, functions, xrd string
+	crank          harness.Renderer
+	functions, xrd string
 }
 
 // corpusOutput is one render: its output, or the Fatal result that stopped
@@ -289,32 +285,21 @@ type corpusOutput struct {
 	fatal string
 }
 
-// fatalResult is how crank reports a step's Fatal result, on which it stops.
-var fatalResult = regexp.MustCompile(`(?s)pipeline step "[^"]*" returned a fatal result: .*`)
-
 func (r corpusRenderer) render(t *testing.T, what string, xr, composition doc, observed []doc) corpusOutput {
 	t.Helper()
-	args := []string{"render", writeDocs(t, "xr", []doc{xr}), writeDocs(t, "composition", []doc{composition}), r.functions,
+	args := []string{writeDocs(t, "xr", []doc{xr}), writeDocs(t, "composition", []doc{composition}), r.functions,
 		"--xrd=" + r.xrd, "--include-function-results"}
 	if len(observed) > 0 {
 		args = append(args, "--observed-resources="+writeDocs(t, "observed", observed))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), renderTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, r.crank, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	err := cmd.Run()
-	t.Logf("crank rendered %s in %s", what, time.Since(start).Round(time.Millisecond))
+	stdout, stderr, err := r.crank.Run(t, what, args)
 	if err != nil {
-		if m := fatalResult.Find(stderr.Bytes()); m != nil {
-			return corpusOutput{fatal: strings.TrimSpace(string(m))}
+		if res, ok := harness.FatalResult(stderr); ok {
+			return corpusOutput{fatal: fmt.Sprintf("pipeline step %q returned a fatal result: %s", res.Step, res.Message)}
 		}
-		t.Fatalf("crank %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		t.Fatalf("crank %s: %v\n%s", strings.Join(args, " "), err, stderr)
 	}
-	raw := normalise(stdout.Bytes())
-	return corpusOutput{out: output{raw: raw, docs: decode(t, raw)}}
+	return corpusOutput{out: output{raw: stdout, docs: decode(t, stdout)}}
 }
 
 // pipelineOf returns a Pipeline composition as it is, and a classic one

@@ -56,12 +56,7 @@ func TestGraphCommandOnARender(t *testing.T) {
 		t.Fatal("no example/cluster to render")
 	}
 	ex := examples[i]
-	c := clis[slices.IndexFunc(clis, func(c cli) bool { return c.name == "crossplane" })]
-	tools := map[string]string{}
-	for _, name := range c.tools {
-		tools[name] = harness.Tool(t, name)
-	}
-	r := &renderer{cli: c, tools: tools, example: ex, functions: functionsFile(t, ex, serveFunctions(t))}
+	r := &renderer{Renderer: harness.NewRenderer(t, harness.Crossplane), example: ex, functions: functionsFile(t, ex, serveFunctions(t))}
 	out := r.render(t, "the pipeline", ex.composition, filepath.Join(ex.dir, "observed.yaml"))
 
 	rendered := filepath.Join(t.TempDir(), "render.yaml")

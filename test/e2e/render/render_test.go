@@ -28,19 +28,16 @@ package render
 
 import (
 	"bytes"
-	"context"
 	"flag"
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/crossplane-contrib/function-dependencies/test/lib/harness"
 	"github.com/crossplane-contrib/function-dependencies/test/lib/oracle"
@@ -50,20 +47,20 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/ w
 
 // Function names, as the examples' functions.yaml and compositions name them.
 const (
-	fnDependencies      = "function-dependencies"
-	fnPatchAndTransform = "function-patch-and-transform"
-	fnAutoReady         = "function-auto-ready"
+	fnDependencies      = harness.FnDependencies
+	fnPatchAndTransform = harness.FnPatchAndTransform
+	fnAutoReady         = harness.FnAutoReady
 )
 
 // What crossplane render reads and prints.
 const (
-	annotationRuntime  = "render.crossplane.io/runtime"
-	annotationTarget   = "render.crossplane.io/runtime-development-target"
-	annotationResource = "crossplane.io/composition-resource-name"
-	resultAPIVersion   = "render.crossplane.io/v1beta1"
+	annotationRuntime  = harness.AnnotationRuntime
+	annotationTarget   = harness.AnnotationTarget
+	annotationResource = harness.AnnotationResource
+	resultAPIVersion   = harness.ResultAPIVersion
 	severityNormal     = "Normal"
 	severityWarning    = "Warning"
-	renderTimeout      = 2 * time.Minute
+	renderTimeout      = harness.RenderTimeout
 )
 
 // What provider-kubernetes and the function define.
@@ -72,54 +69,14 @@ const (
 	conditionType   = "DeletionOrdered"
 )
 
-// A cli is one generation of the Crossplane CLI.
-type cli struct {
-	name  string
-	tools []string
-	// args returns the command line that renders, after the binary.
-	args func(tools map[string]string, render []string) []string
-	// v1 is true for Crossplane v1's CLI, which renders the Crossplane v1
-	// examples only; the v2 CLIs render every other.
-	v1 bool
-}
-
 // v1Example is the example of a Crossplane v1 XR with a claim, and only
 // that. Another example renders on Crossplane v1 too when its folder has a
 // v1Example subfolder: see loadExamples.
 const v1Example = "v1"
 
-var clis = []cli{
-	{
-		// crossplane v2.2.0's CLI, the last whose render runs the pipeline
-		// in process.
-		name:  "crank",
-		tools: []string{"crank"},
-		args: func(_ map[string]string, render []string) []string {
-			return append([]string{"render"}, render...)
-		},
-	},
-	{
-		// The current CLI: its render hands the request to Crossplane core's
-		// own XR reconciler, run from the core binary as `crossplane internal
-		// render`.
-		name:  "crossplane",
-		tools: []string{"crossplane", "crossplane-core"},
-		args: func(tools map[string]string, render []string) []string {
-			return append(append([]string{"composition", "render"}, render...), "--crossplane-binary="+tools["crossplane-core"])
-		},
-	},
-	{
-		// Crossplane v1.19.0's, the bug report's: its render runs the
-		// pipeline in process, as crank v2.2.0's does. It has no --xrd, so
-		// it applies no XRD defaults: the v1 example's XR sets every field.
-		name:  "crank-v1",
-		tools: []string{"crank-v1"},
-		args: func(_ map[string]string, render []string) []string {
-			return append([]string{"render"}, slices.DeleteFunc(render, func(a string) bool { return strings.HasPrefix(a, "--xrd=") })...)
-		},
-		v1: true,
-	},
-}
+// clis are the CLIs every example renders with: crank v2.2.0 and the current
+// CLI render the Crossplane v2 examples, Crossplane v1.19.0's the v1 ones.
+var clis = []harness.CLI{harness.Crank, harness.Crossplane, harness.CrankV1}
 
 // An example is one folder under example/, as one Crossplane generation
 // renders it.
@@ -164,16 +121,13 @@ func TestRender(t *testing.T) {
 	addresses := serveFunctions(t)
 
 	for _, c := range clis {
-		tools := map[string]string{}
-		for _, name := range c.tools {
-			tools[name] = harness.Tool(t, name)
-		}
+		cr := harness.NewRenderer(t, c)
 		for _, ex := range examples {
-			if c.v1 != ex.v1 {
+			if c.V1 != ex.v1 {
 				continue
 			}
-			t.Run(c.name+"/"+ex.name, func(t *testing.T) {
-				r := &renderer{cli: c, tools: tools, example: ex, functions: functionsFile(t, ex, addresses)}
+			t.Run(c.Name+"/"+ex.name, func(t *testing.T) {
+				r := &renderer{Renderer: cr, example: ex, functions: functionsFile(t, ex, addresses)}
 				testExample(t, r)
 			})
 		}
@@ -184,11 +138,7 @@ func TestRender(t *testing.T) {
 // addresses by name.
 func serveFunctions(t *testing.T) map[string]string {
 	t.Helper()
-	return map[string]string{
-		fnDependencies:      harness.Serve(t, harness.Function(t), "--debug"),
-		fnPatchAndTransform: harness.Serve(t, harness.Tool(t, fnPatchAndTransform)),
-		fnAutoReady:         harness.Serve(t, harness.Tool(t, fnAutoReady)),
-	}
+	return harness.ServePipeline(t, fnPatchAndTransform, fnAutoReady)
 }
 
 func testExample(t *testing.T, r *renderer) {
@@ -236,7 +186,7 @@ func testExample(t *testing.T, r *renderer) {
 	if twice := r.render(t, "the pipeline again", composition, filepath.Join(ex.dir, "observed.yaml")); !bytes.Equal(twice.raw, out.raw) {
 		t.Errorf("two renders of the same input differ:\n%s", diff(string(out.raw), string(twice.raw)))
 	}
-	golden(t, filepath.Join("testdata", ex.name+"."+r.cli.name+".yaml"), out.raw)
+	golden(t, filepath.Join("testdata", ex.name+"."+r.CLI.Name+".yaml"), out.raw)
 	rendered := composedByName(t, out)
 	checkFinalizers(t, rendered, p.declared)
 	checkChanges(t, baseline, rendered, p)
@@ -267,7 +217,7 @@ func testExample(t *testing.T, r *renderer) {
 		}
 	}
 	checkChanges(t, baseline, again, pa)
-	golden(t, filepath.Join("testdata", ex.name+"."+r.cli.name+".applied.yaml"), applied.raw)
+	golden(t, filepath.Join("testdata", ex.name+"."+r.CLI.Name+".applied.yaml"), applied.raw)
 	checkResults(t, applied, ex.step, pa.results(ex.step))
 	if c := checkCondition(t, applied, pa); len(pa.pending) == 0 && c["status"] != "True" {
 		t.Errorf("once applied, with every dependent existing, %s is %v, want True", conditionType, c)
@@ -302,8 +252,7 @@ func (p plan) wrong() []string {
 
 // A renderer renders one example with one CLI.
 type renderer struct {
-	cli       cli
-	tools     map[string]string
+	harness.Renderer
 	example   example
 	functions string
 }
@@ -328,59 +277,18 @@ func (r *renderer) render(t *testing.T, what string, composition any, observed s
 	default:
 		t.Fatalf("composition of type %T", composition)
 	}
-	args := r.cli.args(r.tools, []string{
+	args := []string{
 		filepath.Join(r.example.xrDir, "xr.yaml"), compositionFile, r.functions,
 		"--observed-resources=" + observed,
 		"--xrd=" + filepath.Join(r.example.xrDir, "xrd.yaml"),
 		"--include-function-results",
-	})
+	}
 	if len(r.example.required) > 0 {
 		args = append(args, "--required-resources="+filepath.Join(r.example.dir, "required.yaml"))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), renderTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, r.tools[r.cli.tools[0]], args...)
-	// A configuration file of its own keeps the current CLI from reading or
-	// writing the user's; crank ignores it.
-	cmd.Env = append(os.Environ(), "CROSSPLANE_CONFIG="+filepath.Join(t.TempDir(), "config.yaml"))
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s %s: %v\n%s", r.cli.name, strings.Join(args, " "), err, stderr.String())
-	}
-	t.Logf("%s rendered %s, %s, in %s", r.cli.name, r.example.name, what, time.Since(start).Round(time.Millisecond))
-	raw := normalise(stdout.Bytes())
+	raw := r.Render(t, r.example.name+", "+what, args)
 	return output{raw: raw, docs: decode(t, raw)}
 }
-
-// normalise makes a render's output comparable between runs and machines.
-// Both CLIs already replace every condition's lastTransitionTime with a fixed
-// time, and every name in the examples is set explicitly. One thing varies:
-// Crossplane core, which the current CLI runs, records a "Composed resource
-// ... is not yet ready" (or valid) event for each such composed resource in
-// the order of a Go map, and the CLI prints them as results. normalise sorts
-// each run of them, and makes sure the output ends in one newline.
-func normalise(out []byte) []byte {
-	docs := bytes.Split(bytes.TrimRight(out, "\n"), []byte("\n---\n"))
-	for i := 0; i < len(docs); {
-		j := i
-		for j < len(docs) && coreComposeEvent.Match(docs[j]) {
-			j++
-		}
-		if j == i {
-			i++
-			continue
-		}
-		slices.SortFunc(docs[i:j], bytes.Compare)
-		i = j
-	}
-	return append(bytes.Join(docs, []byte("\n---\n")), '\n')
-}
-
-// coreComposeEvent is a result of Crossplane core's own about one composed
-// resource, as the current CLI prints it.
-var coreComposeEvent = regexp.MustCompile(`^apiVersion: ` + regexp.QuoteMeta(resultAPIVersion) + `\nkind: Result\nmessage: Composed resource "[^"\n]*" is not yet (ready|valid)\nreason: ComposeResources\nseverity: Normal$`)
 
 // golden compares out with the golden file, or rewrites it with -update.
 func golden(t *testing.T, path string, out []byte) {
@@ -839,25 +747,11 @@ type result struct {
 	step, severity, reason, message string
 }
 
-// stepPrefix starts the current CLI's result messages, which name the step
-// this way instead of in a field of their own.
-var stepPrefix = regexp.MustCompile(`^Pipeline step "([^"]*)": `)
-
-// results reads the Result documents of both CLIs: crank prints step and
-// severity (SEVERITY_NORMAL) fields and no reason; the current CLI prints the
-// reason and severity (Normal) and names the step in the message.
+// results reads the Result documents of both CLIs (harness.Results).
 func results(out output) []result {
 	var rs []result
-	for _, d := range out.docs {
-		if harness.String(d, "apiVersion") != resultAPIVersion || harness.String(d, "kind") != "Result" {
-			continue
-		}
-		r := result{step: harness.String(d, "step"), severity: strings.TrimPrefix(harness.String(d, "severity"), "SEVERITY_"), reason: harness.String(d, "reason"), message: harness.String(d, "message")}
-		r.severity = strings.ToUpper(r.severity[:min(1, len(r.severity))]) + strings.ToLower(r.severity[min(1, len(r.severity)):])
-		if m := stepPrefix.FindStringSubmatch(r.message); m != nil && r.step == "" {
-			r.step, r.message = m[1], strings.TrimPrefix(r.message, m[0])
-		}
-		rs = append(rs, r)
+	for _, r := range harness.Results(out.docs) {
+		rs = append(rs, result{step: r.Step, severity: r.Severity, reason: r.Reason, message: r.Message})
 	}
 	return rs
 }

@@ -26,20 +26,20 @@ import (
 func TestRenderScript(t *testing.T) {
 	examples := loadExamples(t)
 	for _, c := range clis {
-		for _, name := range c.tools {
+		for _, name := range c.Tools {
 			harness.Tool(t, name) // Build outside the script's time limit.
 		}
 		for _, ex := range examples {
 			// The script renders a folder as it is: not the Crossplane v1
 			// generation of an example of both, whose composition only the
 			// tests set the v1 input of.
-			if c.v1 != ex.v1 || !ex.alone {
+			if c.V1 != ex.v1 || !ex.alone {
 				continue
 			}
-			t.Run(c.name+"/"+ex.name, func(t *testing.T) {
-				stdout := runScript(t, c.name, ex.dir)
+			t.Run(c.Name+"/"+ex.name, func(t *testing.T) {
+				stdout := runScript(t, c.Name, ex.dir)
 				comments, render := splitComments(stdout)
-				golden(t, filepath.Join("testdata", ex.name+"."+c.name+".yaml"), normalise(render))
+				golden(t, filepath.Join("testdata", ex.name+"."+c.Name+".yaml"), harness.Normalise(render))
 				checkGapComments(t, ex, comments)
 			})
 		}
