@@ -131,6 +131,11 @@ func resourceOf(cr member, xrNamespace string) (composed.Resource, request.Objec
 	}
 	r.IsObject = object.IsObject(r.Identity.Group, r.Identity.Kind)
 	if m, ok := source.Manifest(); r.IsObject && ok {
+		// A namespaced Object's manifest is in the Object's namespace
+		// unless it says another.
+		if r.Identity.Group == object.NamespacedGroup {
+			m.Namespace = cmp.Or(m.Namespace, r.Identity.Namespace)
+		}
 		r.Manages = m.ID()
 	}
 	return r, source

@@ -1159,6 +1159,9 @@ func (p *Plan) readNodes(s State) {
 			m, _ := harness.Lookup(src, "spec", "forProvider", "manifest").(map[string]any)
 			if g, ok := GroupOf(harness.String(m, "apiVersion")); ok {
 				n.Manages = Identity{Group: g, Kind: harness.String(m, "kind"), Namespace: harness.String(m, "metadata", "namespace"), Name: harness.String(m, "metadata", "name")}
+				if group == "kubernetes.m.crossplane.io" && n.Manages.Namespace == "" {
+					n.Manages.Namespace = n.Identity.Namespace // The Object's own, unless it says another.
+				}
 			}
 			refs, problems := ReadReferences(group, harness.Lookup(src, "spec", "references"))
 			n.References = refs
