@@ -13,10 +13,9 @@ import (
 )
 
 // deployment is a live Deployment, a kind that reports Ready, named as
-// its composition resource, depending on the composed resources by the
-// input's word.
-func deployment(name string, dependsOn ...string) composed.Resource {
-	return composedtest.With(composedtest.ConfigMap(name, dependsOn...), func(r *composed.Resource) {
+// its composition resource.
+func deployment(name string) composed.Resource {
+	return composedtest.With(composedtest.ConfigMap(name), func(r *composed.Resource) {
 		r.APIVersion, r.Identity.Group, r.Identity.Kind = "apps/v1", "apps", "Deployment"
 	})
 }

@@ -49,7 +49,7 @@ func Of(g *composed.Graph) []Reference {
 			continue
 		}
 		if t.Namespace == "" && namespaced(g, t.Group, t.Kind) {
-			problem := fmt.Sprintf("%s is namespaced, and provider-kubernetes defaults no namespace: set namespace", t.Kind)
+			problem := t.Kind + " is namespaced, and provider-kubernetes defaults no namespace: set namespace"
 			if near, ok := nearest(g, t, func(r *composed.Resource) int { return sameKindAndName(t.Ref, r.Identity) }); ok {
 				problem += fmt.Sprintf(" (composed resource %q is %s)", near.Name, near.Identity)
 			}

@@ -108,7 +108,7 @@ var cases = []struct {
 		name: "a typo in patchesFrom's name is named, with the composed Object meant",
 		dir:  "patchesfrom-name-typo",
 		mistake: outcome{findings: []finding{{warning, "SuspectReference",
-			[]string{"app-secret", "spec.references[0].patchesFrom", "shop-db-credentails", "shop-db-credentials"}}}},
+			[]string{"app-secret", "spec.references[0].patchesFrom", "shop-db-credentails", "shop-db-credentials"}}}}, //nolint:misspell // The typo is the mistake the case makes.
 	},
 	{
 		name: "a namespaced Object's reference to a namespaced Object without namespace is named",
