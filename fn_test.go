@@ -146,7 +146,7 @@ func TestFunctionDeclaresWhatIsMissingAndReportsOnlyWhatNeedsAttention(t *testin
 			want: want{
 				conditions: []*fnv1.Condition{requesttest.FalseCondition("Cycle", "references form a cycle: a → b → a. 2 composed resources, 2 references between them and none to external objects; nothing added")},
 				results: []*fnv1.Result{
-					requesttest.Warning("Cycle", "references form a cycle, so no finalizer is declared on its edges: a → b → a"),
+					requesttest.Warning("Cycle", "references form a cycle, so nothing protects its edges and no dependsOn is written on them: a → b → a"),
 				},
 			},
 		},

@@ -232,7 +232,7 @@ func Of(f Facts) Report {
 		}
 	}
 	if len(g.Cycles) > 0 && !f.CyclesFatal {
-		add(Warning, ReasonCycle, "references form a cycle, so no finalizer is declared on its edges: "+CyclePaths(g.Cycles))
+		add(Warning, ReasonCycle, "references form a cycle, so nothing protects its edges and no dependsOn is written on them: "+CyclePaths(g.Cycles))
 	}
 	if left := g.LeftOut; len(left) > 0 {
 		// Whatever onCycle says: it governs the declared edges. An inferred

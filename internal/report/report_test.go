@@ -413,7 +413,7 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 		"BrokenCycle": {
 			reason: "A cycle that doesn't fail the step is a warning: its edges get no finalizer.",
 			facts:  decision{resources: []composed.Resource{composedtest.Object("a", "b"), composedtest.Object("b", "a")}, graph: composed.Options{BreakCycles: true}}.facts(),
-			want:   []Result{{Severity: Warning, Reason: ReasonCycle, Message: "references form a cycle, so no finalizer is declared on its edges: a → b → a"}},
+			want:   []Result{{Severity: Warning, Reason: ReasonCycle, Message: "references form a cycle, so nothing protects its edges and no dependsOn is written on them: a → b → a"}},
 		},
 		"InferredCycle": {
 			reason: "Inferred edges that would close a cycle are a warning, whatever onCycle says, each named with its field and its cycle; the cycle of declared edges stays the input's to judge.",

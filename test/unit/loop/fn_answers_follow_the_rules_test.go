@@ -435,7 +435,7 @@ func checkInvariants(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse
 		}
 		want := "cannot order deletion: references form a cycle: " + paths
 		if !e.CyclesFatal() {
-			want = "references form a cycle, so no finalizer is declared on its edges: " + paths
+			want = "references form a cycle, so nothing protects its edges and no dependsOn is written on them: " + paths
 		}
 		if !slices.ContainsFunc(rsp.GetResults(), func(r *fnv1.Result) bool { return r.GetMessage() == want }) {
 			problem("no result says %q", want)
