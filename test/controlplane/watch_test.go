@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 )
 
 // A change is one event of a watch.
@@ -60,16 +62,23 @@ func (r *recorder) result() ([]change, error) {
 }
 
 // watch lists the objects, returns them, and records every later change of
-// them until ctx ends. A watch that ends early is an error of the recorder:
-// a gap would make the recorded order a lie.
+// them until ctx ends. The API server may end any watch (its timeout, a busy
+// machine): the watch is opened again from the last resourceVersion it saw
+// (client-go's RetryWatcher), which leaves no gap. One that can't go on (its
+// resourceVersion compacted away) is an error of the recorder: a gap would
+// make the recorded order a lie.
 func (s *stack) watch(ctx context.Context, rec *recorder, kind string, ri dynamic.ResourceInterface, opts metav1.ListOptions) []unstructured.Unstructured {
 	s.t.Helper()
 	list, err := ri.List(ctx, opts)
 	if err != nil {
 		s.t.Fatalf("ERROR: cannot list %ss: %v", kind, err)
 	}
-	opts.ResourceVersion = list.GetResourceVersion()
-	w, err := ri.Watch(ctx, opts)
+	w, err := watchtools.NewRetryWatcherWithContext(ctx, list.GetResourceVersion(), &cache.ListWatch{
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector, o.FieldSelector = opts.LabelSelector, opts.FieldSelector
+			return ri.Watch(ctx, o)
+		},
+	})
 	if err != nil {
 		s.t.Fatalf("ERROR: cannot watch %ss: %v", kind, err)
 	}
