@@ -368,21 +368,18 @@ func summaryOf(f Facts, states edgeStates, v verdicts) string {
 	// A Usage this step declares protects once applied; one it doesn't
 	// write (Report mode, a fatal cycle) protects nothing.
 	writes := f.Enforce && (!f.CyclesFatal || len(g.Cycles) == 0)
-	externals := "none to external objects"
-	if len(external) > 0 {
-		n := 0
-		for _, v := range external {
-			if v.protection == Unprotected || (!writes && v.state.Lacking()) {
-				n++
-			}
-		}
-		externals = fmt.Sprintf("%s, %d of them unprotected", externalCount(len(external)), n)
-	}
-	usagesAdded := states.count[stateBy{protection.Declared, ByUsage}]
+	unprotected, usagesAdded := 0, states.count[stateBy{protection.Declared, ByUsage}]
 	for _, v := range external {
+		if v.protection == Unprotected || (!writes && v.state.Lacking()) {
+			unprotected++
+		}
 		if v.protection == ByUsage && v.state == protection.Declared {
 			usagesAdded++
 		}
+	}
+	externals := "none to external objects"
+	if len(external) > 0 {
+		externals = fmt.Sprintf("%s, %d of them unprotected", externalCount(len(external)), unprotected)
 	}
 	return fmt.Sprintf("%s, %s between them%s and %s; %s",
 		message.Count(len(g.Resources), "composed resource"), message.Count(len(g.Edges), "reference"), byUsages, externals,
@@ -419,8 +416,11 @@ func changesOf(f Facts, finalizers, usages, pending int) string {
 	if len(added) > 0 {
 		out = strings.Join(added, " and ") + " " + verb
 	}
-	if pending > 0 {
-		out += ", " + message.Count(pending, "finalizer") + " pending until " + map[bool]string{true: "its Object exists", false: "their Objects exist"}[pending == 1]
+	switch {
+	case pending == 1:
+		out += ", 1 finalizer pending until its Object exists"
+	case pending > 1:
+		out += fmt.Sprintf(", %d finalizers pending until their Objects exist", pending)
 	}
 	if f.NotInferred > 0 {
 		out += "; " + message.Count(f.NotInferred, "reference") + " not inferred: nothing singles out their target"
