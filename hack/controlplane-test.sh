@@ -79,33 +79,127 @@ GONOSUMDB=github.com/crossplane-contrib/provider-kubernetes \
 # Compiles the test and everything it imports.
 go vet -tags controlplane ./...
 
-test=(go test -tags controlplane -count=1 -v -timeout 70m "$@" ./...)
-run=("${test[@]}")
+# The tests are compiled once, and run as lanes: each test in a process of its own, in a network
+# namespace of its own, FD_CONTROLPLANE_LANES of them at a time, the longest first. Each test
+# starts a stack of its own on fixed ports (provider-kubernetes v1.2.1 can't leave :9443 and
+# :8080), and spends most of its time waiting on backoffs, teardowns and the garbage collector,
+# not on the CPU: side by side in namespaces of their own, they share nothing but the machine.
+#
+# Flags: -run REGEX picks the tests (as go test's), -timeout D bounds each test (default 40m).
+run_re=. timeout=40m
+while [ $# -gt 0 ]; do
+  case $1 in
+    -run) run_re=$2; shift 2 ;;
+    -run=*) run_re=${1#-run=}; shift ;;
+    -timeout) timeout=$2; shift 2 ;;
+    -timeout=*) timeout=${1#-timeout=}; shift ;;
+    -v | -count=1) shift ;;
+    *) echo "hack/controlplane-test.sh: unknown flag $1 (known: -run REGEX, -timeout D)" >&2; exit 2 ;;
+  esac
+done
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+go test -c -tags controlplane -o "$work/controlplane.test" .
+mapfile -t listed < <("$work/controlplane.test" -test.list "$run_re" | grep '^Test')
+if [ "${#listed[@]}" -eq 0 ]; then
+  echo "hack/controlplane-test.sh: no test matches -run $run_re" >&2; exit 1
+fi
+
+# The longest first, from the last runs' figures (docs/evidence/cold-make-test.md): the lanes
+# then end close together. A test not named here runs after these.
+longest_first=(TestReferenceFinalizers TestBothProtectionsHoldAgainstOutOfBandDeletesAndCrashes
+  TestReferenceFinalizersOnCrossplaneV1 TestInferredOrderKeepsTheClusterUntilWhatRunsOnIt TestInstallFromRegistry
+  TestCycleUnderWarningWritesNoDependsOnAndNeverDeadlocks TestTheClusterOutlivesTheCompositesThatRunOnIt
+  TestOperationRestoresLostReferenceFinalizersAndOrdersDeletion TestUsageOfExternalObjectRefusesItsDeletionThenReplaysIt
+  TestWaitForReadyNeverHoldsObjectsBehindAProviderConfig TestOneSweepRepairsEveryObjectWithinTheOperationTimeout)
+queue=()
+for t in "${longest_first[@]}"; do
+  [[ " ${listed[*]} " == *" $t "* ]] && queue+=("$t")
+done
+for t in "${listed[@]}"; do
+  [[ " ${queue[*]} " == *" $t "* ]] || queue+=("$t")
+done
+
+# In a network namespace of its own where the kernel allows it (root needs no user namespace;
+# anyone else does), with only a loopback interface: everything is built before it enters, and
+# nothing in it can reach the network. Elsewhere, one test at a time on the machine's loopback.
+isolate=()
+lanes=${FD_CONTROLPLANE_LANES:-4}
 if [ -z "${FD_CONTROLPLANE_SHARED_NET:-}" ] && command -v unshare > /dev/null && command -v ip > /dev/null; then
-  # Root needs no user namespace; anyone else does.
   for ns in "--net" "--net --map-root-user"; do
     # shellcheck disable=SC2086 # ns holds flags
     if unshare $ns true 2> /dev/null; then
-      echo "hack/controlplane-test.sh: running in a network namespace of its own (unshare $ns)" >&2
-      # shellcheck disable=SC2086
-      run=(unshare $ns sh -c 'ip link set lo up && exec "$@"' sh "${test[@]}")
+      # shellcheck disable=SC2206
+      isolate=(unshare $ns sh -c 'ip link set lo up && exec "$@"' sh)
       break
     fi
   done
 fi
-if [ "${run[0]}" != unshare ]; then
-  echo "hack/controlplane-test.sh: running on the machine's loopback; ports 9443 and 8080 must be free" >&2
+if [ "${#isolate[@]}" -eq 0 ]; then
+  echo "hack/controlplane-test.sh: running on the machine's loopback, one test at a time; ports 9443 and 8080 must be free" >&2
+  lanes=1
+else
+  echo "hack/controlplane-test.sh: ${#queue[@]} tests, $lanes at a time, each in a network namespace of its own (${isolate[*]:0:2})" >&2
 fi
 
-# A test of many minutes logs its error far above its end, where a CI log's
-# tail doesn't reach: on failure, say every error again last. The tests
-# start each error's message with "ERROR: " for this.
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
-status=0
-"${run[@]}" 2>&1 | tee "$out" || status=$?
-if [ "$status" -ne 0 ]; then
+# A test's output is printed whole when it ends, so that the lanes' lines don't interleave.
+# A test of many minutes logs its error far above its end, where a CI log's tail doesn't reach:
+# on failure, every error is said again last. The tests start each error's message with "ERROR: "
+# for this.
+declare -A began=() took=() result=()
+running=()
+start_test() {
+  local t=$1
+  began[$t]=$SECONDS
+  echo "=== hack/controlplane-test.sh: $t started ($(date -u +%H:%M:%S))"
+  "${isolate[@]}" "$work/controlplane.test" -test.run "^$t\$" -test.v -test.count=1 -test.timeout "$timeout" \
+    > "$work/$t.log" 2>&1 &
+  running+=("$!:$t")
+}
+finish_test() {
+  local t=$1 status=$2
+  took[$t]=$((SECONDS - ${began[$t]}))
+  if [ "$status" -ne 0 ]; then
+    result[$t]=FAIL
+  elif grep -q "^--- SKIP: $t " "$work/$t.log"; then
+    result[$t]=skip
+  else
+    result[$t]=ok
+  fi
+  echo "=== hack/controlplane-test.sh: $t ${result[$t]} in ${took[$t]}s"
+  cat "$work/$t.log"
+}
+next=0
+while [ "$next" -lt "${#queue[@]}" ] || [ "${#running[@]}" -gt 0 ]; do
+  while [ "$next" -lt "${#queue[@]}" ] && [ "${#running[@]}" -lt "$lanes" ]; do
+    start_test "${queue[$next]}"
+    next=$((next + 1))
+  done
+  status=0
+  wait -n -p done_pid || status=$?
+  still=()
+  for entry in "${running[@]}"; do
+    if [ "${entry%%:*}" = "$done_pid" ]; then
+      finish_test "${entry#*:}" "$status"
+    else
+      still+=("$entry")
+    fi
+  done
+  running=("${still[@]}")
+done
+
+echo "=== hack/controlplane-test.sh: time per test (total ${SECONDS}s, $lanes at a time)"
+failed=()
+for t in "${queue[@]}"; do
+  printf '%6ss  %-4s  %s\n' "${took[$t]}" "${result[$t]}" "$t"
+  [ "${result[$t]}" = FAIL ] && failed+=("$t")
+done
+if [ "${#failed[@]}" -gt 0 ]; then
   echo "=== hack/controlplane-test.sh: the errors of the run, again"
-  grep -E -A2 '^ +[a-z0-9_]+_test\.go:[0-9]+: ERROR' "$out" | cut -c1-2000 || echo "(none logged: see the output above)"
+  for t in "${failed[@]}"; do
+    echo "--- $t"
+    grep -E -A2 '^ +[a-z0-9_]+_test\.go:[0-9]+: ERROR|^panic: |^FAIL' "$work/$t.log" | cut -c1-2000 || echo "(none logged: see its output above)"
+  done
+  exit 1
 fi
-exit "$status"
