@@ -57,29 +57,53 @@ func start(t *testing.T, logs, name, bin string, args []string, env ...string) *
 		_ = f.Close()
 		close(p.done)
 	}()
-	t.Cleanup(p.stop)
+	t.Cleanup(func() {
+		if err := p.stop(); err != nil {
+			t.Error("ERROR:", err)
+		}
+	})
 	return p
 }
 
-// stop ends the process: SIGTERM, then SIGKILL after ten seconds.
-func (p *process) stop() {
+// killedExit bounds how long a process killed with SIGKILL takes to be
+// gone. The signal can't be caught; only a process stuck in the kernel (an
+// uninterruptible sleep) outlives it, and waiting for one would hang the
+// test.
+const killedExit = 30 * time.Second
+
+// stop ends the process: SIGTERM, then SIGKILL after ten seconds. It
+// returns an error if the process is still there killedExit after that.
+func (p *process) stop() error {
 	if p.exited() {
-		return
+		return nil
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:
+		return nil
 	case <-time.After(10 * time.Second):
 		_ = p.cmd.Process.Kill()
-		<-p.done
+		return p.awaitKilled()
 	}
 }
 
-// kill kills the process as a crash would: SIGKILL to its process group.
-func (p *process) kill() {
+// kill kills the process as a crash would: SIGKILL to its process group. It
+// returns an error if the process is still there killedExit later.
+func (p *process) kill() error {
 	p.killed.Store(true)
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-	<-p.done
+	return p.awaitKilled()
+}
+
+// awaitKilled waits, within killedExit, for the process just sent SIGKILL
+// to exit.
+func (p *process) awaitKilled() error {
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(killedExit):
+		return fmt.Errorf("waited %s for %s (pid %d) to exit after SIGKILL: it is still there", killedExit, p.name, p.cmd.Process.Pid)
+	}
 }
 
 func (p *process) exited() bool {

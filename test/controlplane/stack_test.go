@@ -249,7 +249,9 @@ func (s *stack) restart(ctx context.Context, name string, down time.Duration) er
 	}
 	p := s.procs[i]
 	s.mu.Unlock()
-	p.kill()
+	if err := p.kill(); err != nil {
+		return err
+	}
 	time.Sleep(down)
 	s.start(name, p.bin, p.args, p.env...)
 	if err := s.poll(ctx, 60*time.Second, 200*time.Millisecond, s.ready[name]); err != nil {

@@ -51,7 +51,9 @@ func TestOneSweepRepairsEveryObjectWithinTheOperationTimeout(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		for _, p := range slices.Backward(s.procs) {
-			p.stop()
+			if err := p.stop(); err != nil {
+				t.Error("ERROR:", err)
+			}
 		}
 	})
 	s.startKubernetes(ctx, bins)
