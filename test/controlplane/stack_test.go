@@ -12,7 +12,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -475,20 +474,26 @@ func (s *stack) startKubernetes(ctx context.Context, bins map[string]string) {
 // database's cached tree head on (seen here: it needed tiles it didn't have).
 func moduleDir(t *testing.T, module string, env ...string) string {
 	t.Helper()
-	if dir, err := downloadModule(module, "GOPROXY=off", "GOSUMDB=off"); err == nil {
+	if dir, err := downloadModule(t, module, "GOPROXY=off", "GOSUMDB=off"); err == nil {
 		return dir
 	}
-	dir, err := downloadModule(module, env...)
+	dir, err := downloadModule(t, module, env...)
 	if err != nil {
 		t.Fatal("ERROR:", err)
 	}
 	return dir
 }
 
-func downloadModule(module string, env ...string) (string, error) {
-	cmd := exec.Command("go", "mod", "download", "-json", module)
+// moduleDownload bounds `go mod download` of one module: from the module
+// cache it takes a moment, and a download that hangs on the network must
+// not hang the test.
+const moduleDownload = 10 * time.Minute
+
+func downloadModule(t *testing.T, module string, env ...string) (string, error) {
+	cmd, done := command(t, moduleDownload, "go", "mod", "download", "-json", module)
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.Output()
+	err = done(err)
 	var m struct{ Dir, Error string }
 	if jerr := json.Unmarshal(out, &m); err != nil || jerr != nil || m.Error != "" || m.Dir == "" {
 		return "", fmt.Errorf("cannot download %s (%v): %w %s", module, env, errors.Join(err, jerr), m.Error)
