@@ -634,8 +634,10 @@ func (s *stack) deleteOwner(ctx context.Context, xr string, n int, bound time.Du
 		t.Fatalf("ERROR: cannot delete %s %s: %v", kind, name, err)
 	}
 	duringErr := make(chan error, 1)
+	dctx, cancelDuring := context.WithCancel(ctx)
+	defer cancelDuring()
 	if during != nil {
-		go func() { duringErr <- during(ctx) }()
+		go func() { duringErr <- during(dctx) }()
 	} else {
 		duringErr <- nil
 	}
@@ -665,7 +667,7 @@ func (s *stack) deleteOwner(ctx context.Context, xr string, n int, bound time.Du
 		return len(left) == 0, fmt.Errorf("left: %s", strings.Join(left, "; "))
 	})
 	d.gone = time.Since(begin)
-	if derr := <-duringErr; derr != nil {
+	if derr := awaitDuring(duringErr, cancelDuring); derr != nil {
 		t.Errorf("ERROR: %s: during the deletion: %v", xr, derr)
 	}
 	cost := s.requestsSoFar(ctx).since(before)
@@ -754,6 +756,31 @@ func (s *stack) deleteOwner(ctx context.Context, xr string, n int, bound time.Du
 	t.Logf("%s deletion (times after deleting the %s; order by etcd revision): first remote ConfigMap deleted %s, last %s; last dependent Object gone %s; shared Namespace began terminating %s (revision %d) with %d/%d remote ConfigMaps and %d/%d dependent Objects still present; Namespace gone %s; nothing left after %s; the provider hit %d conflicts removing reference finalizers",
 		xr, kind, at(firstCM), at(lastCM), at(lastObj), at(terminating.at), terminating.rv, d.configMapsLeft, n, d.objectsLeft, n, at(nsGone), d.gone.Round(100*time.Millisecond), d.conflicts)
 	return d
+}
+
+// duringEnds bounds how long, after the deletion's own wait, what runs
+// beside it (deleteOwner's during) may take to end. crashMidway, the one
+// there is, ends within 100 s of the first dependent going, which is before
+// the deletion is over: a kill (up to killedExit), 10 s down, then up to a
+// minute for the component to be ready again.
+const duringEnds = 3 * time.Minute
+
+// awaitDuring waits, within duringEnds, for what runs beside a deletion to
+// return its error. Past that, it cancels it, gives it a minute to return,
+// and returns an error that says so.
+func awaitDuring(errs <-chan error, cancel context.CancelFunc) error {
+	select {
+	case err := <-errs:
+		return err
+	case <-time.After(duringEnds):
+	}
+	cancel()
+	select {
+	case err := <-errs:
+		return fmt.Errorf("waited %s after the deletion for what ran beside it (a fault) to end, then cancelled it: %v", duringEnds, err)
+	case <-time.After(time.Minute):
+		return fmt.Errorf("waited %s after the deletion for what ran beside it (a fault) to end, and a minute more once cancelled: it never returned", duringEnds)
+	}
 }
 
 // composed is an XR's composed Objects.
