@@ -490,9 +490,11 @@ func (s *stack) upgrade(ctx context.Context, xr string, n int) {
 // called, whether every dependent's finalizer is on the shared Object of xr
 // and each of its n Usages is Ready, and changes an annotation of xr each
 // time, so that Crossplane reconciles it throughout. The function returns
-// how many samples were taken, and the first that lacked one.
+// how many samples were taken, and the first that lacked one; or an error
+// if the sampling didn't stop within samplingStops.
 func (s *stack) sampleProtection(ctx context.Context, xr string, n int) func() (int, error) {
 	stop, done := make(chan struct{}), make(chan struct{})
+	ctx, cancel := context.WithCancel(ctx)
 	var samples int
 	var failed error
 	go func() {
@@ -515,10 +517,26 @@ func (s *stack) sampleProtection(ctx context.Context, xr string, n int) func() (
 	}()
 	return func() (int, error) {
 		close(stop)
-		<-done
-		return samples, failed
+		defer cancel()
+		select {
+		case <-done:
+			return samples, failed
+		case <-time.After(samplingStops):
+		}
+		// A sample's requests hang: cancelled, they return at once.
+		cancel()
+		select {
+		case <-done:
+			return samples, fmt.Errorf("waited %s for the sampling of %s to stop after %d samples, then cancelled it (first failure: %v)", samplingStops, xr, samples, failed)
+		case <-time.After(time.Minute):
+			return 0, fmt.Errorf("waited %s for the sampling of %s to stop, and a minute more once cancelled: it never did", samplingStops, xr)
+		}
 	}
 }
+
+// samplingStops bounds how long the sampling takes to stop once asked: the
+// sample under way, three requests, ends.
+const samplingStops = 2 * time.Minute
 
 // protectedNow is nil when every dependent's finalizer is on the shared
 // Object of xr and each of its n Usages is Ready.
