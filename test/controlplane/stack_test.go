@@ -348,8 +348,10 @@ func (w cacheWait) String() string {
 
 // poll calls cond every interval until it returns true, the timeout passes, a
 // component exits or cond returns a permanent error. The last error cond
-// returned is reported on timeout.
+// returned is reported on timeout; and, if ctx ended first (the test's
+// time ran out, or an enclosing wait's), that it did.
 func (s *stack) poll(ctx context.Context, timeout, interval time.Duration, cond func(context.Context) (bool, error)) error {
+	parent, begin := ctx, time.Now()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var last error
@@ -370,10 +372,18 @@ func (s *stack) poll(ctx context.Context, timeout, interval time.Duration, cond 
 		}
 		select {
 		case <-ctx.Done():
-			if last != nil {
-				return fmt.Errorf("not done within %s: %w", timeout, last)
+			end := fmt.Sprintf("not done within %s", timeout)
+			if err := parent.Err(); err != nil {
+				why := "the test's time, or an enclosing wait's, ran out"
+				if errors.Is(err, context.Canceled) {
+					why = "cancelled"
+				}
+				end = fmt.Sprintf("not done %s into a wait of %s, when its context ended first (%s)", time.Since(begin).Round(time.Second), timeout, why)
 			}
-			return fmt.Errorf("not done within %s", timeout)
+			if last != nil {
+				return fmt.Errorf("%s: %w", end, last)
+			}
+			return errors.New(end)
 		case <-time.After(interval):
 		}
 	}
@@ -801,7 +811,8 @@ func (s *stack) create(ctx context.Context, gvr schema.GroupVersionResource, nam
 // hold checks every interval for d that check passes, and returns its first
 // failure.
 func (s *stack) hold(ctx context.Context, d, interval time.Duration, check func(context.Context) error) error {
-	end := time.Now().Add(d)
+	begin := time.Now()
+	end := begin.Add(d)
 	for time.Now().Before(end) {
 		if err := s.alive(); err != nil {
 			return err
@@ -811,7 +822,7 @@ func (s *stack) hold(ctx context.Context, d, interval time.Duration, check func(
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return fmt.Errorf("stopped %s into a check of %s, when its context ended first: %w", time.Since(begin).Round(time.Second), d, ctx.Err())
 		case <-time.After(interval):
 		}
 	}
