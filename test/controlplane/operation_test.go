@@ -942,9 +942,13 @@ func (s *stack) deleteSets(ctx context.Context, sets ...objectSet) teardownResul
 			left = append(left, fmt.Sprintf("Object %s (finalizers %v)", o.GetName(), o.GetFinalizers()))
 		}
 		for _, set := range sets {
-			if ns, err := s.client.Resource(gvrNamespace).Get(ctx, set.namespace(), metav1.GetOptions{}); !kerrors.IsNotFound(err) {
+			ns, err := s.client.Resource(gvrNamespace).Get(ctx, set.namespace(), metav1.GetOptions{})
+			switch {
+			case err == nil:
 				phase, _, _ := unstructured.NestedString(ns.Object, "status", "phase")
 				left = append(left, fmt.Sprintf("Namespace %s (%s)", set.namespace(), phase))
+			case !kerrors.IsNotFound(err):
+				return false, err
 			}
 			cms, err := s.client.Resource(gvrConfigMap).Namespace(set.namespace()).List(ctx, metav1.ListOptions{})
 			if err != nil {

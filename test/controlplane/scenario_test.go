@@ -322,12 +322,15 @@ func (s *stack) logWarnings(ctx context.Context, xr string) {
 // for every XR of this test with or without the function (its log says so),
 // holds that reconcile back for up to a minute or so, hence the wait.
 func (s *stack) awaitDeletionOrdered(ctx context.Context, xr string, since time.Time) {
-	var u *unstructured.Unstructured
+	// The XR as last read: a failed read, whose error poll reports, leaves
+	// it as it was, never nil.
+	u := obj(map[string]any{})
 	err := s.poll(ctx, 3*time.Minute, 250*time.Millisecond, func(ctx context.Context) (bool, error) {
-		var err error
-		if u, err = s.client.Resource(gvrXR).Get(ctx, xr, metav1.GetOptions{}); err != nil {
+		got, err := s.client.Resource(gvrXR).Get(ctx, xr, metav1.GetOptions{})
+		if err != nil {
 			return false, err
 		}
+		u = got
 		return conditionTrue(u, "DeletionOrdered"), nil
 	})
 	if err != nil {
@@ -660,9 +663,13 @@ func (s *stack) deleteOwner(ctx context.Context, xr string, n int, bound time.Du
 		for _, o := range objs.Items {
 			left = append(left, fmt.Sprintf("Object %s (deleting: %t, finalizers: %v)", o.GetName(), o.GetDeletionTimestamp() != nil, o.GetFinalizers()))
 		}
-		if nsObj, err := s.client.Resource(gvrNamespace).Get(ctx, ns, metav1.GetOptions{}); !kerrors.IsNotFound(err) {
+		nsObj, err := s.client.Resource(gvrNamespace).Get(ctx, ns, metav1.GetOptions{})
+		switch {
+		case err == nil:
 			phase, _, _ := unstructured.NestedString(nsObj.Object, "status", "phase")
 			left = append(left, fmt.Sprintf("Namespace %s (%s)", ns, phase))
+		case !kerrors.IsNotFound(err):
+			return false, err
 		}
 		return len(left) == 0, fmt.Errorf("left: %s", strings.Join(left, "; "))
 	})
