@@ -519,7 +519,8 @@ func (s *stack) settleUnwatched(ctx context.Context, set objectSet) unwatchedArm
 			a.finalizers = c.protected()
 			a.settled = time.Since(set.created)
 		}
-		return time.Since(since) >= 10*time.Second, nil
+		return time.Since(since) >= 10*time.Second, fmt.Errorf("every Object Synced and Ready; the shared Object's finalizers (%d of %d dependents') last changed %s ago, want 10s unchanged",
+			a.finalizers, set.n, time.Since(since).Round(100*time.Millisecond))
 	})
 	if err != nil {
 		t.Fatalf("ERROR: %s: the Objects didn't settle: %v", set.name, err)
@@ -1321,7 +1322,8 @@ func (s *stack) awaitOperations(ctx context.Context, ops *opTracker, what string
 		if len(running) > 0 {
 			return false, fmt.Errorf("%d Operations running: %s", len(running), strings.Join(running, ", "))
 		}
-		return time.Since(last) >= operationsQuiet, nil
+		return time.Since(last) >= operationsQuiet, fmt.Errorf("none of %d Operations running; the last new one appeared %s ago, want %s without one",
+			len(all), time.Since(last).Round(100*time.Millisecond), operationsQuiet)
 	})
 }
 

@@ -186,7 +186,8 @@ func (s *stack) settle(ctx context.Context, xr string, n int, created time.Time,
 			a.finalizers = c.protected()
 			a.converged = time.Since(created)
 		}
-		return time.Since(since) >= 10*time.Second, nil
+		return time.Since(since) >= 10*time.Second, fmt.Errorf("every Object Synced and Ready; the shared Object's finalizers (%d of %d dependents') last changed %s ago, want 10s unchanged",
+			a.finalizers, n, time.Since(since).Round(100*time.Millisecond))
 	})
 	if err != nil {
 		s.t.Fatalf("ERROR: %s: the Objects didn't settle: %v", xr, err)

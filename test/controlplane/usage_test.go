@@ -381,7 +381,7 @@ func (s *stack) deleteUsageXR(ctx context.Context, xr string) {
 			return false, err
 		}
 		_, err = s.client.Resource(gvrXR).Get(ctx, xr, metav1.GetOptions{})
-		return len(objs.Items) == 0 && kerrors.IsNotFound(err), fmt.Errorf("%d Objects left", len(objs.Items))
+		return len(objs.Items) == 0 && kerrors.IsNotFound(err), fmt.Errorf("%d Objects left; the XR gone: %t", len(objs.Items), kerrors.IsNotFound(err))
 	})
 	if err != nil {
 		s.t.Errorf("ERROR: %s: left behind after deleting it: %v", xr, err)
