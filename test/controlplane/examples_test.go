@@ -36,7 +36,9 @@ func TestExamplesBuiltInObjectsAreAccepted(t *testing.T) {
 	s.startKubernetes(ctx, tools(t, s.root, "etcd", "kube-apiserver", "kube-controller-manager"))
 	t.Cleanup(func() {
 		for _, p := range slices.Backward(s.procs) {
-			p.stop()
+			if err := p.stop(); err != nil {
+				t.Error("ERROR:", err)
+			}
 		}
 	})
 	dc, err := discovery.NewDiscoveryClientForConfig(s.config)

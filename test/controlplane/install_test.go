@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -146,13 +145,15 @@ func (s *stack) coreMountNamespace(functions ...string) func(string, []string) (
 // its own per version, the binary stamped with version, and returns its
 // path.
 func (s *stack) buildPackage(version string) string {
-	cmd := exec.Command(filepath.Join(s.root, "hack", "xpkg.sh"))
+	// Two go builds and an image: hack/controlplane-test.sh builds the
+	// package first, so that the test's builds find the build cache warm.
+	cmd, done := command(s.t, 2*goBuild, filepath.Join(s.root, "hack", "xpkg.sh"))
 	cmd.Dir = s.root
 	cmd.Env = append(os.Environ(), "FD_XPKG_DIR="+s.xpkgDir, "FD_XPKG_CLI=crossplane", "FD_XPKG_VERSION="+version)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	if err != nil {
+	if err = done(err); err != nil {
 		s.t.Fatalf("ERROR: hack/xpkg.sh: %v\n%s", err, stderr.String())
 	}
 	pkg := strings.TrimSpace(string(out))
@@ -166,11 +167,15 @@ func (s *stack) buildPackage(version string) string {
 // serves for the tag.
 func (s *stack) push(pkg, tag string) (ref, digest string) {
 	ref = fmt.Sprintf("%s/%s:%s", s.registry, installedFunctionRepository, tag)
-	if out, err := exec.Command(s.bins["crossplane"], "xpkg", "push", "--package-files="+pkg, ref).CombinedOutput(); err != nil {
+	// To the registry on loopback: seconds, unless it hangs.
+	push, done := command(s.t, 5*time.Minute, s.bins["crossplane"], "xpkg", "push", "--package-files="+pkg, ref)
+	out, err := push.CombinedOutput()
+	if err = done(err); err != nil {
 		s.t.Fatalf("ERROR: crossplane xpkg push %s: %v\n%s", ref, err, out)
 	}
-	out, err := exec.Command(s.bins["crane"], "digest", ref).Output()
-	if err != nil {
+	crane, done := command(s.t, 2*time.Minute, s.bins["crane"], "digest", ref)
+	out, err = crane.Output()
+	if err = done(err); err != nil {
 		s.t.Fatalf("ERROR: crane digest %s: %v", ref, err)
 	}
 	return ref, strings.TrimSpace(string(out))
@@ -485,9 +490,11 @@ func (s *stack) upgrade(ctx context.Context, xr string, n int) {
 // called, whether every dependent's finalizer is on the shared Object of xr
 // and each of its n Usages is Ready, and changes an annotation of xr each
 // time, so that Crossplane reconciles it throughout. The function returns
-// how many samples were taken, and the first that lacked one.
+// how many samples were taken, and the first that lacked one; or an error
+// if the sampling didn't stop within samplingStops.
 func (s *stack) sampleProtection(ctx context.Context, xr string, n int) func() (int, error) {
 	stop, done := make(chan struct{}), make(chan struct{})
+	ctx, cancel := context.WithCancel(ctx)
 	var samples int
 	var failed error
 	go func() {
@@ -510,10 +517,26 @@ func (s *stack) sampleProtection(ctx context.Context, xr string, n int) func() (
 	}()
 	return func() (int, error) {
 		close(stop)
-		<-done
-		return samples, failed
+		defer cancel()
+		select {
+		case <-done:
+			return samples, failed
+		case <-time.After(samplingStops):
+		}
+		// A sample's requests hang: cancelled, they return at once.
+		cancel()
+		select {
+		case <-done:
+			return samples, fmt.Errorf("waited %s for the sampling of %s to stop after %d samples, then cancelled it (first failure: %v)", samplingStops, xr, samples, failed)
+		case <-time.After(time.Minute):
+			return 0, fmt.Errorf("waited %s for the sampling of %s to stop, and a minute more once cancelled: it never did", samplingStops, xr)
+		}
 	}
 }
+
+// samplingStops bounds how long the sampling takes to stop once asked: the
+// sample under way, three requests, ends.
+const samplingStops = 2 * time.Minute
 
 // protectedNow is nil when every dependent's finalizer is on the shared
 // Object of xr and each of its n Usages is Ready.

@@ -94,13 +94,16 @@ func (s *stack) buildPause(imagebuilder string) string {
 	pause := filepath.Join(s.dir, "pause")
 	// Under testdata, so that go test ./... streams the test's output
 	// rather than wait for a second package.
-	build := exec.Command("go", "build", "-trimpath", "-o", pause, "./testdata/pause")
+	build, done := command(s.t, goBuild, "go", "build", "-trimpath", "-o", pause, "./testdata/pause")
 	build.Dir = filepath.Join(s.root, "test", "controlplane")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
-	if out, err := build.CombinedOutput(); err != nil {
+	out, err := build.CombinedOutput()
+	if err = done(err); err != nil {
 		s.t.Fatalf("ERROR: cannot build the pause binary: %v\n%s", err, out)
 	}
-	if out, err := exec.Command(imagebuilder, "-binary", pause, "-out", pause+".tar", "-tag", pauseImage).CombinedOutput(); err != nil {
+	image, done := command(s.t, 2*time.Minute, imagebuilder, "-binary", pause, "-out", pause+".tar", "-tag", pauseImage)
+	out, err = image.CombinedOutput()
+	if err = done(err); err != nil {
 		s.t.Fatalf("ERROR: cannot build the pause image: %v\n%s", err, out)
 	}
 	return pause + ".tar"
@@ -276,16 +279,24 @@ func (s *stack) startScheduler(scheduler string) {
 	})
 }
 
-// ctr runs containerd's own client against the node's containerd.
+// ctr runs containerd's own client against the node's containerd, within
+// ctrWithin.
 func (n *node) ctr(ctx context.Context, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, ctrWithin)
 	defer cancel()
+	begin := time.Now()
 	cmd := exec.CommandContext(ctx, "ctr", append([]string{"--address", n.socket}, args...)...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
+	if err != nil && ctx.Err() != nil {
+		err = fmt.Errorf("ctr %s: not done, so killed, after %s: %w", strings.Join(args, " "), time.Since(begin).Round(time.Second), err)
+	}
 	return out.Bytes(), err
 }
+
+// ctrWithin bounds one call of ctr.
+const ctrWithin = 2 * time.Minute
 
 // removeContainers kills and removes every container of the node's
 // containerd, sandboxes included, so that no shim outlives the test.

@@ -519,7 +519,8 @@ func (s *stack) settleUnwatched(ctx context.Context, set objectSet) unwatchedArm
 			a.finalizers = c.protected()
 			a.settled = time.Since(set.created)
 		}
-		return time.Since(since) >= 10*time.Second, nil
+		return time.Since(since) >= 10*time.Second, fmt.Errorf("every Object Synced and Ready; the shared Object's finalizers (%d of %d dependents') last changed %s ago, want 10s unchanged",
+			a.finalizers, set.n, time.Since(since).Round(100*time.Millisecond))
 	})
 	if err != nil {
 		t.Fatalf("ERROR: %s: the Objects didn't settle: %v", set.name, err)
@@ -942,9 +943,13 @@ func (s *stack) deleteSets(ctx context.Context, sets ...objectSet) teardownResul
 			left = append(left, fmt.Sprintf("Object %s (finalizers %v)", o.GetName(), o.GetFinalizers()))
 		}
 		for _, set := range sets {
-			if ns, err := s.client.Resource(gvrNamespace).Get(ctx, set.namespace(), metav1.GetOptions{}); !kerrors.IsNotFound(err) {
+			ns, err := s.client.Resource(gvrNamespace).Get(ctx, set.namespace(), metav1.GetOptions{})
+			switch {
+			case err == nil:
 				phase, _, _ := unstructured.NestedString(ns.Object, "status", "phase")
 				left = append(left, fmt.Sprintf("Namespace %s (%s)", set.namespace(), phase))
+			case !kerrors.IsNotFound(err):
+				return false, err
 			}
 			cms, err := s.client.Resource(gvrConfigMap).Namespace(set.namespace()).List(ctx, metav1.ListOptions{})
 			if err != nil {
@@ -1317,7 +1322,8 @@ func (s *stack) awaitOperations(ctx context.Context, ops *opTracker, what string
 		if len(running) > 0 {
 			return false, fmt.Errorf("%d Operations running: %s", len(running), strings.Join(running, ", "))
 		}
-		return time.Since(last) >= operationsQuiet, nil
+		return time.Since(last) >= operationsQuiet, fmt.Errorf("none of %d Operations running; the last new one appeared %s ago, want %s without one",
+			len(all), time.Since(last).Round(100*time.Millisecond), operationsQuiet)
 	})
 }
 

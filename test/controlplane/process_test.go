@@ -4,6 +4,7 @@ package controlplane
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -57,29 +58,53 @@ func start(t *testing.T, logs, name, bin string, args []string, env ...string) *
 		_ = f.Close()
 		close(p.done)
 	}()
-	t.Cleanup(p.stop)
+	t.Cleanup(func() {
+		if err := p.stop(); err != nil {
+			t.Error("ERROR:", err)
+		}
+	})
 	return p
 }
 
-// stop ends the process: SIGTERM, then SIGKILL after ten seconds.
-func (p *process) stop() {
+// killedExit bounds how long a process killed with SIGKILL takes to be
+// gone. The signal can't be caught; only a process stuck in the kernel (an
+// uninterruptible sleep) outlives it, and waiting for one would hang the
+// test.
+const killedExit = 30 * time.Second
+
+// stop ends the process: SIGTERM, then SIGKILL after ten seconds. It
+// returns an error if the process is still there killedExit after that.
+func (p *process) stop() error {
 	if p.exited() {
-		return
+		return nil
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:
+		return nil
 	case <-time.After(10 * time.Second):
 		_ = p.cmd.Process.Kill()
-		<-p.done
+		return p.awaitKilled()
 	}
 }
 
-// kill kills the process as a crash would: SIGKILL to its process group.
-func (p *process) kill() {
+// kill kills the process as a crash would: SIGKILL to its process group. It
+// returns an error if the process is still there killedExit later.
+func (p *process) kill() error {
 	p.killed.Store(true)
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-	<-p.done
+	return p.awaitKilled()
+}
+
+// awaitKilled waits, within killedExit, for the process just sent SIGKILL
+// to exit.
+func (p *process) awaitKilled() error {
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(killedExit):
+		return fmt.Errorf("waited %s for %s (pid %d) to exit after SIGKILL: it is still there", killedExit, p.name, p.cmd.Process.Pid)
+	}
 }
 
 func (p *process) exited() bool {
@@ -146,15 +171,45 @@ func listening(addr string) bool {
 	return true
 }
 
+// command is exec.Command bounded by d, and by the test's time
+// (testContext): past either, the command and every process it started (its
+// process group) are killed, and its Wait returns at most ten seconds later
+// even if one of them still holds its output. Pass the command's error to
+// the returned function once it has ended: it says so when the command ran
+// out of time.
+func command(t *testing.T, d time.Duration, name string, args ...string) (*exec.Cmd, func(error) error) {
+	ctx, cancel := context.WithTimeout(testContext(t), d)
+	begin := time.Now()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
+	return cmd, func(err error) error {
+		defer cancel()
+		switch {
+		case err == nil || ctx.Err() == nil:
+			return err
+		case time.Since(begin) < d:
+			return fmt.Errorf("killed when the test's time ran out, %s in: %w", time.Since(begin).Round(time.Second), err)
+		}
+		return fmt.Errorf("not done within %s, so killed: %w", d, err)
+	}
+}
+
+// toolsBuild bounds hack/tools.sh: hack/controlplane-test.sh builds the
+// tools before the test, which then only finds them; cold, in the test,
+// they take about half an hour on two cores.
+const toolsBuild = 45 * time.Minute
+
 // tools builds (when missing) and returns the pinned tools.
 func tools(t *testing.T, root string, names ...string) map[string]string {
 	t.Helper()
-	cmd := exec.Command("bash", append([]string{filepath.Join(root, "hack", "tools.sh")}, names...)...)
+	cmd, done := command(t, toolsBuild, "bash", append([]string{filepath.Join(root, "hack", "tools.sh")}, names...)...)
 	cmd.Dir = root
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	if err != nil {
+	if err = done(err); err != nil {
 		t.Fatalf("ERROR: cannot build tools %v: %v\n%s", names, err, stderr.String())
 	}
 	if s := strings.TrimSpace(stderr.String()); s != "" {
@@ -171,13 +226,19 @@ func tools(t *testing.T, root string, names ...string) map[string]string {
 	return bins
 }
 
+// goBuild bounds a go build the test runs; hack/controlplane-test.sh
+// builds beforehand, so that the test's own builds find the build cache
+// warm.
+const goBuild = 15 * time.Minute
+
 // buildFunction builds function-dependencies from the working tree.
 func buildFunction(t *testing.T, root, out string) string {
 	t.Helper()
 	bin := filepath.Join(out, "function-dependencies")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd, done := command(t, goBuild, "go", "build", "-o", bin, ".")
 	cmd.Dir = root
-	if b, err := cmd.CombinedOutput(); err != nil {
+	b, err := cmd.CombinedOutput()
+	if err = done(err); err != nil {
 		t.Fatalf("ERROR: cannot build the function: %v\n%s", err, b)
 	}
 	return bin

@@ -186,7 +186,8 @@ func (s *stack) settle(ctx context.Context, xr string, n int, created time.Time,
 			a.finalizers = c.protected()
 			a.converged = time.Since(created)
 		}
-		return time.Since(since) >= 10*time.Second, nil
+		return time.Since(since) >= 10*time.Second, fmt.Errorf("every Object Synced and Ready; the shared Object's finalizers (%d of %d dependents') last changed %s ago, want 10s unchanged",
+			a.finalizers, n, time.Since(since).Round(100*time.Millisecond))
 	})
 	if err != nil {
 		s.t.Fatalf("ERROR: %s: the Objects didn't settle: %v", xr, err)
@@ -322,12 +323,15 @@ func (s *stack) logWarnings(ctx context.Context, xr string) {
 // for every XR of this test with or without the function (its log says so),
 // holds that reconcile back for up to a minute or so, hence the wait.
 func (s *stack) awaitDeletionOrdered(ctx context.Context, xr string, since time.Time) {
-	var u *unstructured.Unstructured
+	// The XR as last read: a failed read, whose error poll reports, leaves
+	// it as it was, never nil.
+	u := obj(map[string]any{})
 	err := s.poll(ctx, 3*time.Minute, 250*time.Millisecond, func(ctx context.Context) (bool, error) {
-		var err error
-		if u, err = s.client.Resource(gvrXR).Get(ctx, xr, metav1.GetOptions{}); err != nil {
+		got, err := s.client.Resource(gvrXR).Get(ctx, xr, metav1.GetOptions{})
+		if err != nil {
 			return false, err
 		}
+		u = got
 		return conditionTrue(u, "DeletionOrdered"), nil
 	})
 	if err != nil {
@@ -634,8 +638,10 @@ func (s *stack) deleteOwner(ctx context.Context, xr string, n int, bound time.Du
 		t.Fatalf("ERROR: cannot delete %s %s: %v", kind, name, err)
 	}
 	duringErr := make(chan error, 1)
+	dctx, cancelDuring := context.WithCancel(ctx)
+	defer cancelDuring()
 	if during != nil {
-		go func() { duringErr <- during(ctx) }()
+		go func() { duringErr <- during(dctx) }()
 	} else {
 		duringErr <- nil
 	}
@@ -658,14 +664,18 @@ func (s *stack) deleteOwner(ctx context.Context, xr string, n int, bound time.Du
 		for _, o := range objs.Items {
 			left = append(left, fmt.Sprintf("Object %s (deleting: %t, finalizers: %v)", o.GetName(), o.GetDeletionTimestamp() != nil, o.GetFinalizers()))
 		}
-		if nsObj, err := s.client.Resource(gvrNamespace).Get(ctx, ns, metav1.GetOptions{}); !kerrors.IsNotFound(err) {
+		nsObj, err := s.client.Resource(gvrNamespace).Get(ctx, ns, metav1.GetOptions{})
+		switch {
+		case err == nil:
 			phase, _, _ := unstructured.NestedString(nsObj.Object, "status", "phase")
 			left = append(left, fmt.Sprintf("Namespace %s (%s)", ns, phase))
+		case !kerrors.IsNotFound(err):
+			return false, err
 		}
 		return len(left) == 0, fmt.Errorf("left: %s", strings.Join(left, "; "))
 	})
 	d.gone = time.Since(begin)
-	if derr := <-duringErr; derr != nil {
+	if derr := awaitDuring(duringErr, cancelDuring); derr != nil {
 		t.Errorf("ERROR: %s: during the deletion: %v", xr, derr)
 	}
 	cost := s.requestsSoFar(ctx).since(before)
@@ -754,6 +764,31 @@ func (s *stack) deleteOwner(ctx context.Context, xr string, n int, bound time.Du
 	t.Logf("%s deletion (times after deleting the %s; order by etcd revision): first remote ConfigMap deleted %s, last %s; last dependent Object gone %s; shared Namespace began terminating %s (revision %d) with %d/%d remote ConfigMaps and %d/%d dependent Objects still present; Namespace gone %s; nothing left after %s; the provider hit %d conflicts removing reference finalizers",
 		xr, kind, at(firstCM), at(lastCM), at(lastObj), at(terminating.at), terminating.rv, d.configMapsLeft, n, d.objectsLeft, n, at(nsGone), d.gone.Round(100*time.Millisecond), d.conflicts)
 	return d
+}
+
+// duringEnds bounds how long, after the deletion's own wait, what runs
+// beside it (deleteOwner's during) may take to end. crashMidway, the one
+// there is, ends within 100 s of the first dependent going, which is before
+// the deletion is over: a kill (up to killedExit), 10 s down, then up to a
+// minute for the component to be ready again.
+const duringEnds = 3 * time.Minute
+
+// awaitDuring waits, within duringEnds, for what runs beside a deletion to
+// return its error. Past that, it cancels it, gives it a minute to return,
+// and returns an error that says so.
+func awaitDuring(errs <-chan error, cancel context.CancelFunc) error {
+	select {
+	case err := <-errs:
+		return err
+	case <-time.After(duringEnds):
+	}
+	cancel()
+	select {
+	case err := <-errs:
+		return fmt.Errorf("waited %s after the deletion for what ran beside it (a fault) to end, then cancelled it: %v", duringEnds, err)
+	case <-time.After(time.Minute):
+		return fmt.Errorf("waited %s after the deletion for what ran beside it (a fault) to end, and a minute more once cancelled: it never returned", duringEnds)
+	}
 }
 
 // composed is an XR's composed Objects.

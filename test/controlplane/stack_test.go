@@ -12,7 +12,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -249,7 +248,9 @@ func (s *stack) restart(ctx context.Context, name string, down time.Duration) er
 	}
 	p := s.procs[i]
 	s.mu.Unlock()
-	p.kill()
+	if err := p.kill(); err != nil {
+		return err
+	}
 	time.Sleep(down)
 	s.start(name, p.bin, p.args, p.env...)
 	if err := s.poll(ctx, 60*time.Second, 200*time.Millisecond, s.ready[name]); err != nil {
@@ -347,8 +348,10 @@ func (w cacheWait) String() string {
 
 // poll calls cond every interval until it returns true, the timeout passes, a
 // component exits or cond returns a permanent error. The last error cond
-// returned is reported on timeout.
+// returned is reported on timeout; and, if ctx ended first (the test's
+// time ran out, or an enclosing wait's), that it did.
 func (s *stack) poll(ctx context.Context, timeout, interval time.Duration, cond func(context.Context) (bool, error)) error {
+	parent, begin := ctx, time.Now()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var last error
@@ -369,10 +372,18 @@ func (s *stack) poll(ctx context.Context, timeout, interval time.Duration, cond 
 		}
 		select {
 		case <-ctx.Done():
-			if last != nil {
-				return fmt.Errorf("not done within %s: %w", timeout, last)
+			end := fmt.Sprintf("not done within %s", timeout)
+			if err := parent.Err(); err != nil {
+				why := "the test's time, or an enclosing wait's, ran out"
+				if errors.Is(err, context.Canceled) {
+					why = "cancelled"
+				}
+				end = fmt.Sprintf("not done %s into a wait of %s, when its context ended first (%s)", time.Since(begin).Round(time.Second), timeout, why)
 			}
-			return fmt.Errorf("not done within %s", timeout)
+			if last != nil {
+				return fmt.Errorf("%s: %w", end, last)
+			}
+			return errors.New(end)
 		case <-time.After(interval):
 		}
 	}
@@ -473,20 +484,26 @@ func (s *stack) startKubernetes(ctx context.Context, bins map[string]string) {
 // database's cached tree head on (seen here: it needed tiles it didn't have).
 func moduleDir(t *testing.T, module string, env ...string) string {
 	t.Helper()
-	if dir, err := downloadModule(module, "GOPROXY=off", "GOSUMDB=off"); err == nil {
+	if dir, err := downloadModule(t, module, "GOPROXY=off", "GOSUMDB=off"); err == nil {
 		return dir
 	}
-	dir, err := downloadModule(module, env...)
+	dir, err := downloadModule(t, module, env...)
 	if err != nil {
 		t.Fatal("ERROR:", err)
 	}
 	return dir
 }
 
-func downloadModule(module string, env ...string) (string, error) {
-	cmd := exec.Command("go", "mod", "download", "-json", module)
+// moduleDownload bounds `go mod download` of one module: from the module
+// cache it takes a moment, and a download that hangs on the network must
+// not hang the test.
+const moduleDownload = 10 * time.Minute
+
+func downloadModule(t *testing.T, module string, env ...string) (string, error) {
+	cmd, done := command(t, moduleDownload, "go", "mod", "download", "-json", module)
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.Output()
+	err = done(err)
 	var m struct{ Dir, Error string }
 	if jerr := json.Unmarshal(out, &m); err != nil || jerr != nil || m.Error != "" || m.Dir == "" {
 		return "", fmt.Errorf("cannot download %s (%v): %w %s", module, env, errors.Join(err, jerr), m.Error)
@@ -794,7 +811,8 @@ func (s *stack) create(ctx context.Context, gvr schema.GroupVersionResource, nam
 // hold checks every interval for d that check passes, and returns its first
 // failure.
 func (s *stack) hold(ctx context.Context, d, interval time.Duration, check func(context.Context) error) error {
-	end := time.Now().Add(d)
+	begin := time.Now()
+	end := begin.Add(d)
 	for time.Now().Before(end) {
 		if err := s.alive(); err != nil {
 			return err
@@ -804,7 +822,7 @@ func (s *stack) hold(ctx context.Context, d, interval time.Duration, check func(
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return fmt.Errorf("stopped %s into a check of %s, when its context ended first: %w", time.Since(begin).Round(time.Second), d, ctx.Err())
 		case <-time.After(interval):
 		}
 	}

@@ -51,7 +51,9 @@ func TestOneSweepRepairsEveryObjectWithinTheOperationTimeout(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		for _, p := range slices.Backward(s.procs) {
-			p.stop()
+			if err := p.stop(); err != nil {
+				t.Error("ERROR:", err)
+			}
 		}
 	})
 	s.startKubernetes(ctx, bins)
@@ -142,14 +144,19 @@ func sweepObject(name string, references []any) *unstructured.Unstructured {
 }
 
 // createAll creates the objects, eight at a time, without the API server's
-// warning about the provider's finalizer name for each.
+// warning about the provider's finalizer name for each, within 2 min and
+// 100 ms an object (the client's 200 requests a second would take 5 ms).
 func (s *stack) createAll(ctx context.Context, objects []*unstructured.Unstructured) {
 	config := rest.CopyConfig(s.config)
 	config.WarningHandler = rest.NoWarnings{}
 	client, err := dynamic.NewForConfig(config)
 	must(s.t, err)
+	within := 2*time.Minute + time.Duration(len(objects))*100*time.Millisecond
+	begin := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
 	var wg sync.WaitGroup
-	var next atomic.Int64
+	var next, created atomic.Int64
 	var failed atomic.Value
 	for range 8 {
 		wg.Go(func() {
@@ -163,11 +170,16 @@ func (s *stack) createAll(ctx context.Context, objects []*unstructured.Unstructu
 					failed.CompareAndSwap(nil, fmt.Errorf("cannot create %s %s: %w", u.GetKind(), u.GetName(), err))
 					return
 				}
+				created.Add(1)
 			}
 		})
 	}
 	wg.Wait()
-	if err, _ := failed.Load().(error); err != nil {
+	err, _ = failed.Load().(error)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		s.t.Fatalf("ERROR: waited %s (bound %s) to create %d objects: %d created; %v", time.Since(begin).Round(time.Second), within, len(objects), created.Load(), err)
+	case err != nil:
 		s.t.Fatal("ERROR:", err)
 	}
 }

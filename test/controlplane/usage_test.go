@@ -205,12 +205,20 @@ func (s *stack) externalUsage(ctx context.Context, how release) usageRun {
 		if _, err := s.client.Resource(gvrObject).Get(ctx, app, metav1.GetOptions{}); !kerrors.IsNotFound(err) {
 			left = append(left, "Object "+app)
 		}
-		if u, err := s.client.Resource(gvrClusterUsage).Get(ctx, usage.GetName(), metav1.GetOptions{}); !kerrors.IsNotFound(err) {
+		u, err := s.client.Resource(gvrClusterUsage).Get(ctx, usage.GetName(), metav1.GetOptions{})
+		switch {
+		case err == nil:
 			left = append(left, fmt.Sprintf("ClusterUsage %s (deleting: %t)", usage.GetName(), u.GetDeletionTimestamp() != nil))
+		case !kerrors.IsNotFound(err):
+			return false, err
 		}
-		if n, err := s.client.Resource(gvrNamespace).Get(ctx, ns, metav1.GetOptions{}); !kerrors.IsNotFound(err) {
+		n, err := s.client.Resource(gvrNamespace).Get(ctx, ns, metav1.GetOptions{})
+		switch {
+		case err == nil:
 			phase, _, _ := unstructured.NestedString(n.Object, "status", "phase")
 			left = append(left, fmt.Sprintf("Namespace %s (%s, labels %v, finalizers %v)", ns, phase, n.GetLabels(), n.GetFinalizers()))
+		case !kerrors.IsNotFound(err):
+			return false, err
 		}
 		return len(left) == 0, fmt.Errorf("left: %s", strings.Join(left, "; "))
 	})
@@ -373,7 +381,7 @@ func (s *stack) deleteUsageXR(ctx context.Context, xr string) {
 			return false, err
 		}
 		_, err = s.client.Resource(gvrXR).Get(ctx, xr, metav1.GetOptions{})
-		return len(objs.Items) == 0 && kerrors.IsNotFound(err), fmt.Errorf("%d Objects left", len(objs.Items))
+		return len(objs.Items) == 0 && kerrors.IsNotFound(err), fmt.Errorf("%d Objects left; the XR gone: %t", len(objs.Items), kerrors.IsNotFound(err))
 	})
 	if err != nil {
 		s.t.Errorf("ERROR: %s: left behind after deleting it: %v", xr, err)
