@@ -80,6 +80,31 @@
 // half an hour on two cores), starts them as local processes, and stops them
 // when it ends.
 //
+// Every test starts a stack of its own, and hack/controlplane-test.sh runs
+// them side by side, four at a time, each in a process and a network
+// namespace of its own, where the ports provider-kubernetes can't move
+// (:9443, :8080) are free. They spend most of their time waiting (provider
+// backoffs, teardowns, the garbage collector), so the tier takes about as
+// long as its longest test, not the sum. None shares a stack, and none could
+// without weakening what it proves:
+//   - TestReferenceFinalizers counts how many finalizers provider-kubernetes
+//     loses at its default reconcile rate: another test's Objects in the same
+//     provider would change the count it reports.
+//   - TestBothProtectionsHoldAgainstOutOfBandDeletesAndCrashes kills
+//     provider-kubernetes and Crossplane mid-teardown, and
+//     TestInstallFromRegistry runs Crossplane with its default package
+//     runtime and two kubelets: on a shared stack, every other test would
+//     see those crashes and that runtime.
+//   - TestReferenceFinalizersOnCrossplaneV1 runs Crossplane v1.19 and
+//     provider-kubernetes v0.18: another generation of every component.
+//   - The Operation tests watch and sweep every Object of the cluster, and
+//     the timelines measure teardown time: another test's Objects would be
+//     theirs too.
+//
+// Every wait has its own deadline, shorter than the test's, and fails with
+// a message that names what it waited for, so that a slow machine fails
+// clearly rather than by the test's timeout.
+//
 // What the API server answers from an informer about an object just written
 // (a SubjectAccessReview after a binding, a CRD's kind after its CRD, a
 // webhook after its configuration) is asked until the informer has it, within
