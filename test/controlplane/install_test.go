@@ -207,7 +207,7 @@ func TestInstallFromRegistry(t *testing.T) {
 	// Both protections, so that the upgrade and the faults are seen to keep
 	// the Usages as well as the finalizers.
 	s.create(ctx, gvrComposition, "", withInput(composition("race-with", n, true), map[string]any{"protection": "Both"}))
-	a := s.convergeWith(ctx, "installed", n)
+	a := s.convergeWith(ctx, "installed", "race-with", n)
 	usages := s.awaitUsages(ctx, a.xr, n)
 	t.Logf("USE: through the installed function, %d of %d finalizers on the shared Object %s after creating the XR, %d Usages Ready %s later; %s in all",
 		a.finalizers, n, a.converged.Round(100*time.Millisecond), n, usages.Round(100*time.Millisecond), time.Since(step).Round(time.Second))

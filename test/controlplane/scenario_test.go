@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -62,8 +63,9 @@ const (
 // XRs (raceShown), without which the arm with the function would prove
 // nothing. Its teardown is a measurement, not a check: how early the shared
 // Namespace begins terminating depends on which finalizers the race left,
-// and is logged. With the function, every finalizer must be there, stay
-// there, and order deletion.
+// and is logged. Its XRs run one after another, alone on the stack. With the
+// function, every finalizer must be there, stay there, and order deletion;
+// those XRs run side by side (withFunctionSideBySide).
 func TestReferenceFinalizers(t *testing.T) {
 	wall := time.Now()
 	ctx := testContext(t)
@@ -77,10 +79,15 @@ func TestReferenceFinalizers(t *testing.T) {
 	s := startStack(ctx, t)
 	s.createXRD(ctx)
 	s.create(ctx, gvrComposition, "", composition("race-without", n, false))
-	s.create(ctx, gvrComposition, "", composition("race-with", n, true))
+	// Each XR with the function has a Composition of its own
+	// (withFunctionSideBySide), created now, so that its revision is there
+	// by the time the XR is: an XR created first gets a Warning.
+	for i := 1; i <= runsWith; i++ {
+		s.create(ctx, gvrComposition, "", composition(fmt.Sprintf("race-with-%d", i), n, true))
+	}
 
 	scenario := time.Now()
-	var without, with []arm
+	var without []arm
 	present := map[string]int{}
 	for i := 1; i <= runsWithout; i++ {
 		a := s.withoutFunction(ctx, fmt.Sprintf("without-%d", i), n)
@@ -90,9 +97,7 @@ func TestReferenceFinalizers(t *testing.T) {
 	if err := raceShown(n, present); err != nil {
 		t.Error("ERROR:", err)
 	}
-	for i := 1; i <= runsWith; i++ {
-		with = append(with, s.withFunction(ctx, fmt.Sprintf("with-%d", i), n, i == runsWith))
-	}
+	with := s.withFunctionSideBySide(ctx, runsWith, n)
 
 	t.Logf("SUMMARY (%d dependents referencing one shared Object, provider-kubernetes v1.2.1 at its default --max-reconcile-rate=100, Crossplane v2.4.0):", n)
 	for _, a := range without {
@@ -107,6 +112,9 @@ func TestReferenceFinalizers(t *testing.T) {
 	for _, a := range with {
 		t.Logf("  with function-dependencies, %s: %d/%d finalizers %s after creation; on deletion the shared Namespace began terminating with %d/%d remote ConfigMaps and %d/%d dependent Objects still present; teardown %s (%d finalizer-removal conflicts)",
 			a.xr, a.finalizers, n, a.converged.Round(100*time.Millisecond), a.deletion.configMapsLeft, a.deletion.dependents, a.deletion.objectsLeft, a.deletion.dependents, a.deletion.gone.Round(100*time.Millisecond), a.deletion.conflicts)
+	}
+	if runsWith > 1 {
+		t.Logf("  the XRs with the function ran side by side: each one's finalizer-removal conflicts, counted in the provider's log, include the others' while they overlapped")
 	}
 	t.Logf("SCENARIO WALL TIME: %s (whole test including stack start: %s)", time.Since(scenario).Round(time.Second), time.Since(wall).Round(time.Second))
 }
@@ -199,29 +207,57 @@ func (s *stack) settle(ctx context.Context, xr string, n int, created time.Time,
 	return c
 }
 
+// withFunctionSideBySide runs the XRs with the function, runs of them, side
+// by side: each has a composition of its own, race-with-I for XR with-I
+// (created beforehand), and the last removes a dependent from its own. Their teardowns, which
+// wait on the provider's backoffs for minutes, then overlap. The runs
+// without the function ran alone before, so the count of finalizers the
+// provider loses is still measured with nothing beside it.
+//
+// A Fatal in an XR's goroutine ends that goroutine (runtime.Goexit) and
+// fails the test; the others go on. A Fatal of the test's own goroutine
+// cancels them and waits for them to end, so none outlives the test.
+func (s *stack) withFunctionSideBySide(ctx context.Context, runs, n int) []arm {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	with := make([]arm, runs)
+	for i := 1; i <= runs; i++ {
+		xr := fmt.Sprintf("with-%d", i)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			with[i-1] = s.withFunction(ctx, xr, "race-"+xr, n, i == runs)
+		}()
+	}
+	wg.Wait()
+	return with
+}
+
 // withFunction creates an XR whose pipeline runs function-dependencies and
 // asserts that every dependent's finalizer reaches the shared Object, stays
 // there, and that deleting the XR deletes every dependent's remote object
 // before the shared one, leaving nothing behind. With removal, it first
 // removes a dependent from the composition and asserts that its finalizer
 // leaves the shared Object for good.
-func (s *stack) withFunction(ctx context.Context, xr string, n int, removal bool) arm {
-	a := s.convergeWith(ctx, xr, n)
+func (s *stack) withFunction(ctx context.Context, xr, comp string, n int, removal bool) arm {
+	a := s.convergeWith(ctx, xr, comp, n)
 	dependents := n
 	if removal {
-		s.removeDependent(ctx, xr, n)
+		s.removeDependent(ctx, xr, comp, n)
 		dependents = n - 1
 	}
 	s.deleteOrdered(ctx, &a, dependents)
 	return a
 }
 
-// convergeWith creates an XR of the composition with the function and
+// convergeWith creates an XR of comp, a composition with the function, and
 // asserts that every dependent's finalizer gets onto the shared Object, the
 // XR reports its deletion ordered, and the finalizers stay.
-func (s *stack) convergeWith(ctx context.Context, xr string, n int) arm {
+func (s *stack) convergeWith(ctx context.Context, xr, comp string, n int) arm {
 	t := s.t
-	created := s.createXR(ctx, xr, "race-with")
+	created := s.createXR(ctx, xr, comp)
 	a := arm{xr: xr}
 	c := s.converge(ctx, xr, n, created, &a)
 	t.Logf("%s (with function-dependencies): %d of %d dependents' finalizers on the shared Object %s after creating the XR; owners: %s",
@@ -341,10 +377,10 @@ func (s *stack) awaitDeletionOrdered(ctx context.Context, xr string, since time.
 	s.t.Logf("%s: %s (%s after creating the XR); %s", xr, describeCondition(u, "DeletionOrdered"), time.Since(since).Round(100*time.Millisecond), describeCondition(u, "Ready"))
 }
 
-// removeDependent removes the last dependent from the composition while the
+// removeDependent removes the last dependent from comp, its composition, while the
 // XR lives, and asserts that its finalizer leaves the shared Object and is
 // never added again.
-func (s *stack) removeDependent(ctx context.Context, xr string, n int) {
+func (s *stack) removeDependent(ctx context.Context, xr, comp string, n int) {
 	t := s.t
 	c, err := s.composed(ctx, xr, n)
 	if err != nil {
@@ -377,16 +413,16 @@ func (s *stack) removeDependent(ctx context.Context, xr string, n int) {
 	staleLogged := s.crossplaneLines(staleFinalizerLogged, `Name:"`+xr+`"`)
 
 	begin := time.Now()
-	comp, err := s.client.Resource(gvrComposition).Get(ctx, "race-with", metav1.GetOptions{})
+	compObj, err := s.client.Resource(gvrComposition).Get(ctx, comp, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal("ERROR:", err)
 	}
-	pipeline, _, _ := unstructured.NestedSlice(comp.Object, "spec", "pipeline")
+	pipeline, _, _ := unstructured.NestedSlice(compObj.Object, "spec", "pipeline")
 	step := pipeline[0].(map[string]any)
 	resources := step["input"].(map[string]any)["resources"].([]any)
 	step["input"].(map[string]any)["resources"] = resources[:len(resources)-1]
-	must(t, unstructured.SetNestedSlice(comp.Object, pipeline, "spec", "pipeline"))
-	if _, err := s.client.Resource(gvrComposition).Update(ctx, comp, metav1.UpdateOptions{}); err != nil {
+	must(t, unstructured.SetNestedSlice(compObj.Object, pipeline, "spec", "pipeline"))
+	if _, err := s.client.Resource(gvrComposition).Update(ctx, compObj, metav1.UpdateOptions{}); err != nil {
 		t.Fatalf("ERROR: cannot remove %s from the composition: %v", removed.GetName(), err)
 	}
 
