@@ -209,30 +209,40 @@ func (s *stack) settle(ctx context.Context, xr string, n int, created time.Time,
 
 // withFunctionSideBySide runs the XRs with the function, runs of them, side
 // by side: each has a composition of its own, race-with-I for XR with-I
-// (created beforehand), and the last removes a dependent from its own. Their teardowns, which
-// wait on the provider's backoffs for minutes, then overlap. The runs
-// without the function ran alone before, so the count of finalizers the
-// provider loses is still measured with nothing beside it.
-//
-// A Fatal in an XR's goroutine ends that goroutine (runtime.Goexit) and
-// fails the test; the others go on. A Fatal of the test's own goroutine
-// cancels them and waits for them to end, so none outlives the test.
+// (created beforehand), and the last removes a dependent from its own.
+// Their teardowns, which wait on the provider's backoffs for minutes, then
+// overlap. The runs without the function ran alone before, so the count of
+// finalizers the provider loses is still measured with nothing beside it.
 func (s *stack) withFunctionSideBySide(ctx context.Context, runs, n int) []arm {
+	var fns []func(context.Context) arm
+	for i := 1; i <= runs; i++ {
+		xr := fmt.Sprintf("with-%d", i)
+		fns = append(fns, func(ctx context.Context) arm { return s.withFunction(ctx, xr, "race-"+xr, n, i == runs) })
+	}
+	return sideBySide(ctx, fns...)
+}
+
+// sideBySide runs each of fns in a goroutine of its own and returns what
+// they return, in their order, once all have returned.
+//
+// A Fatal in one of them ends its goroutine (runtime.Goexit) and fails the
+// test; the others go on. A Fatal of the test's own goroutine while they run
+// cancels them and waits for them to end, so none outlives the test.
+func sideBySide(ctx context.Context, fns ...func(context.Context) arm) []arm {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
-	with := make([]arm, runs)
-	for i := 1; i <= runs; i++ {
-		xr := fmt.Sprintf("with-%d", i)
+	arms := make([]arm, len(fns))
+	for i, fn := range fns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			with[i-1] = s.withFunction(ctx, xr, "race-"+xr, n, i == runs)
+			arms[i] = fn(ctx)
 		}()
 	}
 	wg.Wait()
-	return with
+	return arms
 }
 
 // withFunction creates an XR whose pipeline runs function-dependencies and

@@ -57,7 +57,8 @@ var orderedInput = map[string]any{"protection": "Both", "usageAPI": "apiextensio
 // third claim's composition asks for protection: Both, a Usage of the shared
 // Object by each dependent; with Crossplane's webhook refusing the shared
 // Object's deletion until they are gone, its Namespace must begin
-// terminating only after every dependent and its ConfigMap are.
+// terminating only after every dependent and its ConfigMap are. The claim
+// without the function runs alone first; the two with it, side by side.
 func TestReferenceFinalizersOnCrossplaneV1(t *testing.T) {
 	wall := time.Now()
 	ctx := testContext(t)
@@ -83,13 +84,20 @@ func TestReferenceFinalizersOnCrossplaneV1(t *testing.T) {
 		t.Logf("claim without: still tearing down %s after deleting it, carrying on: %s", teardownWithout, strings.Join(without.deletion.left, "; "))
 	}
 
-	with := s.claimWith(ctx, "with", "race-with", n, nil)
-
-	// protection: Both: a Usage of the shared Object by each dependent, which
-	// Crossplane's webhook enforces, orders what the finalizers can't.
-	ordered := s.claimWith(ctx, "ordered", "race-ordered", n, func(xr string) string {
-		return fmt.Sprintf(", and %d Usages Ready %s after that", n, s.awaitUsages(ctx, xr, n).Round(100*time.Millisecond))
-	})
+	// The two claims with the function run side by side: their teardowns
+	// wait minutes on the provider's backoffs. The second asks for
+	// protection: Both, a Usage of the shared Object by each dependent,
+	// which Crossplane's webhook enforces and which orders what the
+	// finalizers can't; the first has no Usage, so every refusal the
+	// webhook logs is the second's.
+	arms := sideBySide(ctx,
+		func(ctx context.Context) arm { return s.claimWith(ctx, "with", "race-with", n, nil) },
+		func(ctx context.Context) arm {
+			return s.claimWith(ctx, "ordered", "race-ordered", n, func(xr string) string {
+				return fmt.Sprintf(", and %d Usages Ready %s after that", n, s.awaitUsages(ctx, xr, n).Round(100*time.Millisecond))
+			})
+		})
+	with, ordered := arms[0], arms[1]
 	od := ordered.deletion
 	switch {
 	case len(od.left) > 0 || !od.terminated:
