@@ -16,18 +16,22 @@
 # pulled by Crossplane's default package runtime, and run by a kubelet through containerd (see
 # test/controlplane/doc.go).
 #
-#   hack/controlplane-test.sh [go test flags...]
+#   hack/controlplane-test.sh [-run REGEX] [-timeout D]
 #   hack/controlplane-test.sh -run TestUsageOfExternalObjectRefusesItsDeletionThenReplaysIt
 #   hack/controlplane-test.sh -run TestOperation
 #
 # Builds the pinned tools, the function and the test's dependencies first (cold: about half an
-# hour on two cores; see hack/tools.sh), so that the test's own timeout covers only the test.
+# hour on two cores; see hack/tools.sh), so that the test's own timeout covers only the test. Then
+# runs the tests side by side, each in a process and a network namespace of its own, four at a
+# time (FD_CONTROLPLANE_LANES), the longest first, and prints each one's output whole when it ends
+# and a table of their times last.
 #
 # provider-kubernetes v1.2.1 can't move its webhook server (:9443) and metrics (:8080), and a
-# function built on function-sdk-go serves metrics on :8080 of every interface, so a test running
-# beside this one can take those ports. Where the kernel allows it (root, or unprivileged user
-# namespaces), the test therefore runs in a network namespace of its own, with only a loopback
-# interface: everything is built before it enters, and nothing in it can reach the network.
+# function built on function-sdk-go serves metrics on :8080 of every interface, so two stacks, or
+# a test running beside this one, can't share those ports. Where the kernel allows it (root, or
+# unprivileged user namespaces), each test therefore runs in a network namespace of its own, with
+# only a loopback interface: everything is built before it enters, and nothing in it can reach the
+# network.
 #
 # Environment:
 #   FD_CONTROLPLANE_RUNS_WITHOUT  XRs without the function, one after another (default 3)
@@ -40,7 +44,8 @@
 #   FD_CONTROLPLANE_LOGS        folder for the components' logs (default: a temporary folder),
 #                               kept when the test fails or FD_CONTROLPLANE_KEEP_LOGS is set
 #   FD_CONTROLPLANE_SHARED_NET  set to run on the machine's own loopback even where a network
-#                               namespace is possible
+#                               namespace is possible (then one test at a time)
+#   FD_CONTROLPLANE_LANES       how many tests run at once (default 4)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
