@@ -111,10 +111,10 @@ if [ "${#listed[@]}" -eq 0 ]; then
   echo "hack/controlplane-test.sh: no test matches -run $run_re" >&2; exit 1
 fi
 
-# The longest first, from the last runs' figures (docs/evidence/cold-make-test.md): the lanes
-# then end close together. A test not named here runs after these.
+# The longest first, from the last runs' figures (docs/evidence/cold-make-test.md), so that the lanes
+# end close together. A test not named here runs after these.
 longest_first=(TestReferenceFinalizers TestBothProtectionsHoldAgainstOutOfBandDeletesAndCrashes
-  TestReferenceFinalizersOnCrossplaneV1 TestInferredOrderKeepsTheClusterUntilWhatRunsOnIt TestInstallFromRegistry
+  TestInferredOrderKeepsTheClusterUntilWhatRunsOnIt TestReferenceFinalizersOnCrossplaneV1 TestInstallFromRegistry
   TestCycleUnderWarningWritesNoDependsOnAndNeverDeadlocks TestTheClusterOutlivesTheCompositesThatRunOnIt
   TestOperationRestoresLostReferenceFinalizersAndOrdersDeletion TestUsageOfExternalObjectRefusesItsDeletionThenReplaysIt
   TestWaitForReadyNeverHoldsObjectsBehindAProviderConfig TestOneSweepRepairsEveryObjectWithinTheOperationTimeout)
