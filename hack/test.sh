@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite, as `make test` and CI run it: every tier test/README.md lists, in its
-# order. Every tool is built by the project itself (hack/tools.sh) the first time.
+# The whole test suite, as `make test` and CI run it: every tier test/README.md lists. Every tool
+# is built by the project itself (hack/tools.sh) the first time; then the control-plane tier runs
+# in the background, and every other tier beside it.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -45,61 +46,6 @@ if ! command -v dot >/dev/null; then
   apt-get update -qq && apt-get install -y -qq graphviz >/dev/null
 fi
 
-# The tiers that need no tool run beside the tools' builds, in the background: a cold build
-# leaves a core idle while it downloads modules and while it links, one binary at a time. Their
-# output is kept in a file and printed whole when they end, so that the two don't interleave.
-toolfree() {
-  set -euo pipefail
-  steps=() current=
-  trap summary EXIT
-  step "unit tests"
-  go test -count=1 ./...
-
-  step "the teardown plot's tests (hack/teardownplot, its own module for gonum/plot)"
-  (cd hack/teardownplot && go vet ./... && go test -count=1 ./...)
-
-  step "unit tests under the race detector, and the function's binary built with it, a thousand calls at once"
-  go test -race -count=1 .
-  go test -race -count=1 ./test/unit/loop -fd.property.n=200 -fd.loop.n=200
-
-  # Each target in turn: go test -fuzz takes one at a time. Set FUZZTIME for
-  # longer runs; -fuzzminimizetime 0 because the function's sorts make the
-  # coverage of one input vary a little from run to run (see test/unit/loop/fn_never_damages_test.go).
-  step "fuzzing, ${FUZZTIME:-5s} per target"
-  for target in ./input/v1beta1:FuzzDecode ./internal/object:FuzzParseReferences ./test/unit/loop:FuzzRunFunction ./test/unit/loop:FuzzRandomGraph; do
-    go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${FUZZTIME:-5s}" -fuzzminimizetime 0 "${target%%:*}"
-  done
-}
-# Each background tier runs in a session of its own (setsid), so that a run that ends early
-# stops it, and everything it started, with one signal.
-logs=$(mktemp -d)
-background=()
-finish() {
-  local status=$?
-  for pid in "${background[@]}"; do kill -- "-$pid" 2>/dev/null || true; done
-  rm -rf "$logs"
-  summary "$status"
-}
-trap finish EXIT
-export -f toolfree step summary
-setsid bash -c toolfree > "$logs/toolfree.log" 2>&1 &
-toolfree_pid=$!
-background+=("$toolfree_pid")
-# await NAME PID LOG prints LOG once PID ends, and fails the run if it failed.
-await() {
-  local status=0
-  wait "$2" || status=$?
-  printf '\n=== %s (ran beside the others; its output follows)\n' "$1"
-  cat "$3"
-  # Its own table of times joins the run's.
-  local line
-  while IFS= read -r line; do steps+=("  beside: $line"); done < <(grep -E '^ *[0-9]+s  ' "$3")
-  if [ "$status" -ne 0 ]; then
-    echo "=== $1 failed (exit $status): see above"
-    exit 1
-  fi
-}
-
 # Every tool the tiers run, built before any tier that needs one starts, one at a time: two cold
 # builds at once on two cores only slow each other down, and the e2e packages that run in
 # parallel then find them built. hack/tools.sh is safe to call concurrently all the same
@@ -107,33 +53,72 @@ await() {
 tools=(golangci-lint benchstat crank crossplane crossplane-core function-patch-and-transform
   function-auto-ready etcd kube-apiserver kube-controller-manager provider-kubernetes crank-v1
   crossplane-core-v1 provider-kubernetes-v0 kubelet kube-scheduler crane)
-step "tools: ${tools[*]} (cold builds take 20-40 minutes on two cores, then seconds; the unit, race and fuzz tiers run beside them)"
+step "tools: ${tools[*]} (cold builds take about 20 minutes on two cores, then seconds)"
 for tool in "${tools[@]}"; do
   start=$SECONDS
   hack/tools.sh "$tool" > /dev/null
   echo "$tool: $((SECONDS - start))s"
 done
 
-step "the tiers that need no tool, when they are not done yet"
-await "unit, teardown plot, race and fuzz tiers" "$toolfree_pid" "$logs/toolfree.log"
-
-# The control-plane tier spends most of its time waiting (provider backoffs, teardowns, the garbage
-# collector), and runs beside the static and end-to-end tiers, which take the CPU it leaves.
+# The control-plane tier spends most of its time waiting (provider backoffs, teardowns, the
+# garbage collector): two thirds of the CPU idle with its four stacks. Every other tier runs beside
+# it and takes that CPU. Beside the tools' cold builds instead, which keep both cores busy, the
+# tiers that need no tool only slowed them down: 1,685 s for the tools instead of 1,139, for 448 s
+# of tiers (docs/evidence/cold-make-test.md). Its output is kept in a file and printed whole when
+# it ends; it runs in a session of its own (setsid), so that a run that ends early stops it, and
+# everything it started, with one signal.
+#
 # The #371 study runs here at 20 dependents and two XRs without the function, the same
 # mechanism at a size that leaves CI's 90 minutes room for the install scenario; its full
 # size (30 dependents, three XRs without; make controlplane) is measured in docs/proofs.md.
+logs=$(mktemp -d)
+controlplane_pid=
+finish() {
+  local status=$?
+  [ -n "$controlplane_pid" ] && kill -- "-$controlplane_pid" 2>/dev/null
+  rm -rf "$logs"
+  summary "$status"
+}
+trap finish EXIT
 FD_CONTROLPLANE_DEPENDENTS=${FD_CONTROLPLANE_DEPENDENTS:-20} \
   FD_CONTROLPLANE_RUNS_WITHOUT=${FD_CONTROLPLANE_RUNS_WITHOUT:-2} \
   setsid hack/controlplane-test.sh > "$logs/controlplane.log" 2>&1 &
 controlplane_pid=$!
-background+=("$controlplane_pid")
 
-step "golangci-lint (the control-plane tier runs beside it and the end-to-end tests)"
+step "golangci-lint (the control-plane tier runs beside this and every tier after it)"
 "$(hack/tools.sh golangci-lint)" run ./...
+
+step "unit tests"
+go test -count=1 ./...
+
+step "the teardown plot's tests (hack/teardownplot, its own module for gonum/plot)"
+(cd hack/teardownplot && go vet ./... && go test -count=1 ./...)
+
+step "unit tests under the race detector, and the function's binary built with it, a thousand calls at once"
+go test -race -count=1 .
+go test -race -count=1 ./test/unit/loop -fd.property.n=200 -fd.loop.n=200
+
+# Each target in turn: go test -fuzz takes one at a time. Set FUZZTIME for
+# longer runs; -fuzzminimizetime 0 because the function's sorts make the
+# coverage of one input vary a little from run to run (see test/unit/loop/fn_never_damages_test.go).
+step "fuzzing, ${FUZZTIME:-5s} per target"
+for target in ./input/v1beta1:FuzzDecode ./internal/object:FuzzParseReferences ./test/unit/loop:FuzzRunFunction ./test/unit/loop:FuzzRandomGraph; do
+  go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${FUZZTIME:-5s}" -fuzzminimizetime 0 "${target%%:*}"
+done
 
 step "end-to-end tests (real crossplane render, xpkg, schemas)"
 # The Makefile's command, written there once: every package under test/e2e.
 make e2e
 
 step "control plane test (real provider-kubernetes and Crossplane), when it is not done yet"
-await "control plane test" "$controlplane_pid" "$logs/controlplane.log"
+status=0
+wait "$controlplane_pid" || status=$?
+controlplane_pid=
+printf '\n=== control plane test (ran beside the tiers above; its output follows)\n'
+cat "$logs/controlplane.log"
+# Its own table of times joins the run's.
+while IFS= read -r line; do steps+=("  control plane: $line"); done < <(grep -E '^ *[0-9]+s  ' "$logs/controlplane.log")
+if [ "$status" -ne 0 ]; then
+  echo "=== the control plane test failed (exit $status): its errors are again at the end of its output above"
+  exit 1
+fi
