@@ -158,8 +158,12 @@ func checkStatic(bin []byte, arch string) error {
 			return errors.New("dynamically linked, want static (CGO_ENABLED=0)")
 		}
 	}
-	if libs, err := f.ImportedLibraries(); err != nil || len(libs) > 0 {
-		return fmt.Errorf("needs shared libraries %q (%v), want static (CGO_ENABLED=0)", libs, err)
+	libs, err := f.ImportedLibraries()
+	if err != nil {
+		return fmt.Errorf("cannot read the dynamic section: %w", err)
+	}
+	if len(libs) > 0 {
+		return fmt.Errorf("needs shared libraries %q, want static (CGO_ENABLED=0)", libs)
 	}
 	return nil
 }
