@@ -64,8 +64,9 @@ if [ "$(id -u)" = 0 ] && ! { command -v containerd && command -v runc && command
   echo "hack/controlplane-test.sh: installing Debian's containerd and runc" >&2
   apt-get update -qq && apt-get install -y -qq containerd runc > /dev/null
 fi
-# The package it pushes is hack/xpkg.sh's: built once here, where the module proxy can be reached,
-# so that the test's own builds find every module in the cache.
+# The package it pushes is hack/xpkg.sh's (one per platform, linux/amd64 and linux/arm64): built
+# once here, where the module proxy can be reached, so that the test's own builds find every
+# module, and both platforms' builds, in the cache.
 FD_XPKG_CLI=crossplane "$root/hack/xpkg.sh" > /dev/null
 
 if [ -z "${FD_CONTROLPLANE_FUNCTION:-}" ]; then

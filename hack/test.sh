@@ -39,11 +39,21 @@ if ! git diff --quiet -- package/input input/v1beta1; then
   exit 1
 fi
 
+# Before anything runs beside anything else: apt-get takes dpkg's lock, and the control-plane
+# tier may install containerd and runc later. Both steps share one apt-get update.
+apt_updated=
+apt_install() {
+  [ -n "$apt_updated" ] || apt-get update -qq
+  apt_updated=1
+  apt-get install -y -qq "$@" >/dev/null
+}
 if ! command -v dot >/dev/null; then
-  # Before anything runs beside anything else: apt-get takes dpkg's lock, and the control-plane
-  # tier may install containerd and runc later.
   step "installing Graphviz (Debian package), which draws the graph in the e2e tests"
-  apt-get update -qq && apt-get install -y -qq graphviz >/dev/null
+  apt_install graphviz
+fi
+if ! command -v qemu-aarch64-static >/dev/null; then
+  step "installing qemu-user-static (Debian package), which runs the arm64 package's binary in the e2e tests"
+  apt_install qemu-user-static
 fi
 
 # Every tool the tiers run, built before any tier that needs one starts, one at a time: two cold

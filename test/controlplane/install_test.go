@@ -140,13 +140,27 @@ func (s *stack) coreMountNamespace(functions ...string) func(string, []string) (
 	}
 }
 
-// buildPackage builds the function's package with hack/xpkg.sh, as
-// `make xpkg` does, with the crossplane CLI that pushes it, in a folder of
-// its own per version, the binary stamped with version, and returns its
-// path.
+// buildPackage builds the function's packages with buildPackages and
+// returns the linux/amd64 one's path: the platform of this machine, and so
+// of the node that runs the function's pod.
 func (s *stack) buildPackage(version string) string {
-	// Two go builds and an image: hack/controlplane-test.sh builds the
-	// package first, so that the test's builds find the build cache warm.
+	pkgs := s.buildPackages(version)
+	pkg, ok := pkgs["amd64"]
+	if !ok {
+		s.t.Fatalf("ERROR: hack/xpkg.sh built no linux/amd64 package: %v", pkgs)
+	}
+	return pkg
+}
+
+// buildPackages builds the function's packages with hack/xpkg.sh, as
+// `make xpkg` does, one per platform, with the crossplane CLI that pushes
+// them, in a folder of its own per version, the binaries stamped with
+// version, and returns their paths by architecture (amd64, arm64): the
+// files `crossplane xpkg push -f` takes to push one multi-platform package.
+func (s *stack) buildPackages(version string) map[string]string {
+	// Per platform, two go builds and an image: hack/controlplane-test.sh
+	// builds the packages first, so that the test's builds find the build
+	// cache warm.
 	cmd, done := command(s.t, 2*goBuild, filepath.Join(s.root, "hack", "xpkg.sh"))
 	cmd.Dir = s.root
 	cmd.Env = append(os.Environ(), "FD_XPKG_DIR="+s.xpkgDir, "FD_XPKG_CLI=crossplane", "FD_XPKG_VERSION="+version)
@@ -156,10 +170,21 @@ func (s *stack) buildPackage(version string) string {
 	if err = done(err); err != nil {
 		s.t.Fatalf("ERROR: hack/xpkg.sh: %v\n%s", err, stderr.String())
 	}
-	pkg := strings.TrimSpace(string(out))
-	versioned := filepath.Join(s.xpkgDir, "function-dependencies-"+version+".xpkg")
-	must(s.t, os.Rename(pkg, versioned))
-	return versioned
+	// hack/xpkg.sh prints one path a line, function-dependencies-<arch>.xpkg;
+	// each is renamed for the version, so that the next version's build,
+	// into the same folder, leaves it.
+	pkgs := map[string]string{}
+	for _, pkg := range strings.Fields(string(out)) {
+		arch, prefixed := strings.CutPrefix(filepath.Base(pkg), "function-dependencies-")
+		arch, suffixed := strings.CutSuffix(arch, ".xpkg")
+		if !prefixed || !suffixed || arch == "" {
+			s.t.Fatalf("ERROR: hack/xpkg.sh printed %q, want function-dependencies-<arch>.xpkg paths", pkg)
+		}
+		versioned := filepath.Join(s.xpkgDir, "function-dependencies-"+version+"-"+arch+".xpkg")
+		must(s.t, os.Rename(pkg, versioned))
+		pkgs[arch] = versioned
+	}
+	return pkgs
 }
 
 // push pushes a package to the registry on loopback with `crossplane xpkg
