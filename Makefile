@@ -28,6 +28,7 @@ controlplane:
 
 lint:
 	$$(hack/tools.sh golangci-lint) run ./...
+	$$(hack/tools.sh actionlint)
 
 # Regenerate the input CRD in package/input and the deepcopy functions.
 generate:

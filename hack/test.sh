@@ -60,7 +60,7 @@ fi
 # builds at once on two cores only slow each other down, and the e2e packages that run in
 # parallel then find them built. hack/tools.sh is safe to call concurrently all the same
 # (test/e2e/toolcache).
-tools=(golangci-lint benchstat crank crossplane crossplane-core function-patch-and-transform
+tools=(golangci-lint actionlint benchstat crank crossplane crossplane-core function-patch-and-transform
   function-auto-ready etcd kube-apiserver kube-controller-manager provider-kubernetes crank-v1
   crossplane-core-v1 provider-kubernetes-v0 kubelet kube-scheduler crane)
 step "tools: ${tools[*]} (cold builds take about 20 minutes on two cores, then seconds)"
@@ -97,6 +97,11 @@ controlplane_pid=$!
 
 step "golangci-lint (the control-plane tier runs beside this and every tier after it)"
 "$(hack/tools.sh golangci-lint)" run ./...
+
+step "actionlint (the GitHub workflows under .github/workflows)"
+# It runs shellcheck on the workflows' run: scripts when shellcheck is on PATH, and skips that
+# check otherwise: nothing here installs shellcheck.
+"$(hack/tools.sh actionlint)" -no-color
 
 step "unit tests"
 go test -count=1 ./...

@@ -30,6 +30,8 @@ declare -A tools=(
   # Its `crane registry serve` is the OCI registry on loopback the install scenario pushes to.
   [crane]="crane|github.com/google/go-containerregistry/cmd/crane|"
   [golangci-lint]="golangci-lint|github.com/golangci/golangci-lint/v2/cmd/golangci-lint|"
+  # Checks .github/workflows (the GitHub-side CI and release workflow) in the static tier.
+  [actionlint]="actionlint|github.com/rhysd/actionlint/cmd/actionlint|"
   [benchstat]="benchstat|golang.org/x/perf/cmd/benchstat|"
   [provider-kubernetes]="provider-kubernetes|github.com/crossplane-contrib/provider-kubernetes/cmd/provider|"
   # The stack of the #371 bug report: Crossplane v1.19.0 (v1.19.1 and v1.19.2 are refused by the
