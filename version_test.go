@@ -18,7 +18,7 @@ func TestVersionPrefersTheStampThenTheModuleVersion(t *testing.T) {
 	}{
 		"StampedByXpkgWins":        {stamped: "v0.2.0", info: &debug.BuildInfo{Main: debug.Module{Version: "v0.1.0"}}, ok: true, want: "v0.2.0"},
 		"GoInstallOfATagReportsIt": {stamped: "dev", info: &debug.BuildInfo{Main: debug.Module{Version: "v0.1.0"}}, ok: true, want: "v0.1.0"},
-		"ABuildFromACloneIsDev":   {stamped: "dev", info: &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, ok: true, want: "dev"},
+		"ABuildFromACloneIsDev":    {stamped: "dev", info: &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, ok: true, want: "dev"},
 		"NoBuildInfoIsDev":         {stamped: "dev", want: "dev"},
 	}
 	for name, tc := range cases {
