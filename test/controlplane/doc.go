@@ -63,10 +63,16 @@
 //     machine-wide (it runs with protectKernelDefaults); a loopback holding
 //     the node's address, where its host-network pods listen, so that two
 //     replicas can both hold port 9443; the API server's and the registry's
-//     ports forwarded in. Mounts and addresses go with the namespaces. Each
-//     kubelet has a cgroup root of its own, /fd-node-a or /fd-node-b (under
-//     one, each would remove the other's pods as orphans); the test removes
-//     the pods' containers and those cgroups when it ends.
+//     ports forwarded in; and a /var/log and a /var/lib of its own,
+//     folders of the node's bound over them, where the kubelet writes paths
+//     no flag moves (its container log links, its device plugins' socket).
+//     Mounts and addresses go with the namespaces. Each kubelet has a cgroup
+//     root of its own and of this run, /fd-node-a-PID or /fd-node-b-PID,
+//     PID the test's process id: under one root, each kubelet would remove
+//     the other's pods as orphans, whether the other is this run's or that
+//     of a run beside it. A root of this run that exists already fails the
+//     test; other runs' roots are left alone and logged. The test removes
+//     the pods' containers and its cgroups when it ends.
 //   - provider-kubernetes v1.2.1 can't leave :9443, so it runs in a network
 //     namespace of its own too, with the API server's port forwarded in and
 //     its webhook and health ports forwarded out.
