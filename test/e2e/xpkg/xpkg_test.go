@@ -304,6 +304,20 @@ func checkPackageYAML(t *testing.T, root string, content []byte, capabilities []
 	if got := harness.List(meta, "spec", "capabilities"); !reflect.DeepEqual(got, capabilities) {
 		t.Errorf("spec.capabilities %v, want %v", got, capabilities)
 	}
+	// The Crossplane versions the package declares, which Crossplane's
+	// package manager checks before it runs the function: every CLI, v1's
+	// too, keeps them.
+	source := harness.ReadDocuments(t, filepath.Join(root, "package", "crossplane.yaml"))
+	if len(source) != 1 {
+		t.Fatalf("package/crossplane.yaml holds %d documents, want 1", len(source))
+	}
+	constraint := harness.String(source[0], "spec", "crossplane", "version")
+	if constraint == "" {
+		t.Error("package/crossplane.yaml declares no spec.crossplane.version")
+	}
+	if got := harness.String(meta, "spec", "crossplane", "version"); got != constraint {
+		t.Errorf("spec.crossplane.version %q, want package/crossplane.yaml's %q", got, constraint)
+	}
 
 	// The input CRD in the package must be the generated one in package/input,
 	// schema and all: Crossplane and editors validate pipeline inputs with it.
