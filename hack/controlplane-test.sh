@@ -12,9 +12,10 @@
 # the shared Object's managedFields bounded over ten reconcile waves, and order the deletion of
 # everything at once; it also checks example/operation/install.yaml's ClusterRole and that the API
 # server refuses a partial apply whose metadata.uid no object of its name has. And, as root,
-# TestInstallFromRegistry installs the package the way users do: pushed to a registry on loopback,
-# pulled by Crossplane's default package runtime, and run by a kubelet through containerd (see
-# test/controlplane/doc.go).
+# TestInstallFromRegistry installs the package the way users do: both platforms' packages pushed as
+# one multi-platform package to a registry on loopback, pulled by Crossplane's default package
+# runtime, and run by a kubelet through containerd; and shows Crossplane refusing a package whose
+# spec.crossplane.version excludes it (see test/controlplane/doc.go).
 #
 #   hack/controlplane-test.sh [-run REGEX] [-timeout D]
 #   hack/controlplane-test.sh -run TestUsageOfExternalObjectRefusesItsDeletionThenReplaysIt

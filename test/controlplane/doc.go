@@ -38,16 +38,27 @@
 // the function and its WatchOperations (make teardown).
 //
 // TestInstallFromRegistry installs the function the way users do: its
-// package, built by hack/xpkg.sh, pushed with `crossplane xpkg push` to a
-// registry on loopback (crane registry serve), example/operation/install.yaml
-// applied, and Crossplane's default package runtime pulling it and running
-// it as a Deployment, whose pods two kubelets and kube-scheduler built from
-// the pinned Kubernetes module run through containerd and runc (Debian's
-// packages). It asserts the install, the #371 composite through the
-// installed function, an upgrade, a killed container, one of two replicas
-// killed, a missing tag and a WatchOperation. It needs root and a network
-// namespace with only loopback (hack/controlplane-test.sh), and is skipped
-// elsewhere. Four arrangements keep the machine as it was:
+// packages for linux/amd64 and linux/arm64, built by hack/xpkg.sh, pushed as
+// one multi-platform package (an OCI image index) with `crossplane xpkg push
+// --package-files=<amd64>,<arm64>` to a registry on loopback (crane registry
+// serve), example/operation/install.yaml applied, and Crossplane's default
+// package runtime pulling it and running it as a Deployment, whose pods two
+// kubelets and kube-scheduler built from the pinned Kubernetes module run
+// through containerd and runc (Debian's packages). The pod's imageID is the
+// index's digest (containerd's CRI reports the digest of what it pulled by
+// the tag); the node's containerd holds the index's linux/amd64 manifest and
+// not its linux/arm64 one, the process is an x86-64 program, and its first
+// log line names the version the binary was stamped with. Crossplane core
+// reports its release's version (hack/tools.sh stamps it), under which the
+// package's spec.crossplane.version admits it; a copy of the package that
+// declares >=v99.0.0, installed as a second Function, is refused: its
+// revision reports "incompatible Crossplane version" and the running
+// version, and gets no Deployment, while the installed function keeps
+// serving. It also asserts the #371 composite through the installed
+// function, an upgrade, a killed container, one of two replicas killed, a
+// missing tag and a WatchOperation. It needs root and a network namespace
+// with only loopback (hack/controlplane-test.sh), and is skipped elsewhere.
+// Four arrangements keep the machine as it was:
 //   - Crossplane runs outside the cluster and dials the function at its
 //     Service's name, function-dependencies.crossplane-system:9443. It runs
 //     in a mount namespace of its own (unshare --mount), where a hosts file
