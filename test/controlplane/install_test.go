@@ -487,8 +487,11 @@ func (s *stack) assertFirstLogLine(ctx context.Context, n *node, pod unstructure
 	var first string
 	s.await(ctx, "the first log line of pod "+pod.GetName(), 30*time.Second, func(context.Context) (bool, error) {
 		logs, err := filepath.Glob(filepath.Join(dir, "*.log"))
-		if err != nil || len(logs) == 0 {
-			return false, fmt.Errorf("no log in %s: %v", dir, err)
+		if err != nil {
+			return false, err
+		}
+		if len(logs) == 0 {
+			return false, fmt.Errorf("no log in %s", dir)
 		}
 		// The first container's: the lowest restart count the kubelet kept.
 		slices.SortFunc(logs, func(a, b string) int { return logNumber(a) - logNumber(b) })
