@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
 
-# The standard build for users who have Docker. Without Docker, hack/xpkg.sh
-# builds the same image as a tarball and the package from it.
+# The standard build for users who have Docker, once per platform (--platform linux/amd64,
+# linux/arm64: the build stage cross-compiles). Without Docker, hack/xpkg.sh
+# builds the same images as tarballs and a package from each.
 
 ARG GO_VERSION=1.26
 

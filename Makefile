@@ -28,13 +28,17 @@ controlplane:
 
 lint:
 	$$(hack/tools.sh golangci-lint) run ./...
+	$$(hack/tools.sh actionlint)
 
 # Regenerate the input CRD in package/input and the deepcopy functions.
 generate:
 	cd input && go generate -tags generate ./...
 
+# The package for linux/amd64 and linux/arm64, one .xpkg each, without Docker,
+# into .cache/xpkg; PUSH=registry.example.com/you/function-dependencies:v0.1.0
+# then pushes both as one multi-platform package (crossplane xpkg push).
 xpkg:
-	hack/xpkg.sh
+	hack/xpkg.sh $(if $(PUSH),--push $(PUSH))
 
 # Benchmark against the floor and the neighbouring functions and print the
 # tables of docs/performance.md (COUNT=6 runs each; 25 to 75 minutes on two cores, see docs/evidence/bench.md).

@@ -15,6 +15,7 @@
 package main
 
 import (
+	"runtime/debug"
 	"time"
 
 	"github.com/alecthomas/kong"
@@ -30,8 +31,28 @@ import (
 // and so its package's digest, is its own.
 var version = "dev"
 
+// Version is what this binary reports, with --version and in its first log
+// line: the version hack/xpkg.sh stamped, else the module version `go
+// install ...@vX.Y.Z` records, else "dev".
+func Version() string {
+	info, ok := debug.ReadBuildInfo()
+	return versionOf(version, info, ok)
+}
+
+func versionOf(stamped string, info *debug.BuildInfo, ok bool) string {
+	if stamped != "dev" {
+		return stamped
+	}
+	if ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		return info.Main.Version
+	}
+	return "dev"
+}
+
 // CLI of this Function.
 type CLI struct {
+	Version kong.VersionFlag `help:"Print the version and exit."`
+
 	Serve ServeCmd         `cmd:"" default:"withargs" help:"Serve the function over gRPC (the default)."`
 	Graph graphcmd.Command `cmd:"" help:"Draw the dependency graph of resources read from YAML, and list missing reference finalizers: exits 1 when one is missing."`
 }
@@ -60,7 +81,7 @@ func (c *ServeCmd) Run() error {
 	}
 	maxRecv := c.MaxRecvMessageSize * 1024 * 1024
 	calls := concurrentCalls(c.MaxConcurrentCalls, maxRecv, memoryLimit)
-	log.Info("Serving function-dependencies", "version", version, "address", c.Address, "concurrent-calls", calls)
+	log.Info("Serving function-dependencies", "version", Version(), "address", c.Address, "concurrent-calls", calls)
 	fn := newFunction(log).WithLimits(protocol.Limits{ResponseBytes: c.MaxResponseSize * 1024 * 1024})
 	return serve(fn, serveOptions{metricsAddress: c.MetricsAddress, gracePeriod: c.GracePeriod, calls: calls},
 		function.Listen(c.Network, c.Address),
@@ -70,6 +91,14 @@ func (c *ServeCmd) Run() error {
 }
 
 func main() {
-	ctx := kong.Parse(&CLI{}, kong.Description("A Crossplane function that orders the deletion of composed resources by their dependencies: reference finalizers for provider-kubernetes Objects, Usages for the rest, in a Composition or as an Operation."))
+	ctx := kong.Parse(&CLI{}, cliOptions()...)
 	ctx.FatalIfErrorf(ctx.Run())
+}
+
+// cliOptions are the command line's options, the same in main and its tests.
+func cliOptions() []kong.Option {
+	return []kong.Option{
+		kong.Description("A Crossplane function that orders the deletion of composed resources by their dependencies: reference finalizers for provider-kubernetes Objects, Usages for the rest, in a Composition or as an Operation."),
+		kong.Vars{"version": Version()},
+	}
 }

@@ -12,9 +12,10 @@
 # the shared Object's managedFields bounded over ten reconcile waves, and order the deletion of
 # everything at once; it also checks example/operation/install.yaml's ClusterRole and that the API
 # server refuses a partial apply whose metadata.uid no object of its name has. And, as root,
-# TestInstallFromRegistry installs the package the way users do: pushed to a registry on loopback,
-# pulled by Crossplane's default package runtime, and run by a kubelet through containerd (see
-# test/controlplane/doc.go).
+# TestInstallFromRegistry installs the package the way users do: both platforms' packages pushed as
+# one multi-platform package to a registry on loopback, pulled by Crossplane's default package
+# runtime, and run by a kubelet through containerd; and shows Crossplane refusing a package whose
+# spec.crossplane.version excludes it (see test/controlplane/doc.go).
 #
 #   hack/controlplane-test.sh [-run REGEX] [-timeout D]
 #   hack/controlplane-test.sh -run TestUsageOfExternalObjectRefusesItsDeletionThenReplaysIt
@@ -64,8 +65,9 @@ if [ "$(id -u)" = 0 ] && ! { command -v containerd && command -v runc && command
   echo "hack/controlplane-test.sh: installing Debian's containerd and runc" >&2
   apt-get update -qq && apt-get install -y -qq containerd runc > /dev/null
 fi
-# The package it pushes is hack/xpkg.sh's: built once here, where the module proxy can be reached,
-# so that the test's own builds find every module in the cache.
+# The package it pushes is hack/xpkg.sh's (one per platform, linux/amd64 and linux/arm64): built
+# once here, where the module proxy can be reached, so that the test's own builds find every
+# module, and both platforms' builds, in the cache.
 FD_XPKG_CLI=crossplane "$root/hack/xpkg.sh" > /dev/null
 
 if [ -z "${FD_CONTROLPLANE_FUNCTION:-}" ]; then

@@ -39,18 +39,28 @@ if ! git diff --quiet -- package/input input/v1beta1; then
   exit 1
 fi
 
+# Before anything runs beside anything else: apt-get takes dpkg's lock, and the control-plane
+# tier may install containerd and runc later. Both steps share one apt-get update.
+apt_updated=
+apt_install() {
+  [ -n "$apt_updated" ] || apt-get update -qq
+  apt_updated=1
+  apt-get install -y -qq "$@" >/dev/null
+}
 if ! command -v dot >/dev/null; then
-  # Before anything runs beside anything else: apt-get takes dpkg's lock, and the control-plane
-  # tier may install containerd and runc later.
   step "installing Graphviz (Debian package), which draws the graph in the e2e tests"
-  apt-get update -qq && apt-get install -y -qq graphviz >/dev/null
+  apt_install graphviz
+fi
+if ! command -v qemu-aarch64-static >/dev/null; then
+  step "installing qemu-user-static (Debian package), which runs the arm64 package's binary in the e2e tests"
+  apt_install qemu-user-static
 fi
 
 # Every tool the tiers run, built before any tier that needs one starts, one at a time: two cold
 # builds at once on two cores only slow each other down, and the e2e packages that run in
 # parallel then find them built. hack/tools.sh is safe to call concurrently all the same
 # (test/e2e/toolcache).
-tools=(golangci-lint benchstat crank crossplane crossplane-core function-patch-and-transform
+tools=(golangci-lint actionlint benchstat crank crossplane crossplane-core function-patch-and-transform
   function-auto-ready etcd kube-apiserver kube-controller-manager provider-kubernetes crank-v1
   crossplane-core-v1 provider-kubernetes-v0 kubelet kube-scheduler crane)
 step "tools: ${tools[*]} (cold builds take about 20 minutes on two cores, then seconds)"
@@ -87,6 +97,11 @@ controlplane_pid=$!
 
 step "golangci-lint (the control-plane tier runs beside this and every tier after it)"
 "$(hack/tools.sh golangci-lint)" run ./...
+
+step "actionlint (the GitHub workflows under .github/workflows)"
+# It runs shellcheck on the workflows' run: scripts when shellcheck is on PATH, and skips that
+# check otherwise: nothing here installs shellcheck.
+"$(hack/tools.sh actionlint)" -no-color
 
 step "unit tests"
 go test -count=1 ./...

@@ -38,16 +38,27 @@
 // the function and its WatchOperations (make teardown).
 //
 // TestInstallFromRegistry installs the function the way users do: its
-// package, built by hack/xpkg.sh, pushed with `crossplane xpkg push` to a
-// registry on loopback (crane registry serve), example/operation/install.yaml
-// applied, and Crossplane's default package runtime pulling it and running
-// it as a Deployment, whose pods two kubelets and kube-scheduler built from
-// the pinned Kubernetes module run through containerd and runc (Debian's
-// packages). It asserts the install, the #371 composite through the
-// installed function, an upgrade, a killed container, one of two replicas
-// killed, a missing tag and a WatchOperation. It needs root and a network
-// namespace with only loopback (hack/controlplane-test.sh), and is skipped
-// elsewhere. Four arrangements keep the machine as it was:
+// packages for linux/amd64 and linux/arm64, built by hack/xpkg.sh, pushed as
+// one multi-platform package (an OCI image index) with `crossplane xpkg push
+// --package-files=<amd64>,<arm64>` to a registry on loopback (crane registry
+// serve), example/operation/install.yaml applied, and Crossplane's default
+// package runtime pulling it and running it as a Deployment, whose pods two
+// kubelets and kube-scheduler built from the pinned Kubernetes module run
+// through containerd and runc (Debian's packages). The pod's imageID is the
+// index's digest (containerd's CRI reports the digest of what it pulled by
+// the tag); the node's containerd holds the index's linux/amd64 manifest and
+// not its linux/arm64 one, the process is an x86-64 program, and its first
+// log line names the version the binary was stamped with. Crossplane core
+// reports its release's version (hack/tools.sh stamps it), under which the
+// package's spec.crossplane.version admits it; a copy of the package that
+// declares >=v99.0.0, installed as a second Function, is refused: its
+// revision reports "incompatible Crossplane version" and the running
+// version, and gets no Deployment, while the installed function keeps
+// serving. It also asserts the #371 composite through the installed
+// function, an upgrade, a killed container, one of two replicas killed, a
+// missing tag and a WatchOperation. It needs root and a network namespace
+// with only loopback (hack/controlplane-test.sh), and is skipped elsewhere.
+// Four arrangements keep the machine as it was:
 //   - Crossplane runs outside the cluster and dials the function at its
 //     Service's name, function-dependencies.crossplane-system:9443. It runs
 //     in a mount namespace of its own (unshare --mount), where a hosts file
@@ -63,10 +74,16 @@
 //     machine-wide (it runs with protectKernelDefaults); a loopback holding
 //     the node's address, where its host-network pods listen, so that two
 //     replicas can both hold port 9443; the API server's and the registry's
-//     ports forwarded in. Mounts and addresses go with the namespaces. Each
-//     kubelet has a cgroup root of its own, /fd-node-a or /fd-node-b (under
-//     one, each would remove the other's pods as orphans); the test removes
-//     the pods' containers and those cgroups when it ends.
+//     ports forwarded in; and a /var/log and a /var/lib of its own,
+//     folders of the node's bound over them, where the kubelet writes paths
+//     no flag moves (its container log links, its device plugins' socket).
+//     Mounts and addresses go with the namespaces. Each kubelet has a cgroup
+//     root of its own and of this run, /fd-node-a-PID or /fd-node-b-PID,
+//     PID the test's process id: under one root, each kubelet would remove
+//     the other's pods as orphans, whether the other is this run's or that
+//     of a run beside it. A root of this run that exists already fails the
+//     test; other runs' roots are left alone and logged. The test removes
+//     the pods' containers and its cgroups when it ends.
 //   - provider-kubernetes v1.2.1 can't leave :9443, so it runs in a network
 //     namespace of its own too, with the API server's port forwarded in and
 //     its webhook and health ports forwarded out.

@@ -5,6 +5,7 @@ package controlplane
 import (
 	"bytes"
 	"context"
+	"debug/elf"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -80,8 +81,8 @@ func installStack(ctx context.Context, t *testing.T) *stack {
 		"crossplane", "crossplane-core", "provider-kubernetes", "function-patch-and-transform", "function-auto-ready")
 	s.bins = bins
 	s.xpkgDir = filepath.Join(s.dir, "xpkg")
-	s.xpkg = s.buildPackage("v0.1.0")
-	t.Logf("binaries and the package ready in %s", time.Since(begin).Round(time.Second))
+	s.xpkgs = s.buildPackages("v0.1.0")
+	t.Logf("binaries and the packages (%s) ready in %s", strings.Join(slices.Sorted(maps.Keys(s.xpkgs)), ", "), time.Since(begin).Round(time.Second))
 
 	var err error
 	if s.pki, err = newPKI(filepath.Join(s.dir, "pki")); err != nil {
@@ -107,8 +108,11 @@ func installStack(ctx context.Context, t *testing.T) *stack {
 	s.startRegistry(ctx, bins["crane"])
 	pause := s.buildPause(filepath.Join(s.xpkgDir, "imagebuilder"))
 	var nodes []*node
+	s.nodes = map[string]*node{}
 	for _, name := range slices.Sorted(maps.Keys(nodeIPs)) {
-		nodes = append(nodes, s.startNode(ctx, bins["kubelet"], pause, name))
+		n := s.startNode(ctx, bins["kubelet"], pause, name)
+		nodes = append(nodes, n)
+		s.nodes[name] = n
 	}
 	s.startScheduler(bins["kube-scheduler"])
 	s.functionProxy = s.proxyService(ctx, "127.0.0.1:9443", installNamespace, installedFunction, nodes...)
@@ -140,13 +144,15 @@ func (s *stack) coreMountNamespace(functions ...string) func(string, []string) (
 	}
 }
 
-// buildPackage builds the function's package with hack/xpkg.sh, as
-// `make xpkg` does, with the crossplane CLI that pushes it, in a folder of
-// its own per version, the binary stamped with version, and returns its
-// path.
-func (s *stack) buildPackage(version string) string {
-	// Two go builds and an image: hack/controlplane-test.sh builds the
-	// package first, so that the test's builds find the build cache warm.
+// buildPackages builds the function's packages with hack/xpkg.sh, as
+// `make xpkg` does, one per platform, with the crossplane CLI that pushes
+// them, in a folder of its own per version, the binaries stamped with
+// version, and returns their paths by architecture (amd64, arm64): the
+// files `crossplane xpkg push -f` takes to push one multi-platform package.
+func (s *stack) buildPackages(version string) map[string]string {
+	// Per platform, two go builds and an image: hack/controlplane-test.sh
+	// builds the packages first, so that the test's builds find the build
+	// cache warm.
 	cmd, done := command(s.t, 2*goBuild, filepath.Join(s.root, "hack", "xpkg.sh"))
 	cmd.Dir = s.root
 	cmd.Env = append(os.Environ(), "FD_XPKG_DIR="+s.xpkgDir, "FD_XPKG_CLI=crossplane", "FD_XPKG_VERSION="+version)
@@ -156,47 +162,118 @@ func (s *stack) buildPackage(version string) string {
 	if err = done(err); err != nil {
 		s.t.Fatalf("ERROR: hack/xpkg.sh: %v\n%s", err, stderr.String())
 	}
-	pkg := strings.TrimSpace(string(out))
-	versioned := filepath.Join(s.xpkgDir, "function-dependencies-"+version+".xpkg")
-	must(s.t, os.Rename(pkg, versioned))
-	return versioned
+	// hack/xpkg.sh prints one path a line, function-dependencies-<arch>.xpkg;
+	// each is renamed for the version, so that the next version's build,
+	// into the same folder, leaves it.
+	pkgs := map[string]string{}
+	for _, pkg := range strings.Fields(string(out)) {
+		arch, prefixed := strings.CutPrefix(filepath.Base(pkg), "function-dependencies-")
+		arch, suffixed := strings.CutSuffix(arch, ".xpkg")
+		if !prefixed || !suffixed || arch == "" {
+			s.t.Fatalf("ERROR: hack/xpkg.sh printed %q, want function-dependencies-<arch>.xpkg paths", pkg)
+		}
+		versioned := filepath.Join(s.xpkgDir, "function-dependencies-"+version+"-"+arch+".xpkg")
+		must(s.t, os.Rename(pkg, versioned))
+		pkgs[arch] = versioned
+	}
+	return pkgs
 }
 
-// push pushes a package to the registry on loopback with `crossplane xpkg
-// push`, as a user publishes one, and returns the digest the registry
-// serves for the tag.
-func (s *stack) push(pkg, tag string) (ref, digest string) {
-	ref = fmt.Sprintf("%s/%s:%s", s.registry, installedFunctionRepository, tag)
+// platforms are the architectures of the function's packages, as
+// hack/xpkg.sh builds them, linux/<arch> each. The nodes run linux/amd64.
+var platforms = []string{"amd64", "arm64"}
+
+// A pushedPackage is a multi-platform package as the registry serves it.
+type pushedPackage struct {
+	// ref is repository:tag; index the digest the tag names, an OCI image
+	// index; manifests the digest of each platform's package in it, by
+	// architecture.
+	ref, index string
+	manifests  map[string]string
+}
+
+// push pushes the packages of pkgs (by architecture) to the registry on
+// loopback as one multi-platform package with `crossplane xpkg push
+// --package-files=<amd64>,<arm64>`, as hack/xpkg.sh --push and the release
+// workflow publish one, and asserts that the tag names an OCI image index
+// of one package for each of linux/amd64 and linux/arm64.
+func (s *stack) push(pkgs map[string]string, tag string) pushedPackage {
+	var files []string
+	for _, arch := range platforms {
+		pkg, ok := pkgs[arch]
+		if !ok {
+			s.t.Fatalf("ERROR: no linux/%s package to push: %v", arch, pkgs)
+		}
+		files = append(files, pkg)
+	}
+	p := pushedPackage{ref: fmt.Sprintf("%s/%s:%s", s.registry, installedFunctionRepository, tag), manifests: map[string]string{}}
 	// To the registry on loopback: seconds, unless it hangs.
-	push, done := command(s.t, 5*time.Minute, s.bins["crossplane"], "xpkg", "push", "--package-files="+pkg, ref)
+	push, done := command(s.t, 5*time.Minute, s.bins["crossplane"], "xpkg", "push", "--package-files="+strings.Join(files, ","), p.ref)
 	out, err := push.CombinedOutput()
 	if err = done(err); err != nil {
-		s.t.Fatalf("ERROR: crossplane xpkg push %s: %v\n%s", ref, err, out)
+		s.t.Fatalf("ERROR: crossplane xpkg push %s: %v\n%s", p.ref, err, out)
 	}
-	crane, done := command(s.t, 2*time.Minute, s.bins["crane"], "digest", ref)
+	crane, done := command(s.t, 2*time.Minute, s.bins["crane"], "digest", p.ref)
 	out, err = crane.Output()
 	if err = done(err); err != nil {
-		s.t.Fatalf("ERROR: crane digest %s: %v", ref, err)
+		s.t.Fatalf("ERROR: crane digest %s: %v", p.ref, err)
 	}
-	return ref, strings.TrimSpace(string(out))
+	p.index = strings.TrimSpace(string(out))
+	crane, done = command(s.t, 2*time.Minute, s.bins["crane"], "manifest", p.ref)
+	out, err = crane.Output()
+	if err = done(err); err != nil {
+		s.t.Fatalf("ERROR: crane manifest %s: %v", p.ref, err)
+	}
+	var index struct {
+		MediaType string `json:"mediaType"`
+		Manifests []struct {
+			Digest   string `json:"digest"`
+			Platform struct {
+				OS           string `json:"os"`
+				Architecture string `json:"architecture"`
+			} `json:"platform"`
+		} `json:"manifests"`
+	}
+	if err := json.Unmarshal(out, &index); err != nil {
+		s.t.Fatalf("ERROR: %s: the manifest the registry serves: %v\n%s", p.ref, err, out)
+	}
+	if index.MediaType != "application/vnd.oci.image.index.v1+json" {
+		s.t.Errorf("ERROR: %s is a %q, want an OCI image index", p.ref, index.MediaType)
+	}
+	var listed []string
+	for _, m := range index.Manifests {
+		listed = append(listed, m.Platform.OS+"/"+m.Platform.Architecture)
+		if m.Platform.OS == "linux" {
+			p.manifests[m.Platform.Architecture] = m.Digest
+		}
+	}
+	if want := []string{"linux/amd64", "linux/arm64"}; !slices.Equal(slices.Sorted(slices.Values(listed)), want) {
+		s.t.Fatalf("ERROR: the index %s lists the platforms %v, want %v", p.ref, listed, want)
+	}
+	s.t.Logf("pushed %s: an OCI image index, %s, of linux/amd64 %s and linux/arm64 %s", p.ref, p.index, p.manifests["amd64"], p.manifests["arm64"])
+	return p
 }
 
 // TestInstallFromRegistry installs function-dependencies the way users do:
-// its package pushed to a registry, a Function applied, and Crossplane's
-// package manager pulling it, creating its revision, TLS Secrets, Service
-// and Deployment, whose pod a real kubelet runs from the package's image.
+// its multi-platform package (linux/amd64 and linux/arm64) pushed to a
+// registry, a Function applied, and Crossplane's package manager pulling
+// it, checking the Crossplane versions it declares, creating its revision,
+// TLS Secrets, Service and Deployment, whose pod a real kubelet runs from
+// the package's linux/amd64 image. A package that declares only Crossplane
+// versions other than the running one is refused.
 func TestInstallFromRegistry(t *testing.T) {
 	ctx := testContext(t)
 	wall := time.Now()
 	s := installStack(ctx, t)
 	step := time.Now()
-	ref, digest := s.push(s.xpkg, "v0.1.0")
-	t.Logf("pushed %s (%s) in %s", ref, digest, time.Since(step).Round(time.Millisecond))
+	pushed := s.push(s.xpkgs, "v0.1.0")
+	t.Logf("pushed %s in %s", pushed.ref, time.Since(step).Round(time.Millisecond))
 
 	step = time.Now()
-	s.applyInstallManifest(ctx, ref)
-	s.awaitInstalled(ctx, digest)
-	t.Logf("INSTALL: the Function was Installed and Healthy, its pod running the pushed digest, %s after it was applied", time.Since(step).Round(time.Millisecond))
+	s.applyInstallManifest(ctx, pushed.ref)
+	s.awaitInstalled(ctx, pushed, "v0.1.0")
+	t.Logf("INSTALL: the Function was Installed and Healthy, its pod running the pushed package's linux/amd64 image, %s after it was applied", time.Since(step).Round(time.Millisecond))
+	s.compatible(ctx)
 
 	// Use: the composite of #371 through the installed function. The same
 	// composite reconciles through the upgrade and the faults, and is
@@ -220,6 +297,7 @@ func TestInstallFromRegistry(t *testing.T) {
 		{"FAULT, container killed", s.killFunction},
 		{"FAULT, one of two replicas killed", s.twoReplicas},
 		{"FAULT, missing tag", s.missingTag},
+		{"REFUSED, incompatible Crossplane version", s.incompatibleCrossplane},
 	} {
 		step = time.Now()
 		phase.run(ctx, a.xr, n)
@@ -275,9 +353,9 @@ func (s *stack) applyInstallManifest(ctx context.Context, ref string) {
 
 // awaitInstalled waits until the Function is Installed and Healthy, its
 // active revision Healthy, its Deployment Available, and its pod running
-// the image of digest as Crossplane's default security context has it, and
-// asserts each.
-func (s *stack) awaitInstalled(ctx context.Context, digest string) {
+// the linux/amd64 image of the pushed package, stamped with version, as
+// Crossplane's default security context has it, and asserts each.
+func (s *stack) awaitInstalled(ctx context.Context, pushed pushedPackage, version string) {
 	t := s.t
 	s.await(ctx, "the Function to be Installed and Healthy", 5*time.Minute, func(ctx context.Context) (bool, error) {
 		fn, err := s.client.Resource(gvrFunction).Get(ctx, installedFunction, metav1.GetOptions{})
@@ -322,14 +400,14 @@ func (s *stack) awaitInstalled(ctx context.Context, digest string) {
 		t.Fatalf("ERROR: no pod of revision %s: %v", rev.GetName(), err)
 	}
 	for _, pod := range pods.Items {
-		s.assertPodRuns(pod, digest)
+		s.assertPodRuns(ctx, pod, pushed, version)
 	}
 }
 
-// assertPodRuns asserts that the pod runs the image of digest, under the
-// security context Crossplane gives a function by default, and that its
-// process runs as that user.
-func (s *stack) assertPodRuns(pod unstructured.Unstructured, digest string) {
+// assertPodRuns asserts that the pod runs the pushed package's linux/amd64
+// image, stamped with version, under the security context Crossplane gives a
+// function by default, and that its process runs as that user.
+func (s *stack) assertPodRuns(ctx context.Context, pod unstructured.Unstructured, pushed pushedPackage, version string) {
 	t := s.t
 	statuses, _, _ := unstructured.NestedSlice(pod.Object, "status", "containerStatuses")
 	if len(statuses) != 1 {
@@ -337,8 +415,30 @@ func (s *stack) assertPodRuns(pod unstructured.Unstructured, digest string) {
 		return
 	}
 	st := statuses[0].(map[string]any)
-	if imageID, _ := st["imageID"].(string); !strings.HasSuffix(imageID, "@"+digest) {
-		t.Errorf("ERROR: pod %s runs image %v, want the pushed digest %s", pod.GetName(), imageID, digest)
+	// containerd's CRI reports as the image's ID its repository digest: the
+	// digest of what it pulled by the tag, the index, not that of the
+	// platform's package it chose from it. Which one it chose, its content
+	// store says: it fetches, of an index, only the manifest of its own
+	// platform.
+	imageID, _ := st["imageID"].(string)
+	if want := fmt.Sprintf("%s/%s@%s", s.registry, installedFunctionRepository, pushed.index); imageID != want {
+		t.Errorf("ERROR: pod %s runs image %v, want the pushed index %s", pod.GetName(), imageID, want)
+	}
+	nodeName, _, _ := unstructured.NestedString(pod.Object, "spec", "nodeName")
+	if n := s.nodes[nodeName]; n == nil {
+		t.Errorf("ERROR: pod %s: on node %q, not one of the test's", pod.GetName(), nodeName)
+	} else if out, err := n.ctr(ctx, "-n", criNamespace, "content", "ls", "-q"); err != nil {
+		t.Errorf("ERROR: node %s: cannot list containerd's content: %v\n%s", nodeName, err, out)
+	} else {
+		blobs := strings.Fields(string(out))
+		amd64, arm64 := slices.Contains(blobs, pushed.manifests["amd64"]), slices.Contains(blobs, pushed.manifests["arm64"])
+		if !amd64 || arm64 {
+			t.Errorf("ERROR: node %s's containerd holds the linux/amd64 manifest %s: %v, the linux/arm64 manifest %s: %v; want only the first",
+				nodeName, pushed.manifests["amd64"], amd64, pushed.manifests["arm64"], arm64)
+		} else {
+			t.Logf("pod %s on %s: image %s; the node's containerd fetched the index's linux/amd64 manifest %s and not its linux/arm64 one", pod.GetName(), nodeName, imageID, pushed.manifests["amd64"])
+		}
+		s.assertFirstLogLine(ctx, n, pod, version)
 	}
 	if st["ready"] != true {
 		t.Errorf("ERROR: pod %s: its container isn't ready: %v", pod.GetName(), st["state"])
@@ -365,7 +465,64 @@ func (s *stack) assertPodRuns(pod unstructured.Unstructured, digest string) {
 		} else {
 			t.Logf("pod %s: process %d runs %s as user %s, group %s, effective capabilities %s", pod.GetName(), p.pid, p.cmd, p.uid, p.gid, p.capEff)
 		}
+		// The kernel's word for the platform: the program it runs.
+		if f, err := elf.Open(fmt.Sprintf("/proc/%d/exe", p.pid)); err != nil {
+			t.Errorf("ERROR: pod %s: process %d: %v", pod.GetName(), p.pid, err)
+		} else {
+			if f.Machine != elf.EM_X86_64 {
+				t.Errorf("ERROR: pod %s: process %d runs a %s program, want linux/amd64's %s", pod.GetName(), p.pid, f.Machine, elf.EM_X86_64)
+			}
+			_ = f.Close()
+		}
 	}
+}
+
+// assertFirstLogLine asserts that the first line the function logged in
+// the pod, as the kubelet of node n keeps it, says it serves and names the
+// version its binary was stamped with.
+func (s *stack) assertFirstLogLine(ctx context.Context, n *node, pod unstructured.Unstructured, version string) {
+	// The kubelet's podLogsDir: <namespace>_<pod>_<uid>/<container>/<restart>.log,
+	// each line "<time> <stream> <tag> <message>".
+	dir := filepath.Join(n.dir, "pod-logs", fmt.Sprintf("%s_%s_%s", pod.GetNamespace(), pod.GetName(), pod.GetUID()), "package-runtime")
+	var first string
+	s.await(ctx, "the first log line of pod "+pod.GetName(), 30*time.Second, func(context.Context) (bool, error) {
+		logs, err := filepath.Glob(filepath.Join(dir, "*.log"))
+		if err != nil {
+			return false, err
+		}
+		if len(logs) == 0 {
+			return false, fmt.Errorf("no log in %s", dir)
+		}
+		// The first container's: the lowest restart count the kubelet kept.
+		slices.SortFunc(logs, func(a, b string) int { return logNumber(a) - logNumber(b) })
+		content, err := os.ReadFile(logs[0])
+		if err != nil {
+			return false, err
+		}
+		line, _, complete := strings.Cut(string(content), "\n")
+		first = line
+		return complete, fmt.Errorf("%s: no whole line yet", logs[0])
+	})
+	fields := strings.SplitN(first, " ", 4)
+	var entry map[string]any
+	if len(fields) != 4 || json.Unmarshal([]byte(fields[3]), &entry) != nil {
+		s.t.Errorf("ERROR: pod %s: its first log line isn't a CRI log line of JSON: %q", pod.GetName(), first)
+		return
+	}
+	if entry["msg"] != "Serving function-dependencies" || entry["version"] != version {
+		s.t.Errorf("ERROR: pod %s: its first log line says %q, version %v; want \"Serving function-dependencies\", version %s", pod.GetName(), entry["msg"], entry["version"], version)
+		return
+	}
+	s.t.Logf("pod %s: its first log line: %s", pod.GetName(), fields[3])
+}
+
+// logNumber is the restart count a container log file is named by.
+func logNumber(file string) int {
+	n, err := strconv.Atoi(strings.TrimSuffix(filepath.Base(file), ".log"))
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 // revisionHealthy is nil when a package revision is healthy, itself and its
@@ -453,7 +610,8 @@ func processesOf(podUID, containerID string) ([]podProcess, error) {
 // Object or a Ready Usage.
 func (s *stack) upgrade(ctx context.Context, xr string, n int) {
 	t := s.t
-	ref, digest := s.push(s.buildPackage("v0.1.1"), "v0.1.1")
+	pushed := s.push(s.buildPackages("v0.1.1"), "v0.1.1")
+	ref := pushed.ref
 	old := s.activeRevision(ctx)
 
 	sample := s.sampleProtection(ctx, xr, n)
@@ -469,7 +627,7 @@ func (s *stack) upgrade(ctx context.Context, xr string, n int) {
 		err = revisionHealthy(rev)
 		return err == nil, err
 	})
-	s.awaitInstalled(ctx, digest)
+	s.awaitInstalled(ctx, pushed, "v0.1.1")
 	if image, _, _ := unstructured.NestedString(s.activeRevision(ctx).Object, "spec", "image"); image != ref {
 		t.Errorf("ERROR: the active revision's image is %s, want %s", image, ref)
 	}
@@ -816,4 +974,164 @@ func (s *stack) missingTag(ctx context.Context, xr string, n int) {
 		}
 		return conditionTrue(fn, "Installed") && conditionTrue(fn, "Healthy"), errors.New(describeCondition(fn, "Installed") + "; " + describeCondition(fn, "Healthy"))
 	})
+}
+
+// packageConstraint is the Crossplane versions package/crossplane.yaml
+// declares the function supports (spec.crossplane.version).
+func (s *stack) packageConstraint() string {
+	docs := readYAML(s.t, filepath.Join(s.root, "package", "crossplane.yaml"))
+	if len(docs) != 1 {
+		s.t.Fatalf("ERROR: package/crossplane.yaml holds %d documents, want 1", len(docs))
+	}
+	constraint, _, _ := unstructured.NestedString(docs[0].Object, "spec", "crossplane", "version")
+	return constraint
+}
+
+// compatible asserts that Crossplane core reports its release's version, as
+// hack/tools.sh stamps it (an unstamped core, whose version is empty, refuses
+// every package that declares the Crossplane versions it supports), and that
+// the package declares those versions and the installed revision, Healthy
+// (awaitInstalled), isn't marked incompatible.
+func (s *stack) compatible(ctx context.Context) {
+	t := s.t
+	cmd, done := command(t, time.Minute, s.bins["crossplane-core"], "--version")
+	out, err := cmd.Output()
+	if err = done(err); err != nil {
+		t.Fatalf("ERROR: crossplane-core --version: %v", err)
+	}
+	if got := strings.TrimSpace(string(out)); got != s.releases.crossplane {
+		t.Errorf("ERROR: Crossplane core reports the version %q, want %s (hack/tools.sh stamps it)", got, s.releases.crossplane)
+	}
+	constraint := s.packageConstraint()
+	if constraint == "" {
+		t.Error("ERROR: package/crossplane.yaml declares no spec.crossplane.version")
+	}
+	rev := s.activeRevision(ctx)
+	healthy := describeCondition(rev, "RevisionHealthy")
+	if !conditionTrue(rev, "RevisionHealthy") || strings.Contains(healthy, "incompatible") {
+		t.Errorf("ERROR: revision %s: %s", rev.GetName(), healthy)
+	}
+	t.Logf("CONSTRAINT: the package declares spec.crossplane.version %q; Crossplane core, version %s, installed it: revision %s %s",
+		constraint, strings.TrimSpace(string(out)), rev.GetName(), healthy)
+}
+
+// incompatibleCrossplane installs, beside the installed function, a second
+// Function whose package declares only Crossplane versions from v99 on, and
+// asserts that Crossplane's package manager refuses it: its revision
+// unhealthy, incompatible with the running version, its runtime held back,
+// no Deployment and no pod; while the installed function keeps serving.
+// Then it deletes that Function and waits until its revision is gone.
+func (s *stack) incompatibleCrossplane(ctx context.Context, xr string, n int) {
+	t := s.t
+	const name, constraint = "function-dependencies-incompatible", ">=v99.0.0"
+	pushed := s.push(s.buildWithConstraint(constraint), "v0.1.2")
+	active := s.activeRevision(ctx)
+	s.create(ctx, gvrFunction, "", obj(map[string]any{
+		"apiVersion": "pkg.crossplane.io/v1", "kind": "Function",
+		"metadata": map[string]any{"name": name},
+		// The installed function's, so that, were a Deployment made, it
+		// would be one the nodes could run.
+		"spec": map[string]any{"package": pushed.ref, "runtimeConfigRef": map[string]any{"name": installedFunction}},
+	}))
+	revisions := func(ctx context.Context) (*unstructured.UnstructuredList, error) {
+		return s.client.Resource(gvrFunctionRevision).List(ctx, metav1.ListOptions{LabelSelector: "pkg.crossplane.io/package=" + name})
+	}
+	var rev *unstructured.Unstructured
+	s.await(ctx, "Crossplane to refuse the package as incompatible", 3*time.Minute, func(ctx context.Context) (bool, error) {
+		revs, err := revisions(ctx)
+		if err != nil {
+			return false, err
+		}
+		if len(revs.Items) != 1 {
+			return false, fmt.Errorf("want one revision of Function %s: %v", name, names(revs))
+		}
+		rev = &revs.Items[0]
+		c := condition(rev, "RevisionHealthy")
+		message, _ := c["message"].(string)
+		return c != nil && c["status"] == "False" && strings.Contains(message, "incompatible Crossplane version"), errors.New(describeCondition(rev, "RevisionHealthy"))
+	})
+	refusal := describeCondition(rev, "RevisionHealthy")
+	if !strings.Contains(refusal, "("+s.releases.crossplane+")") {
+		t.Errorf("ERROR: revision %s: the refusal doesn't name the running version %s: %s", rev.GetName(), s.releases.crossplane, refusal)
+	}
+	t.Logf("REFUSED: package %s declares spec.crossplane.version %q; Crossplane %s: revision %s %s", pushed.ref, constraint, s.releases.crossplane, rev.GetName(), refusal)
+	// Crossplane's package runtime deploys a revision only once it is
+	// healthy.
+	s.await(ctx, "Crossplane's package runtime to hold the refused revision back", 2*time.Minute, func(ctx context.Context) (bool, error) {
+		r, err := s.client.Resource(gvrFunctionRevision).Get(ctx, rev.GetName(), metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		rev = r
+		c := condition(r, "RuntimeHealthy")
+		return c != nil && c["status"] == "False", errors.New(describeCondition(r, "RuntimeHealthy"))
+	})
+	t.Logf("REFUSED: revision %s %s", rev.GetName(), describeCondition(rev, "RuntimeHealthy"))
+	// Meanwhile the installed function serves: a repair takes up to 30 s,
+	// time for a Deployment of the refused revision to appear, were one made.
+	took := s.awaitRepair(ctx, xr, n, "beside the refused package")
+	if _, err := s.client.Resource(gvrDeployment).Namespace(installNamespace).Get(ctx, rev.GetName(), metav1.GetOptions{}); !kerrors.IsNotFound(err) {
+		t.Errorf("ERROR: the refused revision %s has a Deployment (err %v), want none", rev.GetName(), err)
+	}
+	pods, err := s.client.Resource(gvrPod).Namespace(installNamespace).List(ctx, metav1.ListOptions{LabelSelector: "pkg.crossplane.io/revision=" + rev.GetName()})
+	if err != nil || len(pods.Items) > 0 {
+		t.Errorf("ERROR: the refused revision %s has pods %v (err %v), want none", rev.GetName(), names(pods), err)
+	}
+	if now := s.activeRevision(ctx); now.GetName() != active.GetName() || revisionHealthy(now) != nil {
+		t.Errorf("ERROR: the installed function's active revision was %s, Healthy; now %s: %v", active.GetName(), now.GetName(), revisionHealthy(now))
+	}
+	fn, err := s.client.Resource(gvrFunction).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal("ERROR:", err)
+	}
+	t.Logf("REFUSED: Function %s: %s; %s; no Deployment, no pod; beside it, revision %s of the installed function put back a finalizer within %s",
+		name, describeCondition(fn, "Installed"), describeCondition(fn, "Healthy"), active.GetName(), took.Round(time.Millisecond))
+
+	if err := s.client.Resource(gvrFunction).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal("ERROR:", err)
+	}
+	s.await(ctx, "the refused Function and its revision to go", 2*time.Minute, func(ctx context.Context) (bool, error) {
+		_, err := s.client.Resource(gvrFunction).Get(ctx, name, metav1.GetOptions{})
+		if !kerrors.IsNotFound(err) {
+			return false, fmt.Errorf("Function %s: %v", name, err)
+		}
+		revs, err := revisions(ctx)
+		return err == nil && len(revs.Items) == 0, firstError(err, fmt.Errorf("revisions %v", names(revs)))
+	})
+}
+
+// buildWithConstraint builds the function's packages, for every platform,
+// from a copy of package/ whose crossplane.yaml declares the Crossplane
+// versions constraint, with the crossplane CLI and the runtime images
+// hack/xpkg.sh built last, and returns their paths by architecture.
+func (s *stack) buildWithConstraint(constraint string) map[string]string {
+	t := s.t
+	root := filepath.Join(s.dir, "package-incompatible")
+	must(t, os.CopyFS(root, os.DirFS(filepath.Join(s.root, "package"))))
+	meta := filepath.Join(root, "crossplane.yaml")
+	docs := readYAML(t, meta)
+	if len(docs) != 1 {
+		t.Fatalf("ERROR: package/crossplane.yaml holds %d documents, want 1", len(docs))
+	}
+	must(t, unstructured.SetNestedField(docs[0].Object, constraint, "spec", "crossplane", "version"))
+	// JSON is YAML.
+	b, err := json.Marshal(docs[0].Object)
+	must(t, err)
+	must(t, os.WriteFile(meta, b, 0o644))
+	pkgs := map[string]string{}
+	for _, arch := range platforms {
+		pkg := filepath.Join(s.xpkgDir, "function-dependencies-incompatible-"+arch+".xpkg")
+		cmd, done := command(t, 5*time.Minute, s.bins["crossplane"], "xpkg", "build",
+			"--package-root="+root,
+			"--embed-runtime-image-tarball="+filepath.Join(s.xpkgDir, "runtime-"+arch+".tar"),
+			// A folder that doesn't exist: no examples.
+			"--examples-root="+filepath.Join(s.dir, "no-examples"),
+			"-o", pkg)
+		out, err := cmd.CombinedOutput()
+		if err = done(err); err != nil {
+			t.Fatalf("ERROR: crossplane xpkg build of the package declaring %q: %v\n%s", constraint, err, out)
+		}
+		pkgs[arch] = pkg
+	}
+	return pkgs
 }

@@ -64,10 +64,13 @@ var kernelDefaults = map[string]string{
 // the function's port; the test forwards the API server's and the
 // registry's ports into it, and reaches its pods through serviceProxy.
 type node struct {
-	s          *stack
-	name, ip   string
-	dir        string
-	socket     string
+	s        *stack
+	name, ip string
+	dir      string
+	socket   string
+	// cgroupRoot is the kubelet's cgroup root, of this run alone
+	// (nodeCgroupRoot).
+	cgroupRoot string
 	containerd *process
 	// netns is the node's network namespace, /proc/PID/ns/net.
 	netns string
@@ -113,8 +116,9 @@ func (s *stack) buildPause(imagebuilder string) string {
 // node is registered. It stops them when the test ends and leaves nothing
 // behind: the pods' containers are removed, the mounts and network settings
 // go with the node's namespaces, and the cgroups the kubelet made are
-// removed, under the node's own cgroup root (/<name>): two kubelets under
-// one would each remove the other's pods' cgroups as orphans.
+// removed, under the node's own cgroup root (/<name>-<the test's process
+// id>, nodeCgroupRoot): two kubelets under one would each remove the other's
+// pods' cgroups as orphans, whether of this run or of another beside it.
 func (s *stack) startNode(ctx context.Context, kubelet, pauseTar, name string) *node {
 	t := s.t
 	for _, cmd := range []string{"containerd", "containerd-shim-runc-v2", "runc", "ctr", "unshare", "nsenter", "ip", "mount"} {
@@ -122,17 +126,22 @@ func (s *stack) startNode(ctx context.Context, kubelet, pauseTar, name string) *
 			t.Fatalf("ERROR: the node needs %s: %v (hack/controlplane-test.sh installs Debian's containerd and runc)", cmd, err)
 		}
 	}
-	n := &node{s: s, name: name, ip: nodeIPs[name], dir: filepath.Join(s.dir, name)}
-	if left := cgroupsUnder(name); len(left) > 0 {
-		t.Fatalf("ERROR: node %s's cgroups exist already, left by an earlier run: %s", name, strings.Join(left, ", "))
+	n := &node{s: s, name: name, ip: nodeIPs[name], dir: filepath.Join(s.dir, name), cgroupRoot: nodeCgroupRoot(name)}
+	if left := cgroupsUnder(n.cgroupRoot); len(left) > 0 {
+		t.Fatalf("ERROR: node %s's cgroups exist already, left by an earlier run of process %d: %s", name, os.Getpid(), strings.Join(left, ", "))
+	}
+	// Other runs' roots are theirs to remove: a run beside this one uses
+	// its own, and an earlier run's leftovers are only reported.
+	for _, other := range otherNodeCgroupRoots(name, n.cgroupRoot) {
+		t.Logf("node cgroups not of this run, left alone: %s", other)
 	}
 	// Removed last, once containerd and every process of the node stopped.
 	t.Cleanup(func() {
-		if err := removeCgroups(name); err != nil {
+		if err := removeCgroups(n.cgroupRoot); err != nil {
 			t.Errorf("ERROR: left behind: %v", err)
 		}
 	})
-	must(t, makeCgroupRoot(name))
+	must(t, makeCgroupRoot(n.cgroupRoot))
 
 	n.socket = filepath.Join(n.dir, "containerd.sock")
 	for _, d := range []string{"containerd", "state", "cni/bin", "cni/conf", "certs.d", "kubelet", "pod-logs", "sysctl"} {
@@ -190,9 +199,19 @@ state = %[2]q
 	// The node's namespaces: a network with only a loopback interface,
 	// which holds the node's address; a /run of its own (containerd's
 	// shims put their sockets under /run/containerd whatever the
-	// configuration says); and the kernel settings the kubelet reads.
+	// configuration says); a /var/log and a /var/lib of its own, folders
+	// of the node's, since the kubelet writes to fixed paths there that no
+	// flag moves (the symbolic links of /var/log/containers, and its
+	// device plugins' socket /var/lib/kubelet/device-plugins/kubelet.sock,
+	// which another kubelet, of this run or another, would take over);
+	// and the kernel settings the kubelet reads.
 	script := []string{"set -e", "ip link set lo up", fmt.Sprintf("ip addr add %s/32 dev lo", n.ip),
 		"mount -t tmpfs -o mode=0755 " + name + "-run /run"}
+	for _, d := range []string{"/var/log", "/var/lib"} {
+		own := filepath.Join(n.dir, "root", d)
+		must(t, os.MkdirAll(own, 0o755))
+		script = append(script, fmt.Sprintf("mount --bind %q %s", own, d))
+	}
 	for _, key := range slices.Sorted(maps.Keys(kernelDefaults)) {
 		f := filepath.Join(n.dir, "sysctl", strings.ReplaceAll(key, "/", "."))
 		must(t, os.WriteFile(f, []byte(kernelDefaults[key]+"\n"), 0o444))
@@ -228,6 +247,7 @@ state = %[2]q
 kind: KubeletConfiguration
 cgroupDriver: cgroupfs
 cgroupRoot: /%[9]s
+volumePluginDir: %[10]s
 failSwapOn: false
 containerRuntimeEndpoint: unix://%[1]s
 address: 127.0.0.1
@@ -250,7 +270,7 @@ imageGCLowThresholdPercent: 99
 evictionHard: {memory.available: "100Mi", nodefs.available: "1%%", imagefs.available: "1%%", nodefs.inodesFree: "1%%"}
 nodeStatusUpdateFrequency: 5s
 `, n.socket, freePort(t), healthz, filepath.Join(s.pki.TLSDir, "tls.crt"), filepath.Join(s.pki.TLSDir, "tls.key"),
-		s.pki.CAFile, filepath.Join(n.dir, "pod-logs"), filepath.Join(n.dir, "resolv.conf"), name), 0o644))
+		s.pki.CAFile, filepath.Join(n.dir, "pod-logs"), filepath.Join(n.dir, "resolv.conf"), n.cgroupRoot, filepath.Join(n.dir, "volume-plugins")), 0o644))
 	s.start(name+"-kubelet", "nsenter", []string{"--target", strconv.Itoa(n.containerd.cmd.Process.Pid), "--mount", "--net", "--",
 		kubelet,
 		"--config=" + filepath.Join(n.dir, "kubelet.yaml"),
@@ -342,6 +362,45 @@ func cgroupHierarchies() []string {
 		fi, err := os.Lstat(d)
 		return err != nil || !fi.IsDir()
 	})
+}
+
+// nodeCgroupRoot is the cgroup root of this run's node name: the name and
+// the test's process id, which no other running test has (cgroups are the
+// machine's, and hack/controlplane-test.sh runs each test in a process of
+// its own, in no process namespace of its own). A root of that name that
+// exists already was left by an earlier run of the same id.
+func nodeCgroupRoot(name string) string {
+	return fmt.Sprintf("%s-%d", name, os.Getpid())
+}
+
+// otherNodeCgroupRoots lists the cgroup roots of node name that are not
+// this run's (own), each with whose it is: another run's, whose process
+// still runs; an earlier run's, whose process is gone; or one named without
+// a process id, an earlier version's of this test.
+func otherNodeCgroupRoots(name, own string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, h := range cgroupHierarchies() {
+		dirs, _ := filepath.Glob(filepath.Join(h, name+"*"))
+		for _, d := range dirs {
+			root := filepath.Base(d)
+			suffix, ok := strings.CutPrefix(root, name)
+			if root == own || seen[root] || !ok || (suffix != "" && !strings.HasPrefix(suffix, "-")) {
+				continue
+			}
+			seen[root] = true
+			whose := "named without a process id, an earlier version's of this test (running or left)"
+			if pid, err := strconv.Atoi(strings.TrimPrefix(suffix, "-")); err == nil {
+				if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
+					whose = fmt.Sprintf("the run of process %d, which still runs", pid)
+				} else {
+					whose = fmt.Sprintf("left by the run of process %d, which no longer runs", pid)
+				}
+			}
+			out = append(out, fmt.Sprintf("/%s (%s)", root, whose))
+		}
+	}
+	return out
 }
 
 // cgroupsUnder lists a node's cgroup root in every hierarchy where it

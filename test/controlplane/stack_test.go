@@ -112,10 +112,13 @@ type stack struct {
 	coreWrap    func(bin string, args []string) (string, []string)
 	// registry is the OCI registry on loopback the install scenario pushes
 	// to: 127.0.0.1:PORT; bins are its tools, xpkgDir the folder of the
-	// packages it builds and xpkg the first of them.
-	registry      string
-	bins          map[string]string
-	xpkgDir, xpkg string
+	// packages it builds and xpkgs the first of them, by architecture;
+	// nodes its nodes, by name.
+	registry string
+	bins     map[string]string
+	xpkgDir  string
+	xpkgs    map[string]string
+	nodes    map[string]*node
 	// providerNetNS is provider-kubernetes's network namespace, when it has
 	// one of its own, and providerWebhook where its webhook is forwarded to
 	// (startProviderNamespace).

@@ -4,9 +4,12 @@
 //
 // The image holds one layer, the static function binary at /function, and the
 // same runtime settings as the Dockerfile's distroless stage: ENTRYPOINT
-// ["/function"], port 9443/tcp, the non-root user 65532:65532, linux/amd64.
+// ["/function"], port 9443/tcp, the non-root user 65532:65532. Its config
+// says the platform the binary was built for, linux/amd64 or linux/arm64
+// (-arch), which is what `crossplane xpkg push` writes into a multi-platform
+// package's index for each package, and what a node pulls by.
 //
-//	imagebuilder -binary .cache/xpkg/function -out .cache/xpkg/runtime.tar
+//	imagebuilder -arch arm64 -binary .cache/xpkg/function-arm64 -out .cache/xpkg/runtime-arm64.tar
 package main
 
 import (
@@ -37,22 +40,31 @@ const (
 	user       = "65532:65532"
 )
 
+// machines are the architectures an image can be built for, by their
+// GOARCH and OCI name (the two agree for these), and the ELF machine of a
+// binary built for each: the nodes Crossplane's functions run on.
+var machines = map[string]elf.Machine{
+	"amd64": elf.EM_X86_64,
+	"arm64": elf.EM_AARCH64,
+}
+
 func main() {
-	binary := flag.String("binary", "", "the function binary: static, linux/amd64 (CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build)")
+	arch := flag.String("arch", "amd64", "the image's architecture, amd64 or arm64: its config says linux/<arch>, and the binary must be built for it")
+	binary := flag.String("binary", "", "the function binary: static, linux/<arch> (CGO_ENABLED=0 GOOS=linux GOARCH=<arch> go build)")
 	out := flag.String("out", "", "the image tarball to write")
 	tag := flag.String("tag", "function-dependencies:dev", "the tag recorded in the tarball's manifest.json")
 	flag.Parse()
-	if *binary == "" || *out == "" || flag.NArg() > 0 {
+	if _, ok := machines[*arch]; !ok || *binary == "" || *out == "" || flag.NArg() > 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := build(*binary, *out, *tag); err != nil {
+	if err := build(*arch, *binary, *out, *tag); err != nil {
 		fmt.Fprintln(os.Stderr, "imagebuilder:", err)
 		os.Exit(1)
 	}
 }
 
-func build(binary, out, tag string) error {
+func build(arch, binary, out, tag string) error {
 	ref, err := name.NewTag(tag)
 	if err != nil {
 		return fmt.Errorf("invalid tag %q: %w", tag, err)
@@ -61,10 +73,11 @@ func build(binary, out, tag string) error {
 	if err != nil {
 		return err
 	}
-	// The image has no libc, no loader and runs on amd64 nodes: a dynamically
-	// linked or foreign binary would build fine here and only fail in the
-	// cluster with a confusing "no such file or directory".
-	if err := checkStatic(bin); err != nil {
+	// The image has no libc, no loader and runs on arch's nodes: a
+	// dynamically linked or foreign binary would build fine here and only
+	// fail in the cluster with a confusing "no such file or directory" or
+	// "exec format error".
+	if err := checkStatic(bin, arch); err != nil {
 		return fmt.Errorf("%s: %w", binary, err)
 	}
 	layerTar, err := layer(bin)
@@ -89,7 +102,7 @@ func build(binary, out, tag string) error {
 		return err
 	}
 	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture = "linux", "amd64"
+	cf.OS, cf.Architecture = "linux", arch
 	// A fixed creation time keeps the image, and so the package digest,
 	// the same for the same binary.
 	cf.Created = v1.Time{Time: time.Unix(0, 0).UTC()}
@@ -128,21 +141,29 @@ func layer(bin []byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// checkStatic fails unless bin is an amd64 ELF executable without a
-// program interpreter, that is, one that needs no dynamic loader.
-func checkStatic(bin []byte) error {
+// checkStatic fails unless bin is an ELF executable for arch without a
+// program interpreter or shared libraries, that is, one that needs no
+// dynamic loader.
+func checkStatic(bin []byte, arch string) error {
 	f, err := elf.NewFile(bytes.NewReader(bin))
 	if err != nil {
 		return fmt.Errorf("not an ELF executable: %w", err)
 	}
 	defer f.Close() //nolint:errcheck // Only read from memory.
-	if f.Machine != elf.EM_X86_64 {
-		return fmt.Errorf("built for %s, want amd64 (GOARCH=amd64)", f.Machine)
+	if want := machines[arch]; f.Machine != want {
+		return fmt.Errorf("built for %s, want %s (GOARCH=%s)", f.Machine, want, arch)
 	}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_INTERP {
 			return errors.New("dynamically linked, want static (CGO_ENABLED=0)")
 		}
+	}
+	libs, err := f.ImportedLibraries()
+	if err != nil {
+		return fmt.Errorf("cannot read the dynamic section: %w", err)
+	}
+	if len(libs) > 0 {
+		return fmt.Errorf("needs shared libraries %q, want static (CGO_ENABLED=0)", libs)
 	}
 	return nil
 }

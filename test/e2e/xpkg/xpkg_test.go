@@ -1,12 +1,16 @@
 //go:build e2e
 
-// Package xpkg builds the function's Crossplane package with hack/xpkg.sh,
-// offline and without Docker, and checks what Crossplane's package manager
-// will read from it: the package.yaml layer (the Function's metadata and the
-// input CRD) and the embedded runtime image it runs.
+// Package xpkg builds the function's Crossplane packages with hack/xpkg.sh,
+// one for linux/amd64 and one for linux/arm64, offline and without Docker,
+// and checks what Crossplane's package manager will read from each: the
+// package.yaml layer (the Function's metadata and the input CRD) and the
+// embedded runtime image it runs. It pushes both as one multi-platform
+// package to a registry on loopback, reads the index back, and runs the
+// arm64 binary a node would pull under emulation (qemu-user-static).
 //
 // An xpkg is an image tarball, so the package is read with the standard
-// library only: the function's go.mod stays free of go-containerregistry.
+// library only, and the registry with the pinned crane: the function's go.mod
+// stays free of go-containerregistry.
 package xpkg
 
 import (
@@ -14,9 +18,11 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"os"
@@ -66,7 +72,14 @@ type config struct {
 	} `json:"rootfs"`
 }
 
-func TestPackage(t *testing.T) {
+// platforms are the architectures hack/xpkg.sh builds a package for by
+// default, linux/<arch> each, in the order it prints them.
+var platforms = []string{"amd64", "arm64"}
+
+// machines are the ELF machines of a binary for each platform.
+var machines = map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}
+
+func TestEveryCLIBuildsAPackagePerPlatformEmbeddingItsRuntimeImage(t *testing.T) {
 	root := harness.Root(t)
 	// Every CLI generation the suite pins can build the package; the script
 	// defaults to crank, and the test proves the newer CLI accepts it too, so
@@ -83,36 +96,62 @@ func TestPackage(t *testing.T) {
 		"crank-v1":   nil,
 	} {
 		t.Run(cli, func(t *testing.T) {
-			harness.Tool(t, cli) // Build it first, so the timing below is the package's alone.
+			harness.Tool(t, cli) // Build it first, so the timing below is the packages' alone.
 			out := t.TempDir()
-			pkg := buildPackage(t, root, cli, out)
-			checkPackage(t, root, out, pkg, capabilities)
+			pkgs := buildPackages(t, root, cli, out)
+			for _, arch := range platforms {
+				t.Run(arch, func(t *testing.T) {
+					logSizes(t, out, arch)
+					checkPackage(t, root, out, pkgs[arch], arch, capabilities)
+				})
+			}
 		})
 	}
 }
 
-// buildPackage runs hack/xpkg.sh into out with the given CLI and returns the
-// package's path.
-func buildPackage(t *testing.T, root, cli, out string) string {
+// buildPackages runs hack/xpkg.sh into out with the given CLI and arguments,
+// and returns the packages' paths by architecture. The script must print
+// one path a line, function-dependencies-<arch>.xpkg for each platform in
+// order, and nothing else.
+func buildPackages(t *testing.T, root, cli, out string, args ...string) map[string]string {
 	t.Helper()
-	cmd := exec.Command("bash", filepath.Join(root, "hack", "xpkg.sh"))
-	cmd.Env = append(os.Environ(), "FD_XPKG_DIR="+out, "FD_XPKG_CLI="+cli)
+	cmd := exec.Command("bash", append([]string{filepath.Join(root, "hack", "xpkg.sh")}, args...)...)
+	// The default platforms, whatever the caller's environment chooses.
+	cmd.Env = append(os.Environ(), "FD_XPKG_DIR="+out, "FD_XPKG_CLI="+cli, "FD_XPKG_PLATFORMS=")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	start := time.Now()
 	stdout, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("hack/xpkg.sh failed: %v\n%s", err, stderr.String())
+		t.Fatalf("%s failed: %v\n%s", strings.Join(append([]string{"hack/xpkg.sh"}, args...), " "), err, stderr.String())
 	}
-	t.Logf("hack/xpkg.sh took %s:\n%s", time.Since(start).Round(time.Millisecond), stderr.String())
-	pkg := strings.TrimSpace(string(stdout))
-	if want := filepath.Join(out, "function-dependencies.xpkg"); pkg != want {
-		t.Fatalf("hack/xpkg.sh printed %q, want %q", pkg, want)
+	t.Logf("%s took %s:\n%s", strings.Join(append([]string{"hack/xpkg.sh"}, args...), " "), time.Since(start).Round(time.Millisecond), stderr.String())
+	var want []string
+	pkgs := map[string]string{}
+	for _, arch := range platforms {
+		pkgs[arch] = filepath.Join(out, "function-dependencies-"+arch+".xpkg")
+		want = append(want, pkgs[arch])
 	}
-	return pkg
+	if got := strings.Split(strings.TrimSuffix(string(stdout), "\n"), "\n"); !slices.Equal(got, want) {
+		t.Fatalf("hack/xpkg.sh printed %q, want one package per platform, one a line: %q", got, want)
+	}
+	return pkgs
 }
 
-func checkPackage(t *testing.T, root, out, pkg string, capabilities []any) {
+// logSizes logs the sizes of a platform's package and runtime image tarball.
+func logSizes(t *testing.T, out, arch string) {
+	t.Helper()
+	var sizes []string
+	for _, name := range []string{"function-dependencies-" + arch + ".xpkg", "runtime-" + arch + ".tar", "function-" + arch} {
+		if fi, err := os.Stat(filepath.Join(out, name)); err == nil {
+			sizes = append(sizes, fmt.Sprintf("%s %.1f MB", name, float64(fi.Size())/1e6))
+		}
+	}
+	t.Logf("linux/%s: %s", arch, strings.Join(sizes, ", "))
+}
+
+// checkPackage checks the package built for linux/arch.
+func checkPackage(t *testing.T, root, out, pkg, arch string, capabilities []any) {
 	t.Helper()
 	files := readTar(t, pkg)
 
@@ -192,8 +231,10 @@ func checkPackage(t *testing.T, root, out, pkg string, capabilities []any) {
 		if len(runtime) == 0 {
 			t.Fatal("the package embeds no runtime image layer")
 		}
-		if cfg.OS != "linux" || cfg.Architecture != "amd64" {
-			t.Errorf("runtime platform %s/%s, want linux/amd64", cfg.OS, cfg.Architecture)
+		// What crossplane xpkg push writes into a multi-platform package's
+		// index for this package, and what a node pulls by.
+		if cfg.OS != "linux" || cfg.Architecture != arch {
+			t.Errorf("runtime platform %s/%s, want linux/%s", cfg.OS, cfg.Architecture, arch)
 		}
 		// Crossplane's package manager runs the image as the function's
 		// Deployment: it must start the function, serve gRPC on 9443, and run
@@ -208,7 +249,7 @@ func checkPackage(t *testing.T, root, out, pkg string, capabilities []any) {
 			t.Errorf("User %q, want a numeric non-root user", cfg.Config.User)
 		}
 
-		built, err := os.ReadFile(filepath.Join(out, "function")) //nolint:gosec // The script's own output.
+		built, err := os.ReadFile(filepath.Join(out, "function-"+arch)) //nolint:gosec // The script's own output.
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -227,6 +268,7 @@ func checkPackage(t *testing.T, root, out, pkg string, capabilities []any) {
 				if f.mode&0o111 != 0o111 {
 					t.Errorf("/function has mode %o, want it executable by every user", f.mode)
 				}
+				checkStatic(t, f.data, machines[arch])
 			}
 		}
 		if !found {
@@ -262,6 +304,20 @@ func checkPackageYAML(t *testing.T, root string, content []byte, capabilities []
 	if got := harness.List(meta, "spec", "capabilities"); !reflect.DeepEqual(got, capabilities) {
 		t.Errorf("spec.capabilities %v, want %v", got, capabilities)
 	}
+	// The Crossplane versions the package declares, which Crossplane's
+	// package manager checks before it runs the function: every CLI, v1's
+	// too, keeps them.
+	source := harness.ReadDocuments(t, filepath.Join(root, "package", "crossplane.yaml"))
+	if len(source) != 1 {
+		t.Fatalf("package/crossplane.yaml holds %d documents, want 1", len(source))
+	}
+	constraint := harness.String(source[0], "spec", "crossplane", "version")
+	if constraint == "" {
+		t.Error("package/crossplane.yaml declares no spec.crossplane.version")
+	}
+	if got := harness.String(meta, "spec", "crossplane", "version"); got != constraint {
+		t.Errorf("spec.crossplane.version %q, want package/crossplane.yaml's %q", got, constraint)
+	}
 
 	// The input CRD in the package must be the generated one in package/input,
 	// schema and all: Crossplane and editors validate pipeline inputs with it.
@@ -288,6 +344,33 @@ func checkPackageYAML(t *testing.T, root string, content []byte, capabilities []
 		gotJSON, _ := json.MarshalIndent(got, "", "  ")
 		wantJSON, _ := json.MarshalIndent(want, "", "  ")
 		t.Errorf("the packaged input CRD's spec differs from package/input's:\ngot:  %s\nwant: %s", gotJSON, wantJSON)
+	}
+}
+
+// checkStatic checks that bin is a static ELF executable for the machine:
+// no program interpreter and no shared library, as the image has neither a
+// loader nor a libc.
+func checkStatic(t *testing.T, bin []byte, machine elf.Machine) {
+	t.Helper()
+	f, err := elf.NewFile(bytes.NewReader(bin))
+	if err != nil {
+		t.Fatalf("/function is not an ELF file: %v", err)
+	}
+	defer f.Close()
+	if f.Class != elf.ELFCLASS64 || f.Type != elf.ET_EXEC || f.Machine != machine {
+		t.Errorf("/function is a %s %s for %s, want a 64-bit executable for %s", f.Class, f.Type, f.Machine, machine)
+	}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Errorf("/function has a program interpreter (PT_INTERP): dynamically linked, want static")
+		}
+	}
+	libs, err := f.ImportedLibraries()
+	if err != nil {
+		t.Errorf("/function's dynamic section: %v", err)
+	}
+	if len(libs) > 0 {
+		t.Errorf("/function needs shared libraries (DT_NEEDED) %q, want none", libs)
 	}
 }
 
