@@ -1,9 +1,10 @@
 // Package infer finds the dependencies that composed resources state without
 // an Object's spec.references: a managed resource's ProviderConfig, the
 // resource that writes a ProviderConfig's credentials Secret, and the
-// resources a managed resource references from its spec.forProvider. Deleting
-// any of them first leaves its dependents unable to reach their cluster or
-// cloud, stuck for ever; nothing in Crossplane orders their deletion.
+// resources a managed resource references from its spec.forProvider and
+// spec.initProvider. Deleting any of them first leaves its dependents unable
+// to reach their cluster or cloud, stuck for ever; nothing in Crossplane
+// orders their deletion.
 package infer
 
 import (

@@ -1,6 +1,7 @@
 // Package request decodes what the function is given: a RunFunctionRequest's
-// input, and its objects. Each mode writes its own response
-// (internal/composition, internal/operation).
+// input, and its objects. Of writing a response it holds only what both
+// modes share, the results and the response's size; each mode writes the
+// rest of its own (internal/composition, internal/operation).
 //
 // An Object reads its fields straight from the request's structs when asked,
 // rather than converting whole objects to maps first: manifests are large,
