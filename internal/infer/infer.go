@@ -124,15 +124,17 @@ func Edges(ctx context.Context, resources []Resource, k Kinds) (Found, error) {
 		reported[report{d, via}] = true
 		found.Unidentified = append(found.Unidentified, Unidentified{Dependent: resources[d].Name, Via: via})
 	}
+	e := &edges{found: &found, resources: resources}
+	add := e.add
 	for ; d < len(resources); d++ {
 		if err := ctx.Err(); err != nil {
 			return Found{}, err
 		}
-		e := &edges{found: &found, resources: resources, d: d, seen: map[int]bool{d: true}}
+		e.d, e.seen = d, map[int]bool{d: true}
 		if k.ProviderConfigs {
 			e.kind = v1beta1.InferProviderConfigs
 			var outside []object.Ref
-			ix.providerConfigOf(d, e.add, func(c object.Ref) {
+			ix.providerConfigOf(d, add, func(c object.Ref) {
 				if !slices.Contains(outside, c) {
 					outside = append(outside, c)
 					found.Outside = append(found.Outside, Outside{Dependent: resources[d].Name, Config: c})
@@ -141,11 +143,11 @@ func Edges(ctx context.Context, resources []Resource, k Kinds) (Found, error) {
 		}
 		if k.Credentials && e.over == nil {
 			e.kind = v1beta1.InferCredentials
-			ix.credentialsOf(d, e.add)
+			ix.credentialsOf(d, add)
 		}
 		if k.ManagedReferences && e.over == nil {
 			e.kind = v1beta1.InferManagedReferences
-			ix.referencesOf(d, e.add, unidentified)
+			ix.referencesOf(d, add, unidentified)
 		}
 		if e.over != nil {
 			return Found{}, e.over
@@ -154,8 +156,8 @@ func Edges(ctx context.Context, resources []Resource, k Kinds) (Found, error) {
 	return found, nil
 }
 
-// edges adds a dependent's edges to what is found, each target once, up to
-// MaxEdges in all.
+// edges adds the dependent's edges to what is found, each target once, up
+// to MaxEdges in all.
 type edges struct {
 	found     *Found
 	resources []Resource
