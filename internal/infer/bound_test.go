@@ -6,10 +6,11 @@ import (
 	"testing"
 )
 
-// referencing are n Subnets, each of which names the refs before it (as
+// referencing are n Subnets, each of which names the 100 before it (as
 // many as there are) in its spec.forProvider.subnetIdRefs: an edge for each
 // name, each target alone of its name.
-func referencing(n, refs int) []Resource {
+func referencing(n int) []Resource {
+	const refs = 100
 	resources := make([]Resource, n)
 	for i := range resources {
 		var names []any
@@ -71,12 +72,12 @@ func TestInferenceRefusesMoreThanMaxEdgesNamingTheKindTheFieldAndTheCount(t *tes
 		},
 		"ManagedReferencesUpToTheBound": {
 			reason:    "250 Subnets naming the 100 before them make 19,950 edges, all found.",
-			resources: referencing(250, 100),
+			resources: referencing(250),
 			edges:     19_950,
 		},
 		"ManagedReferencesPastTheBound": {
 			reason:    "The 251st Subnet's names take the edges past the bound.",
-			resources: referencing(251, 100),
+			resources: referencing(251),
 			err:       "infer ManagedReferences: subnet-00250's spec.forProvider.subnetIdRefs makes 20001 inferred dependencies with the 250 of the 251 composed resources before it, more than the 20000 one composite may have: infer fewer kinds, or split the composite",
 		},
 	}
@@ -101,7 +102,7 @@ func TestInferenceRefusesMoreThanMaxEdgesNamingTheKindTheFieldAndTheCount(t *tes
 // refusing the first allocates about what finding the second does, for
 // inference stops at the edge past the bound.
 func TestRefusingPastMaxEdgesCostsNoMoreThanFindingThemUpToIt(t *testing.T) {
-	up, past := referencing(250, 100), referencing(1_000, 100)
+	up, past := referencing(250), referencing(1_000)
 	var err error
 	found := testing.AllocsPerRun(1, func() { _, err = Edges(context.Background(), up, all) })
 	if err != nil {
