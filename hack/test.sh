@@ -96,7 +96,9 @@ FD_CONTROLPLANE_DEPENDENTS=${FD_CONTROLPLANE_DEPENDENTS:-20} \
 controlplane_pid=$!
 
 step "golangci-lint (the control-plane tier runs beside this and every tier after it)"
-"$(hack/tools.sh golangci-lint)" run ./...
+# golangci-lint takes a lock in the temporary folder and, by default, fails when
+# another run holds it (make lint in another checkout): wait for it instead.
+"$(hack/tools.sh golangci-lint)" run --allow-serial-runners ./...
 
 step "actionlint (the GitHub workflows under .github/workflows)"
 # It runs shellcheck on the workflows' run: scripts when shellcheck is on PATH, and skips that
