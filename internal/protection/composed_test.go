@@ -1,4 +1,4 @@
-package usage
+package protection
 
 import (
 	"testing"
@@ -73,9 +73,11 @@ func TestComposedUsagesProtectTheEdgesTheirEndsNameOnce(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := composed.New(resources, composed.Options{})
-			got := ComposedEdges(g, tc.usages, func(i int) []map[string]string {
-				return []map[string]string{nil, labels[g.Resources[i].Name]}
-			})
+			byName := Labels{}
+			for name, l := range labels {
+				byName[name] = []map[string]string{nil, l}
+			}
+			got := ComposedEdges(g, tc.usages, byName)
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nComposedEdges(...): -want, +got:\n%s", tc.reason, diff)
 			}
