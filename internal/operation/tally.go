@@ -4,7 +4,7 @@ package operation
 // provider-kubernetes Objects of a cluster, and what it leaves and why.
 //
 // The rules themselves are the composition's: the graph finds each
-// reference's target and the finalizer package decides which reference
+// reference's target and the protection package decides which reference
 // finalizers each target must carry. An Operation reads every object as it
 // is in the cluster, and declares only the finalizers a live target lacks:
 // each Operation applies as a new field owner, so declaring one that is

@@ -84,3 +84,80 @@ func TestComposedUsagesProtectTheEdgesTheirEndsNameOnce(t *testing.T) {
 		})
 	}
 }
+
+// body is a Usage as read, from its map.
+type body map[string]any
+
+func (b body) Value(path ...string) any {
+	var v any = map[string]any(b)
+	for _, k := range path {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	return v
+}
+
+func TestAComposedUsagesEndsAreWhereCrossplanesUsageControllerLooks(t *testing.T) {
+	usage := func(kind string) composed.Resource {
+		return composed.Resource{Name: "u", Identity: object.Ref{Group: protectionGroup, Kind: kind, Namespace: "team", Name: "u"}, Desired: &composed.Desired{}}
+	}
+	spec := func(of, by map[string]any) body { return body{"spec": map[string]any{"of": of, "by": by}} }
+	named := func(name, namespace string) map[string]any {
+		return map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "resourceRef": map[string]any{"name": name, "namespace": namespace}}
+	}
+	selecting := func(namespace string) map[string]any {
+		return map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "resourceSelector": map[string]any{"namespace": namespace, "matchLabels": map[string]any{"app": "shop"}}}
+	}
+	shop := map[string]string{"app": "shop"}
+	cases := map[string]struct {
+		reason string
+		u      body
+		r      composed.Resource
+		want   Composed
+	}{
+		"NamespacedByName": {
+			reason: "A namespaced Usage's ends are in its namespace, but for a spec.of that names another.",
+			u:      spec(named("db", "data"), named("app", "elsewhere")),
+			r:      usage("Usage"),
+			want:   Composed{Target: End{Kind: "ConfigMap", Namespace: "data", Name: "db", MatchLabels: map[string]string{}}, Dependent: End{Kind: "ConfigMap", Namespace: "team", Name: "app", MatchLabels: map[string]string{}}},
+		},
+		"NamespacedBySelector": {
+			reason: "A namespaced Usage's selector of spec.of looks in the namespace it says, else in the Usage's.",
+			u:      spec(selecting("data"), selecting("")),
+			r:      usage("Usage"),
+			want:   Composed{Target: End{Kind: "ConfigMap", Namespace: "data", Selector: true, MatchLabels: shop}, Dependent: End{Kind: "ConfigMap", Namespace: "team", Selector: true, MatchLabels: shop}},
+		},
+		"ClusterScoped": {
+			reason: "A ClusterUsage's ends have no namespace: its selectors look in every namespace.",
+			u:      spec(named("db", "data"), selecting("data")),
+			r:      composedtest.With(usage("ClusterUsage"), func(r *composed.Resource) { r.Observed = &composed.Observed{} }),
+			want:   Composed{Target: End{Kind: "ConfigMap", Name: "db", MatchLabels: map[string]string{}}, Dependent: End{Kind: "ConfigMap", Selector: true, MatchLabels: shop}, Observed: true},
+		},
+		"InvalidAPIVersion": {
+			reason: "An end of an invalid apiVersion has no kind, so that it names nothing.",
+			u:      spec(map[string]any{"apiVersion": "a/b/c", "kind": "ConfigMap", "resourceRef": map[string]any{"name": "db"}}, named("app", "")),
+			r:      usage("Usage"),
+			want:   Composed{Target: End{Namespace: "team", Name: "db", MatchLabels: map[string]string{}}, Dependent: End{Kind: "ConfigMap", Namespace: "team", Name: "app", MatchLabels: map[string]string{}}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, ReadComposed(tc.u, tc.r)); diff != "" {
+				t.Errorf("%s\nReadComposed(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestAUsageOfTheFunctionIsUsedByWhatItsSpecBySays(t *testing.T) {
+	u := body{"metadata": map[string]any{"namespace": "team"}, "spec": map[string]any{"by": map[string]any{"apiVersion": "kubernetes.m.crossplane.io/v1alpha1", "kind": "Object", "resourceRef": map[string]any{"name": "app"}}}}
+	got, ok := UsedBy(u)
+	want := object.Ref{APIVersion: "kubernetes.m.crossplane.io/v1alpha1", Group: "kubernetes.m.crossplane.io", Kind: "Object", Namespace: "team", Name: "app"}
+	if diff := cmp.Diff(want, got); diff != "" || !ok {
+		t.Errorf("UsedBy(...) = _, %t: -want, +got:\n%s", ok, diff)
+	}
+	u["spec"].(map[string]any)["by"].(map[string]any)["apiVersion"] = "a/b/c"
+	if _, ok := UsedBy(u); ok {
+		t.Error("UsedBy(...) of an invalid apiVersion = _, true, want false: it names nothing to ask for")
+	}
+}
