@@ -84,8 +84,9 @@ func Decide(in *v1beta1.Input, req *fnv1.RunFunctionRequest) (Plan, error) {
 
 // decide decides, from the composed resources alone, in this order: the graph
 // of their dependencies, what protects each of its edges (finalizers and
-// Usages), which resources are not created yet, and what to report. No step changes what an earlier one decided. Between
-// steps, it stops when the call is cancelled.
+// Usages), which resources are not created yet, and what to report. No step
+// changes what an earlier one decided. Between steps, it stops when the call
+// is cancelled.
 func decide(ctx context.Context, in *v1beta1.Input, xr composite, rd read) (Plan, error) {
 	resources, unmatched, err := dependOn(rd.resources, in.Dependencies)
 	if err != nil {
