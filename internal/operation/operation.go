@@ -50,9 +50,9 @@ func Run(ctx context.Context, in *v1beta1.Input, req *fnv1.RunFunctionRequest, r
 	// The Composition step protects the edges of an Object it labelled
 	// with Usages instead: their finalizers are not the sweep's to restore.
 	byUsages := map[string]bool{}
-	for _, e := range g.Edges {
-		if _, seen := byUsages[e.Dependent]; !seen {
-			byUsages[e.Dependent] = s.read[e.Dependent].Label(protocol.ProtectionLabel) == protocol.ProtectedByUsages
+	for name, o := range s.read {
+		if o.Label(protocol.ProtectionLabel) == protocol.ProtectedByUsages {
+			byUsages[name] = true
 		}
 	}
 	fin := protection.Decide(g, protection.Options{LeftToUsages: byUsages})
