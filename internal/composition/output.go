@@ -47,7 +47,7 @@ func (p Plan) writeTo(ctx context.Context, rsp *fnv1.RunFunctionResponse, lim pr
 	setCondition(rsp, p.Report.Condition)
 	request.AddResults(rsp, results, true)
 	if p.input.Graph == v1beta1.GraphContext {
-		edges, external := report.EdgesOf(p.Graph, p.Finalizers, p.Usages)
+		edges, external := report.EdgesOf(p.Graph, p.Protection)
 		v, err := jsonValue(view.Of(p.Graph, edges, external, p.HeldBack, p.input.Mode == v1beta1.ModeEnforce))
 		if err != nil {
 			response.Warning(rsp, errors.Wrap(err, "cannot write the graph")).TargetComposite()
@@ -109,12 +109,12 @@ func (p Plan) addedBytes() int {
 			n += len(r.APIVersion) + len(r.Kind) + len(r.Name) + len(r.Namespace) + 64
 		}
 	}
-	for _, fs := range p.Finalizers.Additions {
+	for _, fs := range p.Protection.Additions {
 		for _, f := range fs {
 			n += len(f) + 8
 		}
 	}
-	n += len(p.Usages.Usages) * 1024
+	n += len(p.Protection.Usages) * 1024
 	n += (len(p.Graph.Edges) + len(p.Graph.External)) * 96
 	return n
 }
