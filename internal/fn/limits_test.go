@@ -41,7 +41,7 @@ func TestInferenceThatFindsTooManyDependenciesIsRefusedNamingTheKindAndTheCount(
 	// 20,000 inference may find at the 251st.
 	req := requesttest.Referencing(300, 100, inferReferences)
 	rsp, refusing := allocated(t, req)
-	want := "infer ManagedReferences: subnet-00250's spec.forProvider.subnetIdRefs makes 20001 inferred dependencies with the 250 of the 300 composed resources before it, more than the 20000 one composite may have: infer fewer kinds, or split the composite"
+	want := "infer ManagedReferences: inference found more than the 20000 dependencies one composite may have; the one past it is subnet-00250's spec.forProvider.subnetIdRefs (composed resource 251 of 300): infer fewer kinds, or split the composite"
 	if got := fatal(t, req, rsp); got != want {
 		t.Errorf("RunFunction(300 Subnets naming 100 each):\ngot  %s\nwant %s", got, want)
 	}

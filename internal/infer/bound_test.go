@@ -63,12 +63,12 @@ func TestInferenceRefusesMoreThanMaxEdgesNamingTheKindTheFieldAndTheCount(t *tes
 		"ProviderConfigsPastTheBound": {
 			reason:    "One resource more makes one edge too many: the refusal names the kind, the resource and its field.",
 			resources: usingOneProviderConfig(MaxEdges + 1),
-			err:       "infer ProviderConfigs: r20001's spec.providerConfigRef makes 20001 inferred dependencies with the 20001 of the 20002 composed resources before it, more than the 20000 one composite may have: infer fewer kinds, or split the composite",
+			err:       "infer ProviderConfigs: inference found more than the 20000 dependencies one composite may have; the one past it is r20001's spec.providerConfigRef (composed resource 20002 of 20002): infer fewer kinds, or split the composite",
 		},
 		"CredentialsPastTheBound": {
 			reason:    "One ProviderConfig whose Secret more resources write than the bound makes its edges past it.",
 			resources: writingOneSecret(MaxEdges + 1),
-			err:       "infer Credentials: config's spec.credentials.secretRef → spec.writeConnectionSecretToRef makes 20001 inferred dependencies with the 0 of the 20002 composed resources before it, more than the 20000 one composite may have: infer fewer kinds, or split the composite",
+			err:       "infer Credentials: inference found more than the 20000 dependencies one composite may have; the one past it is config's spec.credentials.secretRef → spec.writeConnectionSecretToRef (composed resource 1 of 20002): infer fewer kinds, or split the composite",
 		},
 		"ManagedReferencesUpToTheBound": {
 			reason:    "250 Subnets naming the 100 before them make 19,950 edges, all found.",
@@ -78,7 +78,7 @@ func TestInferenceRefusesMoreThanMaxEdgesNamingTheKindTheFieldAndTheCount(t *tes
 		"ManagedReferencesPastTheBound": {
 			reason:    "The 251st Subnet's names take the edges past the bound.",
 			resources: referencing(251),
-			err:       "infer ManagedReferences: subnet-00250's spec.forProvider.subnetIdRefs makes 20001 inferred dependencies with the 250 of the 251 composed resources before it, more than the 20000 one composite may have: infer fewer kinds, or split the composite",
+			err:       "infer ManagedReferences: inference found more than the 20000 dependencies one composite may have; the one past it is subnet-00250's spec.forProvider.subnetIdRefs (composed resource 251 of 251): infer fewer kinds, or split the composite",
 		},
 	}
 	for name, tc := range cases {

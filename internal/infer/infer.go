@@ -176,8 +176,8 @@ func (e *edges) add(t int, via string) {
 	}
 	e.seen[t] = true
 	if len(e.found.Edges) == MaxEdges {
-		e.over = fmt.Errorf("infer %s: %s's %s makes %d inferred dependencies with the %d of the %d composed resources before it, more than the %d one composite may have: infer fewer kinds, or split the composite",
-			e.kind, e.resources[e.d].Name, via, MaxEdges+1, e.d, len(e.resources), MaxEdges)
+		e.over = fmt.Errorf("infer %s: inference found more than the %d dependencies one composite may have; the one past it is %s's %s (composed resource %d of %d): infer fewer kinds, or split the composite",
+			e.kind, MaxEdges, e.resources[e.d].Name, via, e.d+1, len(e.resources))
 		return
 	}
 	e.found.Edges = append(e.found.Edges, Edge{Dependent: e.resources[e.d].Name, Target: e.resources[t].Name, Via: via})
