@@ -27,7 +27,7 @@ controlplane:
 	hack/controlplane-test.sh
 
 lint:
-	$$(hack/tools.sh golangci-lint) run ./...
+	$$(hack/tools.sh golangci-lint) run --allow-serial-runners ./...
 	$$(hack/tools.sh actionlint)
 
 # Regenerate the input CRD in package/input and the deepcopy functions.

@@ -6,8 +6,9 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/fn"
 )
 
-// Function is the function main serves: internal/fn's, which every tier
-// imports, so that each calls the same dispatch.
+// Function is the function main serves: internal/fn's, which its
+// whole-call tests and the loop tier call in process, so that every tier
+// runs the same dispatch.
 type Function = fn.Function
 
 // newFunction returns the function, logging to log.

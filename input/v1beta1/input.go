@@ -21,7 +21,7 @@ const GroupVersion = "dependencies.fn.crossplane.io/v1beta1"
 type Mode string
 
 const (
-	// ModeEnforce declares the missing reference finalizers in desired state.
+	// ModeEnforce writes what the function decides into desired state.
 	ModeEnforce Mode = "Enforce"
 	// ModeReport computes and reports the same, but leaves desired state
 	// exactly as the earlier steps left it. Use it to see what Enforce would do.
@@ -170,9 +170,13 @@ type Input struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	// Mode is Enforce (the default) to declare every live dependent's
-	// reference finalizer on every referenced composed resource, or Report to
-	// compute and report the same while leaving desired state unchanged.
+	// Mode is Enforce (the default) to write what the function decides into
+	// desired state: in a Composition step the reference finalizers, the Usages
+	// and the dependsOn references, with what may not be created yet held back;
+	// in an Operation the reference finalizers live targets lack and the nudges
+	// of teardowns. Report computes and reports the same (condition, results,
+	// output) and leaves desired state as the earlier steps left it: what
+	// Enforce would change.
 	// +kubebuilder:default=Enforce
 	// +optional
 	Mode Mode `json:"mode,omitempty"`

@@ -296,51 +296,58 @@ func (g *Graph) addEdges(ids identities, o Options) {
 	// lastAdded[t] is 1 + the last dependent with an edge to t: a dependent
 	// has one edge to each target, and may depend on every other resource.
 	lastAdded := make([]int, len(g.Resources))
-	for d, r := range g.Resources {
-		firstEdge, firstExternal := len(g.Edges), len(g.External)
-		add := func(t int, o Origin, via string) {
-			if lastAdded[t] != d+1 {
-				lastAdded[t] = d + 1
-				g.Edges = append(g.Edges, Edge{Dependent: r.Name, Target: g.Resources[t].Name, DependentAt: d, TargetAt: t, Origin: o, Via: via})
-			}
-		}
-		// depend adds the edges to the composed resources the object is, or
-		// else its external edge, once for the dependent.
-		depend := func(obj object.Target, origin Origin, via string) {
-			id := obj.ID()
-			t, matched := ids.first[id]
-			for ; matched && t >= 0; t = ids.next[t] {
-				add(t, origin, via)
-			}
-			if !matched && !slices.ContainsFunc(g.External[firstExternal:], func(e External) bool { return e.Target.ID() == id }) {
-				g.External = append(g.External, External{Dependent: r.Name, Target: obj, Origin: origin, Via: via})
-			}
-		}
-		if !o.IgnoreReferences {
-			for _, ref := range r.References {
-				depend(ref, FromReference, "")
-			}
-		}
-		// One composed after all (a composite this one composes) is an edge
-		// of the graph.
-		for _, out := range r.Outside {
-			depend(object.Target{Ref: out.Target}, FromInference, out.Via)
-		}
-		for _, name := range r.DependsOn {
-			if t, ok := g.index[name]; ok && t != d {
-				add(t, FromInput, "")
-			}
-		}
-		// What a reference or the input says of a pair stands: an inferred
-		// edge adds nothing to it.
-		for _, in := range r.Inferred {
-			if t, ok := g.index[in.Target]; ok && t != d {
-				add(t, FromInference, in.Via)
-			}
-		}
-		// Numbers are in name order.
-		slices.SortFunc(g.Edges[firstEdge:], func(a, b Edge) int { return a.TargetAt - b.TargetAt })
+	for d := range g.Resources {
+		g.addEdgesOf(d, ids, o, lastAdded)
 	}
+}
+
+// addEdgesOf adds the edges and external edges of resource d; lastAdded is
+// addEdges'.
+func (g *Graph) addEdgesOf(d int, ids identities, o Options, lastAdded []int) {
+	r := &g.Resources[d]
+	firstEdge, firstExternal := len(g.Edges), len(g.External)
+	add := func(t int, o Origin, via string) {
+		if lastAdded[t] != d+1 {
+			lastAdded[t] = d + 1
+			g.Edges = append(g.Edges, Edge{Dependent: r.Name, Target: g.Resources[t].Name, DependentAt: d, TargetAt: t, Origin: o, Via: via})
+		}
+	}
+	// depend adds the edges to the composed resources the object is, or
+	// else its external edge, once for the dependent.
+	depend := func(obj object.Target, origin Origin, via string) {
+		id := obj.ID()
+		t, matched := ids.first[id]
+		for ; matched && t >= 0; t = ids.next[t] {
+			add(t, origin, via)
+		}
+		if !matched && !slices.ContainsFunc(g.External[firstExternal:], func(e External) bool { return e.Target.ID() == id }) {
+			g.External = append(g.External, External{Dependent: r.Name, Target: obj, Origin: origin, Via: via})
+		}
+	}
+	if !o.IgnoreReferences {
+		for _, ref := range r.References {
+			depend(ref, FromReference, "")
+		}
+	}
+	// One composed after all (a composite this one composes) is an edge
+	// of the graph.
+	for _, out := range r.Outside {
+		depend(object.Target{Ref: out.Target}, FromInference, out.Via)
+	}
+	for _, name := range r.DependsOn {
+		if t, ok := g.index[name]; ok && t != d {
+			add(t, FromInput, "")
+		}
+	}
+	// What a reference or the input says of a pair stands: an inferred
+	// edge adds nothing to it.
+	for _, in := range r.Inferred {
+		if t, ok := g.index[in.Target]; ok && t != d {
+			add(t, FromInference, in.Via)
+		}
+	}
+	// Numbers are in name order.
+	slices.SortFunc(g.Edges[firstEdge:], func(a, b Edge) int { return a.TargetAt - b.TargetAt })
 }
 
 // judgeCycles leaves out the inferred edges on cycles of the whole graph,

@@ -16,14 +16,13 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
 	"github.com/crossplane-contrib/function-dependencies/internal/composed"
 	"github.com/crossplane-contrib/function-dependencies/internal/explicit"
-	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
 	"github.com/crossplane-contrib/function-dependencies/internal/infer"
 	"github.com/crossplane-contrib/function-dependencies/internal/object"
+	"github.com/crossplane-contrib/function-dependencies/internal/protection"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/report"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
 	"github.com/crossplane-contrib/function-dependencies/internal/suspect"
-	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 )
 
 // Run answers a Composition step's request into rsp. It returns the
@@ -49,7 +48,7 @@ func Run(ctx context.Context, in *v1beta1.Input, req *fnv1.RunFunctionRequest, r
 		response.Fatal(rsp, err)
 		return nil
 	}
-	log.Debug("Planned dependencies", "summary", p.Report.Summary, "held-back", len(p.HeldBack), "usages", len(p.Usages.Usages))
+	log.Debug("Planned dependencies", "summary", p.Report.Summary, "held-back", len(p.HeldBack), "usages", len(p.Protection.Usages))
 	return p.writeTo(ctx, rsp, lim, log)
 }
 
@@ -58,8 +57,7 @@ type Plan struct {
 	input      *v1beta1.Input
 	xr         composite
 	Graph      *composed.Graph
-	Finalizers finalizer.Plan
-	Usages     usage.Plan
+	Protection protection.Plan
 	References explicit.References
 	HeldBack   map[string]string
 	Report     report.Report
@@ -85,10 +83,10 @@ func Decide(in *v1beta1.Input, req *fnv1.RunFunctionRequest) (Plan, error) {
 }
 
 // decide decides, from the composed resources alone, in this order: the graph
-// of their dependencies, the finalizers that protect its edges, the Usages
-// that protect those no finalizer can, which resources are not created yet,
-// and what to report. No step changes what an earlier one decided. Between
-// steps, it stops when the call is cancelled.
+// of their dependencies, what protects each of its edges (finalizers and
+// Usages), which resources are not created yet, and what to report. No step
+// changes what an earlier one decided. Between steps, it stops when the call
+// is cancelled.
 func decide(ctx context.Context, in *v1beta1.Input, xr composite, rd read) (Plan, error) {
 	resources, unmatched, err := dependOn(rd.resources, in.Dependencies)
 	if err != nil {
@@ -110,60 +108,37 @@ func decide(ctx context.Context, in *v1beta1.Input, xr composite, rd read) (Plan
 	if err := ctx.Err(); err != nil {
 		return Plan{}, err
 	}
-	fin, use := protect(g, in, xr.Ref, rd.usages, usage.ComposedEdges(g, rd.composedUsages, rd.labelsOf(g)))
+	pro := protection.Decide(g, protection.Options{
+		Mode: modes[in.Protection], Policy: usagePolicy(in), API: protection.API(in.UsageAPI), Owner: xr.Ref,
+		Observed: rd.usages, Composed: rd.composedUsages, Labels: rd.labels,
+	})
 	if err := ctx.Err(); err != nil {
 		return Plan{}, err
 	}
 	refs := explicit.Referencing(g)
 	held, waiting := heldBack(g, refs.Unnamed, in.Creation == v1beta1.CreationWaitForReady, rd.now)
 	rep := report.Of(report.Facts{
-		Graph: g, Finalizers: fin, Usages: use, References: refs, HeldBack: held, Waiting: waiting, Suspect: suspect.Of(g),
+		Graph: g, Protection: pro, References: refs, HeldBack: held, Waiting: waiting, Suspect: suspect.Of(g),
 		Invalid: rd.invalid, Unmatched: unmatched, NotInferred: notInferred,
 		Enforce: in.Mode == v1beta1.ModeEnforce, CyclesFatal: in.OnCycle == v1beta1.CycleFatal,
 	})
-	return Plan{input: in, xr: xr, Graph: g, Finalizers: fin, Usages: use, References: refs, HeldBack: held, Report: rep, Invalid: rd.invalid, outside: outside}, nil
+	return Plan{input: in, xr: xr, Graph: g, Protection: pro, References: refs, HeldBack: held, Report: rep, Invalid: rd.invalid, outside: outside}, nil
 }
 
-// protect decides what protects each edge: the finalizers, and the Usages.
-// Where Usages replace finalizers (protection: Usages), an edge's finalizer
-// gives way once its Usage is in force; where finalizers replace Usages,
-// an edge's Usage stays until its finalizer is carried. Either way, switching
-// a live composite from one to the other leaves no edge unprotected.
-func protect(g *composed.Graph, in *v1beta1.Input, xr object.Ref, observed map[string]map[string]any, composed map[usage.Ends]bool) (finalizer.Plan, usage.Plan) {
-	o := usage.Options{Policy: usagePolicy(in), API: usage.API(in.UsageAPI), Owner: xr, Observed: observed, Composed: composed}
-	switch in.Protection {
-	case v1beta1.ProtectionUsages:
-		o.Objects = usage.Instead
-		use := usage.Decide(g, o)
-		fin := finalizer.Declare(g, func(i int) finalizer.Yield {
-			s, ok := use.States[i]
-			switch {
-			case !ok:
-				return finalizer.Keep // No Usage can express the edge.
-			case s.Holds() && g.Resources[g.Edges[i].TargetAt].Observed.InUse:
-				return finalizer.Yielded
-			default:
-				return finalizer.HandOver
-			}
-		})
-		return fin, use
-	case v1beta1.ProtectionBoth:
-		o.Objects = usage.Too
-		return finalizer.Declare(g, nil), usage.Decide(g, o)
-	default:
-		fin := finalizer.Declare(g, nil)
-		o.HandOver = func(i int) bool { return !fin.States[i].Holds() }
-		return fin, usage.Decide(g, o)
-	}
+// modes are the input's protections as the protection rules' modes.
+var modes = map[v1beta1.Protection]protection.Mode{
+	v1beta1.ProtectionFinalizers: protection.Finalizers,
+	v1beta1.ProtectionUsages:     protection.Usages,
+	v1beta1.ProtectionBoth:       protection.Both,
 }
 
 // usagePolicy is which edges no finalizer protects the input has Usages
 // protect: every one, where the step writes Usages at all.
-func usagePolicy(in *v1beta1.Input) usage.Policy {
+func usagePolicy(in *v1beta1.Input) protection.Policy {
 	if in.WritesUsages() {
-		return usage.Every
+		return protection.Every
 	}
-	return usage.None
+	return protection.None
 }
 
 // dependOn returns the resources with the dependencies the input declares,

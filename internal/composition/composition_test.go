@@ -16,10 +16,10 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
+	"github.com/crossplane-contrib/function-dependencies/internal/protection"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
 	"github.com/crossplane-contrib/function-dependencies/internal/request/requesttest"
-	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 )
 
 // namespacedRequest is a namespaced XR in team composing a ConfigMap
@@ -462,12 +462,12 @@ func TestDecidingLeavesTheCompositionAsItWasRead(t *testing.T) {
 	}
 }
 
-// The input names the Usage APIs that package usage writes: the step passes
-// the input's value on as it is.
+// The input names the Usage APIs that package protection writes: the step
+// passes the input's value on as it is.
 func TestTheInputsUsageAPIsAreThoseUsagesAreWrittenIn(t *testing.T) {
-	for in, want := range map[v1beta1.UsageAPI]usage.API{v1beta1.UsageAPIProtection: usage.Protection, v1beta1.UsageAPIApiextensions: usage.Apiextensions} {
-		if usage.API(in) != want {
-			t.Errorf("usage.API(%q) = %q, want %q", in, usage.API(in), want)
+	for in, want := range map[v1beta1.UsageAPI]protection.API{v1beta1.UsageAPIProtection: protection.Protection, v1beta1.UsageAPIApiextensions: protection.Apiextensions} {
+		if protection.API(in) != want {
+			t.Errorf("protection.API(%q) = %q, want %q", in, protection.API(in), want)
 		}
 	}
 }

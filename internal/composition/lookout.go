@@ -8,6 +8,7 @@ import (
 
 	"github.com/crossplane-contrib/function-dependencies/internal/composed"
 	"github.com/crossplane-contrib/function-dependencies/internal/object"
+	"github.com/crossplane-contrib/function-dependencies/internal/protection"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
 )
@@ -67,7 +68,7 @@ func (l *lookout) resource(r *composed.Resource, observed bool) {
 // exists, so must what it is used by, and a dependent Crossplane is deleting
 // keeps its Usage until it is gone.
 func (l *lookout) usage(u request.Object) {
-	if by, ok := u.UsedBy(); ok {
+	if by, ok := protection.UsedBy(u); ok {
 		l.wanted = append(l.wanted, by)
 	}
 }

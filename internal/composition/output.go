@@ -47,7 +47,7 @@ func (p Plan) writeTo(ctx context.Context, rsp *fnv1.RunFunctionResponse, lim pr
 	setCondition(rsp, p.Report.Condition)
 	request.AddResults(rsp, results, true)
 	if p.input.Graph == v1beta1.GraphContext {
-		edges, external := report.EdgesOf(p.Graph, p.Finalizers, p.Usages)
+		edges, external := report.EdgesOf(p.Graph, p.Protection)
 		v, err := jsonValue(view.Of(p.Graph, edges, external, p.HeldBack, p.input.Mode == v1beta1.ModeEnforce))
 		if err != nil {
 			response.Warning(rsp, errors.Wrap(err, "cannot write the graph")).TargetComposite()
@@ -69,6 +69,14 @@ const checkedAdditions = 1 << 20
 // that names neither the function nor the cause, after the function had
 // spent the memory. Nothing is written yet, so desired state stays as it
 // came.
+//
+// A response larger than the limit before the function writes a byte, by
+// desired state alone, is not the function's doing: only a Crossplane that
+// reads more than --max-response-size says takes it, and the function
+// passes it on. What the function adds is held to the limit all the same,
+// on its own: it never adds more to a large response than it may to an
+// empty one, where measuring against the response alone would let it add
+// without bound.
 func (p Plan) fits(ctx context.Context, rsp *fnv1.RunFunctionResponse, limit int) error {
 	added := p.addedBytes()
 	if added <= checkedAdditions {
@@ -79,7 +87,10 @@ func (p Plan) fits(ctx context.Context, rsp *fnv1.RunFunctionResponse, limit int
 		return err
 	}
 	if base > limit {
-		return nil // Too large before the function writes a byte: not its doing.
+		if added <= limit {
+			return nil
+		}
+		return errors.Errorf("the references, finalizers, Usages and labels the function would add are about %d bytes, more than the %d Crossplane reads, to a response already %d bytes: declare fewer dependencies, or split the composite", added, limit, base)
 	}
 	size := base + added
 	if size <= limit {
@@ -98,12 +109,12 @@ func (p Plan) addedBytes() int {
 			n += len(r.APIVersion) + len(r.Kind) + len(r.Name) + len(r.Namespace) + 64
 		}
 	}
-	for _, fs := range p.Finalizers.Additions {
+	for _, fs := range p.Protection.Additions {
 		for _, f := range fs {
 			n += len(f) + 8
 		}
 	}
-	n += len(p.Usages.Usages) * 1024
+	n += len(p.Protection.Usages) * 1024
 	n += (len(p.Graph.Edges) + len(p.Graph.External)) * 96
 	return n
 }

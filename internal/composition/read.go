@@ -9,10 +9,10 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/composed"
 	"github.com/crossplane-contrib/function-dependencies/internal/infer"
 	"github.com/crossplane-contrib/function-dependencies/internal/object"
+	"github.com/crossplane-contrib/function-dependencies/internal/protection"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/report"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
-	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 )
 
 // What the step reads of its request's composed resources.
@@ -33,11 +33,11 @@ type read struct {
 	// order, when the input asks for inference.
 	inferFrom []infer.Resource
 	// composedUsages are the Usages the composition composes itself, not
-	// this function, that it desires; bodies holds every composed resource's
-	// observed and desired state, by name, to find what their selectors
-	// select, when there are some.
-	composedUsages []usage.Composed
-	bodies         map[string][2]request.Object
+	// this function, that it desires; labels holds every composed
+	// resource's observed and desired labels, by name, to find what their
+	// selectors select, when there are some.
+	composedUsages []protection.Composed
+	labels         protection.Labels
 	// required are what Crossplane fetched for the step's requirements.
 	required []request.Object
 	// now is when the request is read: how long a dependency has not been
@@ -63,7 +63,7 @@ func readComposed(ctx context.Context, c request.Composition, in *v1beta1.Input)
 			continue
 		}
 		r, source := resourceOf(cr, c.Composite.Namespace())
-		if r.Desired != nil && usage.IsUsage(r.Identity.Group, r.Identity.Kind) {
+		if r.Desired != nil && protection.IsUsage(r.Identity.Group, r.Identity.Kind) {
 			// Crossplane's Usage controller writes what a selector selects
 			// into resourceRef, which then stands: the observed Usage says
 			// what it protects, once there is one.
@@ -71,7 +71,7 @@ func readComposed(ctx context.Context, c request.Composition, in *v1beta1.Input)
 			if cr.IsObserved && cr.Observed.Exists() {
 				u = cr.Observed
 			}
-			rd.composedUsages = append(rd.composedUsages, composedUsage(u, r))
+			rd.composedUsages = append(rd.composedUsages, protection.ReadComposed(u, r))
 		}
 		if r.IsObject {
 			rd.readReferences(&r, cr, source, in)
@@ -84,9 +84,9 @@ func readComposed(ctx context.Context, c request.Composition, in *v1beta1.Input)
 	}
 	deletingUnderARemovedName(rd.resources)
 	if len(rd.composedUsages) > 0 {
-		rd.bodies = make(map[string][2]request.Object, len(resources))
+		rd.labels = make(protection.Labels, len(resources))
 		for _, cr := range resources {
-			rd.bodies[cr.Name] = [2]request.Object{cr.Observed, cr.Desired}
+			rd.labels[cr.Name] = []map[string]string{cr.Observed.Labels(), cr.Desired.Labels()}
 		}
 	}
 	return rd, nil
@@ -189,36 +189,4 @@ func inferenceOf(r composed.Resource, cr member) infer.Resource {
 		}
 	}
 	return infer.Resource{Name: r.Name, Identity: r.Identity, Bodies: bodies}
-}
-
-// composedUsage reads a Usage the composition composes, r: its ends as
-// Crossplane's Usage controller finds them. A namespaced Usage's ends are
-// in its namespace, but for a spec.of that names another; a cluster-scoped
-// one's have none, and its selectors look in every namespace.
-func composedUsage(u request.Object, r composed.Resource) usage.Composed {
-	namespaced := usage.IsNamespaced(r.Identity.Group, r.Identity.Kind)
-	end := func(field string) usage.End {
-		e := u.UsageEnd(field)
-		out := usage.End{Group: e.Group, Kind: e.Kind, Name: e.Name, Selector: e.Name == "" && e.Selector, MatchLabels: e.MatchLabels}
-		switch {
-		case !namespaced:
-		case field == "by":
-			out.Namespace = r.Identity.Namespace
-		case e.Name != "":
-			out.Namespace = cmp.Or(e.Namespace, r.Identity.Namespace)
-		default:
-			out.Namespace = cmp.Or(e.SelectorNamespace, r.Identity.Namespace)
-		}
-		return out
-	}
-	return usage.Composed{Target: end("of"), Dependent: end("by"), Observed: r.Observed != nil}
-}
-
-// labelsOf returns the observed and desired labels of each of the graph's
-// resources, by place, for the selectors of the composition's own Usages.
-func (rd read) labelsOf(g *composed.Graph) func(int) []map[string]string {
-	return func(i int) []map[string]string {
-		b := rd.bodies[g.Resources[i].Name]
-		return []map[string]string{b[0].Labels(), b[1].Labels()}
-	}
 }

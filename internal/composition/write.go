@@ -47,24 +47,24 @@ func (p Plan) write(ctx context.Context, desired desiredState, log logging.Logge
 			warn(errors.Wrapf(err, "cannot write the references of composed resource %q", name))
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(p.Finalizers.Additions)) {
+	for _, name := range slices.Sorted(maps.Keys(p.Protection.Additions)) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		if p.HeldBack[name] != "" {
 			continue
 		}
-		if err := desired.DeclareFinalizers(name, p.Finalizers.Additions[name]); err != nil {
+		if err := desired.DeclareFinalizers(name, p.Protection.Additions[name]); err != nil {
 			warn(errors.Wrapf(err, "cannot declare reference finalizers on composed resource %q", name))
 			continue
 		}
-		log.Debug("Declared reference finalizers", "composed-resource-name", name, "finalizers", p.Finalizers.Additions[name])
+		log.Debug("Declared reference finalizers", "composed-resource-name", name, "finalizers", p.Protection.Additions[name])
 	}
-	for _, name := range slices.Sorted(maps.Keys(p.Usages.Usages)) {
+	for _, name := range slices.Sorted(maps.Keys(p.Protection.Usages)) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := desired.Add(name, p.Usages.Usages[name]); err != nil {
+		if err := desired.Add(name, p.Protection.Usages[name]); err != nil {
 			warn(errors.Wrapf(err, "cannot add the Usage %q", name))
 		}
 	}

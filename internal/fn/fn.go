@@ -20,8 +20,11 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
 )
 
-// Function declares, on every referenced composed resource, the reference
-// finalizer of every live provider-kubernetes Object that references it.
+// Function is function-dependencies as Crossplane calls it. As a step of a
+// Composition's pipeline it protects each dependency between composed
+// resources from deletion (reference finalizers, Usages), orders their
+// creation and reports both on the composite; as an Operation it repairs the
+// cluster's reference finalizers and wakes what a teardown waits for.
 type Function struct {
 	fnv1.UnimplementedFunctionRunnerServiceServer
 

@@ -15,7 +15,6 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
 	"github.com/crossplane-contrib/function-dependencies/internal/composed"
 	"github.com/crossplane-contrib/function-dependencies/internal/composition"
-	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
 	"github.com/crossplane-contrib/function-dependencies/internal/protection"
 	"github.com/crossplane-contrib/function-dependencies/internal/report"
 	"github.com/crossplane-contrib/function-dependencies/internal/report/message"
@@ -69,8 +68,8 @@ func (c *Command) Run() error {
 	if err != nil {
 		return err
 	}
-	edges, external := report.EdgesOf(p.Graph, p.Finalizers, p.Usages)
-	blind := unjudgedOf(p.Graph, edges, p.Finalizers.Stale)
+	edges, external := report.EdgesOf(p.Graph, p.Protection)
+	blind := unjudgedOf(p.Graph, edges, p.Protection.Stale)
 	g := blind.mark(view.Of(p.Graph, edges, external, nil, false))
 	draw := map[string]func(view.Graph) string{"mermaid": view.Mermaid, "dot": view.DOT}[c.Format]
 	if _, err := io.WriteString(c.out, draw(g)); err != nil {
@@ -93,7 +92,7 @@ func (c *Command) Run() error {
 		return errors.Wrap(errCycle, "the function fails its step on it (onCycle: Fatal)")
 	}
 	missing := c.listMissing(edges)
-	for _, s := range p.Finalizers.Stale {
+	for _, s := range p.Protection.Stale {
 		if !blind.targets[s.Resource] {
 			fmt.Fprintf(c.diagnostics, "stale: %s carries %s, which names no Object that references it\n", s.Resource, s.Finalizer)
 		}
@@ -151,7 +150,7 @@ type unjudged struct {
 	stale   int
 }
 
-func unjudgedOf(g *composed.Graph, edges []report.Edge, stale []finalizer.Stale) unjudged {
+func unjudgedOf(g *composed.Graph, edges []report.Edge, stale []protection.Stale) unjudged {
 	u := unjudged{edges: map[[2]string]bool{}, targets: map[string]bool{}}
 	without := func(e composed.Edge) bool {
 		d := &g.Resources[e.DependentAt]

@@ -89,7 +89,7 @@ func applyAll(t *testing.T, path string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := p.Finalizers
+	plan := p.Protection
 	if len(plan.Additions) == 0 {
 		t.Fatal("the stream lacks no finalizer: nothing to apply")
 	}

@@ -1,15 +1,18 @@
 // Package infer finds the dependencies that composed resources state without
 // an Object's spec.references: a managed resource's ProviderConfig, the
 // resource that writes a ProviderConfig's credentials Secret, and the
-// resources a managed resource references from its spec.forProvider. Deleting
-// any of them first leaves its dependents unable to reach their cluster or
-// cloud, stuck for ever; nothing in Crossplane orders their deletion.
+// resources a managed resource references from its spec.forProvider and
+// spec.initProvider. Deleting any of them first leaves its dependents unable
+// to reach their cluster or cloud, stuck for ever; nothing in Crossplane
+// orders their deletion.
 package infer
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
+	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
 	"github.com/crossplane-contrib/function-dependencies/internal/object"
 )
 
@@ -78,11 +81,24 @@ type Outside struct {
 	Config    object.Ref
 }
 
+// MaxEdges bounds the edges inference may find in one composite. Every
+// inferred edge gets a Usage, about 600 bytes of response: the 4 MiB
+// Crossplane reads holds about 7,000, and a whole call that writes them
+// costs about 10 KB and 50 µs an edge (20,000 edges: a peak RSS of 230 MB
+// and a second). The published compositions of the corpus infer at most
+// 49, about one a composed resource, and hack/bench.sh's hostile shapes
+// 10,000 at most. Past it, inference stops at the edge that passes it,
+// before the rest are found: without a bound, 2,000 resources that name
+// 200 others each made 360,000 edges and Usages, 115 s and 3.3 GB.
+const MaxEdges = 20_000
+
 // Edges returns the edges of the kinds that the resources state, by
 // dependent in the resources' order, then by rule, then in the order each
 // rule reads the bodies: one for each dependent and target, never from a
 // resource to itself; and the reference fields it found no single target
-// for, in the same order, each once.
+// for, in the same order, each once. It refuses to find more than MaxEdges,
+// naming the kind, the resource and the field of the edge that passes the
+// bound.
 //
 // It stops, with the context's error, when the call is cancelled.
 func Edges(ctx context.Context, resources []Resource, k Kinds) (Found, error) {
@@ -109,18 +125,15 @@ func Edges(ctx context.Context, resources []Resource, k Kinds) (Found, error) {
 		reported[report{d, via}] = true
 		found.Unidentified = append(found.Unidentified, Unidentified{Dependent: resources[d].Name, Via: via})
 	}
+	e := &edges{found: &found, resources: resources}
+	add := e.add
 	for ; d < len(resources); d++ {
 		if err := ctx.Err(); err != nil {
 			return Found{}, err
 		}
-		seen := map[int]bool{d: true}
-		add := func(t int, via string) {
-			if !seen[t] {
-				seen[t] = true
-				found.Edges = append(found.Edges, Edge{Dependent: resources[d].Name, Target: resources[t].Name, Via: via})
-			}
-		}
+		e.d, e.seen = d, map[int]bool{d: true}
 		if k.ProviderConfigs {
+			e.kind = v1beta1.InferProviderConfigs
 			var outside []object.Ref
 			ix.providerConfigOf(d, add, func(c object.Ref) {
 				if !slices.Contains(outside, c) {
@@ -129,12 +142,43 @@ func Edges(ctx context.Context, resources []Resource, k Kinds) (Found, error) {
 				}
 			})
 		}
-		if k.Credentials {
+		if k.Credentials && e.over == nil {
+			e.kind = v1beta1.InferCredentials
 			ix.credentialsOf(d, add)
 		}
-		if k.ManagedReferences {
+		if k.ManagedReferences && e.over == nil {
+			e.kind = v1beta1.InferManagedReferences
 			ix.referencesOf(d, add, unidentified)
+		}
+		if e.over != nil {
+			return Found{}, e.over
 		}
 	}
 	return found, nil
+}
+
+// edges adds the dependent's edges to what is found, each target once, up
+// to MaxEdges in all.
+type edges struct {
+	found     *Found
+	resources []Resource
+	d         int
+	seen      map[int]bool
+	// kind is the kind of edge being inferred, and over the error of the
+	// edge past MaxEdges: no edge is added after it.
+	kind v1beta1.Inference
+	over error
+}
+
+func (e *edges) add(t int, via string) {
+	if e.seen[t] || e.over != nil {
+		return
+	}
+	e.seen[t] = true
+	if len(e.found.Edges) == MaxEdges {
+		e.over = fmt.Errorf("infer %s: inference found more than the %d dependencies one composite may have; the one past it is %s's %s (composed resource %d of %d): infer fewer kinds, or split the composite",
+			e.kind, MaxEdges, e.resources[e.d].Name, via, e.d+1, len(e.resources))
+		return
+	}
+	e.found.Edges = append(e.found.Edges, Edge{Dependent: e.resources[e.d].Name, Target: e.resources[t].Name, Via: via})
 }

@@ -21,19 +21,7 @@ func (ix *indexed) referencesOf(d int, add func(int, string), unidentified func(
 	var roots [len(parts)][]any
 	for p, part := range parts {
 		for b, body := range bodies {
-			keys := body.Keys("spec", part)
-			if len(keys) == 0 {
-				continue
-			}
-			var fields map[string]any
-			for _, key := range keys {
-				if !passedThrough[key] {
-					if fields == nil {
-						fields = make(map[string]any, len(keys))
-					}
-					fields[key] = body.Value("spec", part, key)
-				}
-			}
+			fields := fieldsOf(body, part)
 			if fields == nil {
 				continue
 			}
@@ -51,6 +39,22 @@ func (ix *indexed) referencesOf(d int, add func(int, string), unidentified func(
 			}
 		}
 	}
+}
+
+// fieldsOf decodes the fields of the part of a body, but those passed
+// through; nil when there is none.
+func fieldsOf(body Body, part string) map[string]any {
+	keys := body.Keys("spec", part)
+	var fields map[string]any
+	for _, key := range keys {
+		if !passedThrough[key] {
+			if fields == nil {
+				fields = make(map[string]any, len(keys))
+			}
+			fields[key] = body.Value("spec", part, key)
+		}
+	}
+	return fields
 }
 
 // parts are where a managed resource's references are.
@@ -176,56 +180,67 @@ func (w walker) identify(key string, g *group, values valueSet, at string) {
 		return
 	}
 	words := fieldWords(key)
-	var byKind few
+	var t int
+	var one bool
 	if len(g.members) <= len(values.list) {
-		// No more candidates than values: each is looked at.
-		var byValue []int
-		for _, t := range g.members {
-			if t != w.d && slices.ContainsFunc(w.ix.identifiers(t), values.has) {
-				byValue = append(byValue, t)
-			}
-		}
-		if len(byValue) == 1 {
-			w.add(byValue[0], at)
-			return
-		}
-		if len(byValue) == 0 {
-			byValue = g.members // The next value has them all.
-		}
-		for _, t := range byValue {
-			if t != w.d && names(words, w.ix.resources[t].Identity.Kind) {
-				byKind.add1(t, w.d)
-			}
-		}
+		t, one = w.among(g.members, words, values)
 	} else {
-		// More candidates than values: they are looked up by each value,
-		// and by each kind the field may name, as far as telling one from
-		// several takes.
-		g.index(w.ix)
-		var byValue few
-		for _, value := range values.list {
-			byValue.add(g.byID[value], w.d)
-		}
-		if byValue.n == 1 {
-			w.add(byValue.t[0], at)
-			return
-		}
-		kinds := suffixKeys(words)
-		for _, kind := range kinds {
-			if byValue.n == 0 {
-				byKind.add(g.byKind[kind], w.d)
-				continue
-			}
-			for _, value := range values.list {
-				byKind.add(g.byIDKind[[2]string{value, kind}], w.d)
-			}
-		}
+		t, one = w.lookUp(g, words, values)
 	}
-	if byKind.n == 1 {
-		w.add(byKind.t[0], at)
+	if !one {
+		w.unidentified(at)
 		return
 	}
-	w.unidentified(at)
+	w.add(t, at)
+}
+
+// among singles out a candidate where there are no more candidates than
+// values: each is looked at.
+func (w walker) among(members []int, words []string, values valueSet) (int, bool) {
+	var byValue []int
+	for _, t := range members {
+		if t != w.d && slices.ContainsFunc(w.ix.identifiers(t), values.has) {
+			byValue = append(byValue, t)
+		}
+	}
+	if len(byValue) == 1 {
+		return byValue[0], true
+	}
+	if len(byValue) == 0 {
+		byValue = members // The next value has them all.
+	}
+	var byKind few
+	for _, t := range byValue {
+		if t != w.d && names(words, w.ix.resources[t].Identity.Kind) {
+			byKind.add1(t, w.d)
+		}
+	}
+	return byKind.one()
+}
+
+// lookUp singles out a candidate where there are more candidates than
+// values: they are looked up by each value, and by each kind the field may
+// name, as far as telling one from several takes.
+func (w walker) lookUp(g *group, words []string, values valueSet) (int, bool) {
+	g.index(w.ix)
+	var byValue few
+	for _, value := range values.list {
+		byValue.add(g.byID[value], w.d)
+	}
+	if byValue.n == 1 {
+		return byValue.t[0], true
+	}
+	var byKind few
+	for _, kind := range suffixKeys(words) {
+		if byValue.n == 0 {
+			byKind.add(g.byKind[kind], w.d)
+			continue
+		}
+		for _, value := range values.list {
+			byKind.add(g.byIDKind[[2]string{value, kind}], w.d)
+		}
+	}
+	return byKind.one()
 }
 
 // few are the first two distinct resources of lists of distinct resources,
@@ -246,6 +261,9 @@ func (f *few) add(list []int, but int) {
 		f.add1(t, but)
 	}
 }
+
+// one is the resource when there is one only.
+func (f few) one() (int, bool) { return f.t[0], f.n == 1 }
 
 // add1 adds the resource unless it is the one, while there are fewer than
 // two.

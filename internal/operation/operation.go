@@ -24,7 +24,7 @@ import (
 
 	"github.com/crossplane-contrib/function-dependencies/input/v1beta1"
 	"github.com/crossplane-contrib/function-dependencies/internal/composed"
-	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
+	"github.com/crossplane-contrib/function-dependencies/internal/protection"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/request"
 )
@@ -49,12 +49,13 @@ func Run(ctx context.Context, in *v1beta1.Input, req *fnv1.RunFunctionRequest, r
 	}
 	// The Composition step protects the edges of an Object it labelled
 	// with Usages instead: their finalizers are not the sweep's to restore.
-	fin := finalizer.Declare(g, func(i int) finalizer.Yield {
-		if s.read[g.Edges[i].Dependent].Label(protocol.ProtectionLabel) == protocol.ProtectedByUsages {
-			return finalizer.Yielded
+	byUsages := map[string]bool{}
+	for name, o := range s.read {
+		if o.Label(protocol.ProtectionLabel) == protocol.ProtectedByUsages {
+			byUsages[name] = true
 		}
-		return finalizer.Keep
-	})
+	}
+	fin := protection.Decide(g, protection.Options{LeftToUsages: byUsages})
 	if s.watched || in.ObjectSelector != nil {
 		// A finalizer on a target may name an Object this Operation didn't
 		// read: staleness needs every Object.

@@ -3,7 +3,7 @@ package operation
 import (
 	"fmt"
 
-	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
+	"github.com/crossplane-contrib/function-dependencies/internal/protection"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 	"github.com/crossplane-contrib/function-dependencies/internal/report"
 	"github.com/crossplane-contrib/function-dependencies/internal/report/message"
@@ -85,7 +85,7 @@ func warningsOf(s sweep, o outcome, cycles [][]string) []report.Result {
 	}
 	if len(o.Stale) > 0 {
 		warn(report.ReasonStaleFinalizer, fmt.Sprintf("%s naming no live Object that references its target: %s", message.Count(len(o.Stale), "reference finalizer"),
-			message.ListOf(o.Stale, func(f finalizer.Stale) string { return f.Resource + " carries " + f.Finalizer })))
+			message.ListOf(o.Stale, func(f protection.Stale) string { return f.Resource + " carries " + f.Finalizer })))
 	}
 	return ws
 }

@@ -39,73 +39,127 @@ type sweep struct {
 // objects they reference that Crossplane has fetched so far.
 func readSweep(required map[string]*fnv1.Resources, selector *v1beta1.ObjectSelector) sweep {
 	s := sweep{requirements: map[string]*fnv1.ResourceSelector{}, complete: true, read: map[string]request.Object{}}
-	var objects []request.Object
-	if watched, ok := required[protocol.WatchedResource]; ok {
-		s.watched = true
-		for _, item := range watched.GetItems() {
-			// Of a watched resource of another kind, one an Object
-			// manages, only its going counts (below).
-			if o := request.ObjectOf(item.GetResource()); o.IsObject() {
-				objects = append(objects, o)
-			}
-		}
-		if len(watched.GetItems()) == 0 {
-			// The watched resource is gone: Crossplane makes an Operation
-			// of its deletion too, and finds nothing.
-			readTargets(&s, required, selector)
-		}
-	} else {
+	r := resourceReader{s: &s, byIdentity: map[object.Ref]bool{}}
+	objects := readHandled(&s, required, selector)
+	for _, o := range objects {
+		r.add(o)
+	}
+	if s.watched {
+		// A sweep lists every Object already.
+		readHolders(&s, objects, required, selector)
+	}
+	// Only the Objects read so far are handled: a target that is an Object
+	// adds no edge of its own.
+	r.requireTargets(r.readReferences(), required)
+	slices.SortFunc(s.resources, func(a, b composed.Resource) int { return strings.Compare(a.Name, b.Name) })
+	return s
+}
+
+// readHandled reads the Objects to handle: the watched one of a
+// WatchOperation, or those a sweep lists.
+func readHandled(s *sweep, required map[string]*fnv1.Resources, selector *v1beta1.ObjectSelector) []request.Object {
+	watched, ok := required[protocol.WatchedResource]
+	if !ok {
 		labels := map[string]string{}
 		if selector != nil && selector.MatchLabels != nil {
 			labels = selector.MatchLabels
 		}
-		objects = listObjects(&s, required, protocol.SweptObjects, labels)
+		return listObjects(s, required, protocol.SweptObjects, labels)
 	}
+	s.watched = true
+	var objects []request.Object
+	for _, item := range watched.GetItems() {
+		// Of a watched resource of another kind, one an Object
+		// manages, only its going counts (below).
+		if o := request.ObjectOf(item.GetResource()); o.IsObject() {
+			objects = append(objects, o)
+		}
+	}
+	if len(watched.GetItems()) == 0 {
+		// The watched resource is gone: Crossplane makes an Operation
+		// of its deletion too, and finds nothing.
+		readTargets(s, required, selector)
+	}
+	return objects
+}
 
-	byIdentity := map[object.Ref]bool{}
-	var sources []request.Object // Each resource's.
-	add := func(o request.Object) {
-		if id := o.Identity(); !byIdentity[id] {
-			byIdentity[id] = true
-			s.resources = append(s.resources, live(id, o))
-			sources = append(sources, o)
-			s.read[describe(id)] = o
-		}
-	}
+// readHolders reads the Objects that may hold each watched Object (see
+// holdersOf), by their names, where they are not read already.
+func readHolders(s *sweep, objects []request.Object, required map[string]*fnv1.Resources, selector *v1beta1.ObjectSelector) {
 	for _, o := range objects {
-		add(o)
-	}
-	if s.watched {
-		// A sweep lists every Object already.
-		for _, o := range objects {
-			labels, held := holdersOf(o, selector)
-			if !held {
-				continue
-			}
-			for _, d := range listObjects(&s, required, protocol.HoldersOf, labels) {
-				name := describe(d.Identity())
-				if _, seen := s.read[name]; !seen {
-					s.read[name] = d
-				}
+		labels, held := holdersOf(o, selector)
+		if !held {
+			continue
+		}
+		for _, d := range listObjects(s, required, protocol.HoldersOf, labels) {
+			name := describe(d.Identity())
+			if _, seen := s.read[name]; !seen {
+				s.read[name] = d
 			}
 		}
 	}
-	// Only the Objects read so far are handled: a target that is an Object
-	// adds no edge of its own.
+}
+
+// A resourceReader adds the objects read to a sweep's resources, once each
+// identity.
+type resourceReader struct {
+	s          *sweep
+	byIdentity map[object.Ref]bool
+	sources    []request.Object // Each resource's.
+}
+
+func (r *resourceReader) add(o request.Object) {
+	if id := o.Identity(); !r.byIdentity[id] {
+		r.byIdentity[id] = true
+		r.s.resources = append(r.s.resources, live(id, o))
+		r.sources = append(r.sources, o)
+		r.s.read[describe(id)] = o
+	}
+}
+
+// readReferences reads the references of the resources read so far, notes
+// those that can't be read, and returns their targets.
+func (r *resourceReader) readReferences() []object.Target {
 	var targets []object.Target
-	for i := range s.resources {
-		r := &s.resources[i]
-		refs, errs := sources[i].References(r.Identity.Group)
-		r.References = refs
+	for i := range r.s.resources {
+		res := &r.s.resources[i]
+		refs, errs := r.sources[i].References(res.Identity.Group)
+		res.References = refs
 		for _, err := range errs {
-			s.problems = append(s.problems, r.Name+": "+err.Error())
+			r.s.problems = append(r.s.problems, res.Name+": "+err.Error())
 		}
 		targets = append(targets, refs...)
 	}
-	// How many targets not read yet each kind has in each namespace.
+	return targets
+}
+
+// requireTargets asks for the targets not read yet, and adds those
+// Crossplane has fetched.
+func (r *resourceReader) requireTargets(targets []object.Target, required map[string]*fnv1.Resources) {
+	unread := r.unreadByKind(targets)
+	for _, t := range targets {
+		if r.byIdentity[t.ID()] {
+			continue // An Object already read, or a target already fetched.
+		}
+		name, sel := targetSelector(t, r.s.watched, len(unread[kindIn(t)]))
+		if _, asked := r.s.requirements[name]; asked {
+			continue
+		}
+		r.s.requirements[name] = sel
+		got, ok := required[name]
+		r.s.complete = r.s.complete && ok
+		for _, item := range got.GetItems() {
+			r.add(request.ObjectOf(item.GetResource()))
+		}
+	}
+}
+
+// unreadByKind are the names of the targets not read yet, by kind in each
+// namespace (kindIn).
+func (r *resourceReader) unreadByKind(targets []object.Target) map[string]map[string]bool {
 	unread := map[string]map[string]bool{}
 	for _, t := range targets {
-		if !byIdentity[t.ID()] {
+		if !r.byIdentity[t.ID()] {
 			k := kindIn(t)
 			if unread[k] == nil {
 				unread[k] = map[string]bool{}
@@ -113,23 +167,7 @@ func readSweep(required map[string]*fnv1.Resources, selector *v1beta1.ObjectSele
 			unread[k][t.Name] = true
 		}
 	}
-	for _, t := range targets {
-		if byIdentity[t.ID()] {
-			continue // An Object already read, or a target already fetched.
-		}
-		name, sel := targetSelector(t, s.watched, len(unread[kindIn(t)]))
-		if _, asked := s.requirements[name]; asked {
-			continue
-		}
-		s.requirements[name] = sel
-		got, ok := required[name]
-		s.complete = s.complete && ok
-		for _, item := range got.GetItems() {
-			add(request.ObjectOf(item.GetResource()))
-		}
-	}
-	slices.SortFunc(s.resources, func(a, b composed.Resource) int { return strings.Compare(a.Name, b.Name) })
-	return s
+	return unread
 }
 
 // readTargets reads the targets of teardowns (teardown.go), listed

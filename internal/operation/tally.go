@@ -4,7 +4,7 @@ package operation
 // provider-kubernetes Objects of a cluster, and what it leaves and why.
 //
 // The rules themselves are the composition's: the graph finds each
-// reference's target and the finalizer package decides which reference
+// reference's target and the protection package decides which reference
 // finalizers each target must carry. An Operation reads every object as it
 // is in the cluster, and declares only the finalizers a live target lacks:
 // each Operation applies as a new field owner, so declaring one that is
@@ -17,7 +17,7 @@ import (
 	"strings"
 
 	"github.com/crossplane-contrib/function-dependencies/internal/composed"
-	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
+	"github.com/crossplane-contrib/function-dependencies/internal/protection"
 )
 
 // targetNotFound is the reason a reference is left as it is when no object
@@ -51,12 +51,12 @@ type outcome struct {
 	// Skipped are sorted by dependent, then target.
 	Skipped []skip
 	// Stale are sorted by resource, then finalizer.
-	Stale []finalizer.Stale
+	Stale []protection.Stale
 }
 
 // tally reads the outcome off the graph of the Objects whose references were
 // read and the objects they reference, and the finalizers decided for it.
-func tally(g *composed.Graph, fin finalizer.Plan) outcome {
+func tally(g *composed.Graph, fin protection.Plan) outcome {
 	o := outcome{Stale: fin.Stale, References: len(g.Edges) + len(g.External)}
 	for _, r := range g.Resources {
 		if len(r.References) > 0 {
@@ -67,10 +67,13 @@ func tally(g *composed.Graph, fin finalizer.Plan) outcome {
 		o.Repaired = append(o.Repaired, repair{Target: name, Finalizers: fin.Additions[name]})
 	}
 	for i, e := range g.Edges {
-		if !fin.Protected[i] {
-			continue // No finalizer can protect it: the dependent is no Object.
+		v := fin.Edges[i]
+		if v.By&protection.ByFinalizer == 0 {
+			// No finalizer can protect it (the dependent is no Object), or
+			// the Composition step's Usages do.
+			continue
 		}
-		s := fin.States[i]
+		s := v.State
 		if s.Holds() {
 			o.Protected++
 		}

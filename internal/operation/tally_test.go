@@ -8,8 +8,8 @@ import (
 
 	"github.com/crossplane-contrib/function-dependencies/internal/composed"
 	"github.com/crossplane-contrib/function-dependencies/internal/composed/composedtest"
-	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
 	"github.com/crossplane-contrib/function-dependencies/internal/object"
+	"github.com/crossplane-contrib/function-dependencies/internal/protection"
 )
 
 var f = composedtest.Finalizer
@@ -75,13 +75,13 @@ func TestTally(t *testing.T) {
 		"AFinalizerOfNoReferencingObjectIsStale": {
 			resources: []composed.Resource{carrying(shared, f("a"), f("gone")), carrying(composedtest.Object("a", "shared"))},
 			want: outcome{Dependents: 1, References: 1, Protected: 1,
-				Stale: []finalizer.Stale{{Resource: "shared", Finalizer: f("gone"), Unseen: true}}},
+				Stale: []protection.Stale{{Resource: "shared", Finalizer: f("gone"), Unseen: true}}},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := composed.New(tc.resources, tc.options)
-			got := tally(g, finalizer.Declare(g, nil))
+			got := tally(g, protection.Decide(g, protection.Options{}))
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("tally(...): -want, +got:\n%s", diff)
 			}

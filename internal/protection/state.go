@@ -1,7 +1,3 @@
-// Package protection is what keeps an edge's target from being deleted
-// before its dependent: the state of each edge's protection, whose meaning
-// is this package's table; the rules that decide it are the packages
-// finalizer (reference finalizers) and usage (Crossplane Usages).
 package protection
 
 import (

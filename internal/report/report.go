@@ -10,12 +10,10 @@ import (
 
 	"github.com/crossplane-contrib/function-dependencies/internal/composed"
 	"github.com/crossplane-contrib/function-dependencies/internal/explicit"
-	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
 	"github.com/crossplane-contrib/function-dependencies/internal/object"
 	"github.com/crossplane-contrib/function-dependencies/internal/protection"
 	"github.com/crossplane-contrib/function-dependencies/internal/report/message"
 	"github.com/crossplane-contrib/function-dependencies/internal/suspect"
-	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 )
 
 // ConditionType is the type of the condition the function sets on the
@@ -114,10 +112,9 @@ type External struct {
 }
 
 // EdgesOf returns the graph's edges and external edges, in its order, each
-// with what protects it: a Usage where one does, else a finalizer where one
-// can, else nothing.
-func EdgesOf(g *composed.Graph, fin finalizer.Plan, use usage.Plan) ([]Edge, []External) {
-	v := verdictsOf(g, fin, use)
+// with what orders its deletion as the protection rules decided (p).
+func EdgesOf(g *composed.Graph, p protection.Plan) ([]Edge, []External) {
+	v := verdictsOf(p)
 	edges := make([]Edge, len(g.Edges))
 	for i, e := range g.Edges {
 		edges[i] = Edge{Edge: e, Protection: v.edges[i].protection, State: v.edges[i].state}
@@ -129,7 +126,7 @@ func EdgesOf(g *composed.Graph, fin finalizer.Plan, use usage.Plan) ([]Edge, []E
 	return edges, external
 }
 
-// A verdict is what protects an edge, and how.
+// A verdict is what orders an edge's deletion, in words, and its state.
 type verdict struct {
 	protection Protection
 	state      protection.State
@@ -138,34 +135,35 @@ type verdict struct {
 // verdicts are those of the graph's edges and external edges, by place.
 type verdicts struct{ edges, external []verdict }
 
-func verdictsOf(g *composed.Graph, fin finalizer.Plan, use usage.Plan) verdicts {
-	v := verdicts{edges: make([]verdict, len(g.Edges)), external: make([]verdict, len(g.External))}
-	for i, e := range g.Edges {
-		v.edges[i] = verdict{Unprotected, protection.Exposed}
-		// A Usage wins where both protect (protection: Both): it is what orders
-		// the deletion where the finalizer doesn't.
-		if s, ok := use.States[i]; ok {
-			v.edges[i] = verdict{ByUsage, s}
-		} else if fin.Protected[i] {
-			v.edges[i] = verdict{ByFinalizer, fin.States[i]}
-		} else if e.Broken {
-			v.edges[i].state = protection.Cyclic
+// verdictsOf words the protection rules' verdicts.
+func verdictsOf(p protection.Plan) verdicts {
+	word := func(vs []protection.Verdict) []verdict {
+		out := make([]verdict, len(vs))
+		for i, v := range vs {
+			out[i] = verdict{wordOf(v.Orders()), v.State}
 		}
+		return out
 	}
-	for i := range g.External {
-		v.external[i] = verdict{Unprotected, protection.Exposed}
-		if s, ok := use.External[i]; ok {
-			v.external[i] = verdict{ByUsage, s}
-		}
+	return verdicts{edges: word(p.Edges), external: word(p.External)}
+}
+
+// wordOf is the word for what orders an edge's deletion.
+func wordOf(by protection.By) Protection {
+	switch by {
+	case protection.ByFinalizer:
+		return ByFinalizer
+	case protection.ByUsage:
+		return ByUsage
+	default:
+		return Unprotected
 	}
-	return v
 }
 
 // Facts are what the report is made of.
 type Facts struct {
-	Graph      *composed.Graph
-	Finalizers finalizer.Plan
-	Usages     usage.Plan
+	Graph *composed.Graph
+	// Protection is what the protection rules decided.
+	Protection protection.Plan
 	References explicit.References
 	HeldBack   map[string]string
 	// Waiting are the held back resources that have waited too long.
@@ -205,7 +203,7 @@ func Of(f Facts) Report {
 		results = append(results, Result{Severity: s, Reason: reason, Message: message})
 	}
 	g := f.Graph
-	v := verdictsOf(g, f.Finalizers, f.Usages)
+	v := verdictsOf(f.Protection)
 	states := statesOf(g.Edges, v.edges)
 	summary := summaryOf(f, states, v)
 	// An inferred dependency outside the composite is ordered as an inferred
@@ -252,7 +250,7 @@ func Of(f Facts) Report {
 	}
 	if stale := staleOf(f); len(stale) > 0 {
 		add(Warning, ReasonStaleFinalizer, "reference finalizers name no Object that references the resource in this composition, so they are not declared: Crossplane drops those only it applied, and any the provider added stay until their Object, if it still exists, releases them or someone removes them (provider-kubernetes #28): "+
-			message.ListOf(stale, func(s finalizer.Stale) string { return s.Resource + " " + s.Finalizer + " (" + staleWhose(g, s) + ")" }))
+			message.ListOf(stale, func(s protection.Stale) string { return s.Resource + " " + s.Finalizer + " (" + staleWhose(g, s) + ")" }))
 	}
 	if len(f.HeldBack) > 0 {
 		add(Normal, ReasonHeldBack, "resources are held back from creation until their dependencies allow: "+
@@ -268,15 +266,15 @@ func Of(f Facts) Report {
 		add(Warning, ReasonUnmatched, "dependencies in the input match no composed resource: "+
 			message.ListOf(f.Unmatched, func(u explicit.Unmatched) string { return fmt.Sprintf("%s %q", u.Field, u.Pattern) }))
 	}
-	if unusable := f.Usages.Unusable; len(unusable) > 0 {
+	if unusable := f.Protection.Unusable; len(unusable) > 0 {
 		add(Warning, ReasonUsageImpossible, "no Usage can protect these edges, so none is emitted: "+
-			message.ListOf(unusable, func(u usage.Problem) string {
+			message.ListOf(unusable, func(u protection.Problem) string {
 				return fmt.Sprintf("%s → %s (%s)", u.Edge.Dependent, u.Edge.Target, u.Reason)
 			}))
 	}
-	if unprotected := f.Usages.Unprotected; len(unprotected) > 0 {
+	if unprotected := f.Protection.Unprotected; len(unprotected) > 0 {
 		add(Warning, ReasonUnprotectedDeps, "no reference finalizer can protect these dependencies, and this step writes no Usage, so nothing keeps a dependency from being deleted before its dependent; protection: Usages protects them with Usages: "+
-			message.ListOf(unprotected, func(e usage.Edge) string { return e.Dependent + " → " + e.Target }))
+			message.ListOf(unprotected, func(e protection.Edge) string { return e.Dependent + " → " + e.Target }))
 	}
 	if len(g.Shared) > 0 {
 		add(Warning, ReasonShared, "composed resources are one object, to which Crossplane applies the desired state of each in turn, and each is protected as its dependents need: "+
@@ -301,12 +299,12 @@ func Of(f Facts) Report {
 // dependent, so the function can't find a dependent the composition removed
 // while Crossplane deletes it: one that names no resource it sees may be
 // such a dependent's, and is no sure problem.
-func staleOf(f Facts) []finalizer.Stale {
+func staleOf(f Facts) []protection.Stale {
 	if f.Enforce {
-		return f.Finalizers.Stale
+		return f.Protection.Stale
 	}
-	var stale []finalizer.Stale
-	for _, s := range f.Finalizers.Stale {
+	var stale []protection.Stale
+	for _, s := range f.Protection.Stale {
 		if !s.Unseen {
 			stale = append(stale, s)
 		}
@@ -316,7 +314,7 @@ func staleOf(f Facts) []finalizer.Stale {
 
 // staleWhose says whose a stale finalizer is: the composed Object of its
 // UID, which doesn't reference the resource, or no Object the function sees.
-func staleWhose(g *composed.Graph, s finalizer.Stale) string {
+func staleWhose(g *composed.Graph, s protection.Stale) string {
 	uid, _ := object.UIDOf(s.Finalizer)
 	for _, r := range g.Resources {
 		if r.IsObject && r.UID() == uid {
@@ -383,7 +381,7 @@ func summaryOf(f Facts, states edgeStates, v verdicts) string {
 	}
 	return fmt.Sprintf("%s, %s between them%s and %s; %s",
 		message.Count(len(g.Resources), "composed resource"), message.Count(len(g.Edges), "reference"), byUsages, externals,
-		changesOf(f, f.Finalizers.Added, usagesAdded, states.count[stateBy{protection.Pending, ByFinalizer}]))
+		changesOf(f, f.Protection.Added, usagesAdded, states.count[stateBy{protection.Pending, ByFinalizer}]))
 }
 
 // externalCount says how many references are to external objects.

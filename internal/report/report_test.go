@@ -11,10 +11,8 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/composed"
 	"github.com/crossplane-contrib/function-dependencies/internal/composed/composedtest"
 	"github.com/crossplane-contrib/function-dependencies/internal/explicit"
-	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
 	"github.com/crossplane-contrib/function-dependencies/internal/object"
 	"github.com/crossplane-contrib/function-dependencies/internal/protection"
-	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 )
 
 // edge is an edge with what protects it, in a state.
@@ -27,18 +25,21 @@ func edge(d, t string, p Protection, s protection.State) Edge {
 func planned(edges ...Edge) Facts {
 	f := Facts{
 		Graph:      &composed.Graph{},
-		Finalizers: finalizer.Plan{Protected: make([]bool, len(edges)), States: make([]protection.State, len(edges))},
-		Usages:     usage.Plan{States: map[int]protection.State{}, External: map[int]protection.State{}},
+		Protection: protection.Plan{Edges: make([]protection.Verdict, len(edges))},
 		Enforce:    true,
 	}
 	for i, e := range edges {
 		f.Graph.Edges = append(f.Graph.Edges, e.Edge)
 		switch e.Protection {
 		case ByFinalizer:
-			f.Finalizers.Protected[i], f.Finalizers.States[i] = true, e.State
+			f.Protection.Edges[i] = protection.Verdict{By: protection.ByFinalizer, State: e.State}
 		case ByUsage:
-			f.Usages.States[i] = e.State
+			f.Protection.Edges[i] = protection.Verdict{By: protection.ByUsage, State: e.State}
 		case Unprotected:
+			f.Protection.Edges[i] = protection.Verdict{State: protection.Exposed}
+			if e.Broken {
+				f.Protection.Edges[i].State = protection.Cyclic
+			}
 		}
 	}
 	return f
@@ -138,13 +139,13 @@ func TestConditionIsFalseForTheWorstProblem(t *testing.T) {
 // messages that name a few and count the rest.
 func TestMessagesNameAFewAndCountTheRest(t *testing.T) {
 	var edges []Edge
-	var stale []finalizer.Stale
+	var stale []protection.Stale
 	for i := range 5000 {
 		edges = append(edges, edge(fmt.Sprintf("dependent-%04d", i), "shared", ByFinalizer, protection.TargetRemoved))
-		stale = append(stale, finalizer.Stale{Resource: "shared", Finalizer: fmt.Sprintf("f-%04d", i)})
+		stale = append(stale, protection.Stale{Resource: "shared", Finalizer: fmt.Sprintf("f-%04d", i)})
 	}
 	f := planned(edges...)
-	f.Finalizers.Stale = stale
+	f.Protection.Stale = stale
 	r := Of(f)
 	if c := r.Condition; !strings.HasSuffix(c.Message, "dependent-0009 → shared and 4990 more. "+r.Summary) || len(c.Message) > 1024 {
 		t.Errorf("condition message is not bounded: %d bytes, ends %q", len(c.Message), c.Message[max(0, len(c.Message)-200):])
@@ -165,7 +166,7 @@ var xr = object.Ref{APIVersion: "example.org/v1", Kind: "App", Name: "shop"}
 type decision struct {
 	resources []composed.Resource
 	graph     composed.Options
-	usages    usage.Policy
+	usages    protection.Policy
 	// observed are the keys of the Usages that exist, as the function
 	// wrote them.
 	observed []string
@@ -174,9 +175,9 @@ type decision struct {
 // facts are what the rules decide, in Enforce mode.
 func (d decision) facts() Facts {
 	g := composed.New(d.resources, d.graph)
-	o := usage.Options{Policy: d.usages, API: usage.Protection, Owner: xr}
+	o := protection.Options{Policy: d.usages, API: protection.Protection, Owner: xr}
 	if len(d.observed) > 0 {
-		written := usage.Decide(g, o).Usages
+		written := protection.Decide(g, o).Usages
 		o.Observed = map[string]map[string]any{}
 		for _, key := range d.observed {
 			o.Observed[key] = written[key]
@@ -184,8 +185,7 @@ func (d decision) facts() Facts {
 	}
 	return Facts{
 		Graph:      g,
-		Finalizers: finalizer.Declare(g, nil),
-		Usages:     usage.Decide(g, o),
+		Protection: protection.Decide(g, o),
 		References: explicit.Referencing(g),
 		Enforce:    true,
 	}
@@ -262,26 +262,26 @@ func TestSummaryOnlyWhenTheFunctionChangesWhatIsObserved(t *testing.T) {
 		},
 		"UsageNotObserved": {
 			reason: "A Usage emitted that isn't observed yet changes what is observed.",
-			facts:  decision{resources: []composed.Resource{composedtest.ConfigMap("db"), composedtest.ConfigMap("app", "db")}, usages: usage.Every}.facts(),
+			facts:  decision{resources: []composed.Resource{composedtest.ConfigMap("db"), composedtest.ConfigMap("app", "db")}, usages: protection.Every}.facts(),
 			want:   true,
 		},
 		"UsageObserved": {
 			reason: "A Usage that is observed already changes nothing.",
 			facts: decision{
 				resources: []composed.Resource{composedtest.ConfigMap("db"), composedtest.ConfigMap("app", "db")},
-				usages:    usage.Every, observed: []string{usage.Key("app", "db")},
+				usages:    protection.Every, observed: []string{protection.Key("app", "db")},
 			}.facts(),
 		},
 		"ExternalUsageNotObserved": {
 			reason: "A Usage of an object outside the composition that isn't observed yet changes what is observed.",
-			facts:  decision{resources: []composed.Resource{protected, composedtest.Object("d1", "shared", "elsewhere")}, usages: usage.Every}.facts(),
+			facts:  decision{resources: []composed.Resource{protected, composedtest.Object("d1", "shared", "elsewhere")}, usages: protection.Every}.facts(),
 			want:   true,
 		},
 		"ExternalUsageObserved": {
 			reason: "One that is observed changes nothing.",
 			facts: decision{
 				resources: []composed.Resource{protected, composedtest.Object("d1", "shared", "elsewhere")},
-				usages:    usage.Every, observed: []string{usage.ExternalKey("d1", object.ClusterGroup, object.Kind, "", "elsewhere")},
+				usages:    protection.Every, observed: []string{protection.ExternalKey("d1", object.ClusterGroup, object.Kind, "", "elsewhere")},
 			}.facts(),
 		},
 		"NewReference": {
@@ -368,8 +368,7 @@ func TestSummaryCountsWhatTheFunctionFoundAndDeclared(t *testing.T) {
 			facts: func(f Facts) Facts {
 				for i, e := range f.Graph.Edges {
 					if e.Dependent == "d2" {
-						f.Finalizers.Protected[i] = false
-						f.Usages.States[i] = protection.Pending
+						f.Protection.Edges[i] = protection.Verdict{By: protection.ByUsage, State: protection.Pending}
 					}
 				}
 				return f
@@ -424,7 +423,7 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 					composedtest.With(composedtest.Object("a", "b"), composedtest.Inferring("spec.cRef", "c")),
 					composedtest.Object("b", "a"),
 					composedtest.With(composedtest.ConfigMap("c"), composedtest.Inferring("spec.aRef", "a")),
-				}, usages: usage.Every}.facts() // infer writes Usages, so the declared pc → maker gets one.
+				}, usages: protection.Every}.facts() // infer writes Usages, so the declared pc → maker gets one.
 				f.CyclesFatal = true
 				return f
 			}(),
@@ -471,7 +470,7 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 		},
 		"ExternalUsage": {
 			reason: "The Usage emitted for one is a change.",
-			facts:  decision{resources: []composed.Resource{composedtest.Object("d1", "elsewhere")}, usages: usage.Every}.facts(),
+			facts:  decision{resources: []composed.Resource{composedtest.Object("d1", "elsewhere")}, usages: protection.Every}.facts(),
 			want:   []Result{{Severity: Normal, Reason: ReasonSummary, Message: "1 composed resource, 0 references between them and 1 to an external object, 0 of them unprotected; 1 Usage added"}},
 		},
 		"Stale": {
@@ -529,7 +528,7 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 					{Name: "bucket", APIVersion: "s3.aws.upbound.io/v1beta1", Identity: object.Ref{Group: "s3.aws.upbound.io", Kind: "Bucket", Name: "assets"}, Observed: &composed.Observed{UID: "uid-bucket"}, Desired: &composed.Desired{}},
 					composedtest.ConfigMap("web", "bucket"),
 				},
-				usages: usage.Every,
+				usages: protection.Every,
 			}.facts(),
 			want: []Result{
 				{Severity: Normal, Reason: ReasonSummary, Message: "4 composed resources, 2 references between them (1 of them by Usages) and none to external objects; 1 Usage added"},
@@ -548,7 +547,7 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 			reason: "Where the step writes Usages, a Usage protects them: nothing to warn about.",
 			facts: decision{resources: []composed.Resource{
 				composedtest.ConfigMap("db"), composedtest.ConfigMap("app", "db"),
-			}, usages: usage.Every, observed: []string{usage.Key("app", "db")}}.facts(),
+			}, usages: protection.Every, observed: []string{protection.Key("app", "db")}}.facts(),
 		},
 		"InvalidReference": {
 			reason: "References that can't be read are named with the problem.",
@@ -576,8 +575,8 @@ func TestResultsSayWhatNeedsAttentionInAFixedOrder(t *testing.T) {
 				}.facts()
 				f.HeldBack = map[string]string{"job": "waits for web to be ready"}
 				f.Unmatched = []explicit.Unmatched{{Field: "dependencies[0].resource", Pattern: "gone"}}
-				f.Usages.Unusable = []usage.Problem{{Edge: usage.Edge{Dependent: "app", Target: "db"}, Reason: "why"}}
-				f.Usages.Unprotected = []usage.Edge{{Dependent: "job", Target: "web"}}
+				f.Protection.Unusable = []protection.Problem{{Edge: protection.Edge{Dependent: "app", Target: "db"}, Reason: "why"}}
+				f.Protection.Unprotected = []protection.Edge{{Dependent: "job", Target: "web"}}
 				f.Invalid = []InvalidReference{{Resource: "d1", Problem: "bad"}}
 				return f
 			}(),
@@ -629,12 +628,12 @@ func TestExternalReferencesAreCountedByProtectionNotWarnedAbout(t *testing.T) {
 	b := composedtest.Object("b")
 	b.Identity.Group, b.Identity.Namespace, b.References = object.NamespacedGroup, "vault", []object.Target{token}
 	for name, tc := range map[string]struct {
-		policy      usage.Policy
+		policy      protection.Policy
 		unprotected int
 		results     []string
 	}{
-		"WithoutUsages":               {policy: usage.None, unprotected: 2},
-		"WithUsagesOfExternalObjects": {policy: usage.Every, unprotected: 1, results: []string{ReasonSummary}},
+		"WithoutUsages":               {policy: protection.None, unprotected: 2},
+		"WithUsagesOfExternalObjects": {policy: protection.Every, unprotected: 1, results: []string{ReasonSummary}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := Of(decision{resources: []composed.Resource{a, b}, usages: tc.policy}.facts())
@@ -652,9 +651,9 @@ func TestExternalReferencesAreCountedByProtectionNotWarnedAbout(t *testing.T) {
 	}
 }
 
-// TestEdgesOfSaysWhatProtectsEachEdge proves that a finalizer's state wins
-// over a Usage's, and that an edge neither protects is exposed, or cyclic
-// when broken.
+// TestEdgesOfSaysWhatProtectsEachEdge proves that each edge is said to be
+// protected by what orders its deletion, as the protection rules decided:
+// the Usage where both protect, nothing where neither does.
 func TestEdgesOfSaysWhatProtectsEachEdge(t *testing.T) {
 	target := object.Target{Ref: object.Ref{Kind: "Secret", Namespace: "vault", Name: "token"}}
 	g := &composed.Graph{
@@ -670,9 +669,18 @@ func TestEdgesOfSaysWhatProtectsEachEdge(t *testing.T) {
 	}
 	// e's edge has both (protection: Both): the Usage is what orders the
 	// deletion where the finalizer doesn't, so it is what the edge reports.
-	fin := finalizer.Plan{Protected: []bool{true, false, false, false, true, true}, States: []protection.State{0: protection.Protected, 4: protection.Cyclic, 5: protection.Protected}}
-	use := usage.Plan{States: map[int]protection.State{1: protection.Declared, 5: protection.Declared}, External: map[int]protection.State{1: protection.Pending}}
-	edges, external := EdgesOf(g, fin, use)
+	p := protection.Plan{
+		Edges: []protection.Verdict{
+			{By: protection.ByFinalizer, State: protection.Protected},
+			{By: protection.ByUsage, State: protection.Declared},
+			{State: protection.Exposed},
+			{State: protection.Cyclic},
+			{By: protection.ByFinalizer, State: protection.Cyclic},
+			{By: protection.ByFinalizer | protection.ByUsage, State: protection.Declared},
+		},
+		External: []protection.Verdict{{State: protection.Exposed}, {By: protection.ByUsage, State: protection.Pending}},
+	}
+	edges, external := EdgesOf(g, p)
 	wantEdges := []Edge{
 		{Edge: g.Edges[0], Protection: ByFinalizer, State: protection.Protected},
 		{Edge: g.Edges[1], Protection: ByUsage, State: protection.Declared},

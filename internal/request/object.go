@@ -1,6 +1,7 @@
 // Package request decodes what the function is given: a RunFunctionRequest's
-// input, and its objects. Each mode writes its own response
-// (internal/composition, internal/operation).
+// input, and its objects. Of writing a response it holds only what both
+// modes share, the results and the response's size; each mode writes the
+// rest of its own (internal/composition, internal/operation).
 //
 // An Object reads its fields straight from the request's structs when asked,
 // rather than converting whole objects to maps first: manifests are large,
@@ -155,49 +156,6 @@ func (o Object) Manifest() (object.Ref, bool) {
 	group, valid := m.Group()
 	t := object.Ref{APIVersion: m.APIVersion(), Group: group, Kind: m.Kind(), Namespace: m.Namespace(), Name: m.Name()}
 	return t, valid && t.Kind != "" && t.Name != ""
-}
-
-// UsedBy is what a Usage's spec.by names, in the Usage's namespace, and
-// false when its apiVersion is invalid.
-func (o Object) UsedBy() (object.Ref, bool) {
-	by := ObjectOf(value(o.s, "spec", "by").GetStructValue())
-	group, valid := by.Group()
-	return object.Ref{
-		APIVersion: by.APIVersion(), Group: group, Kind: by.Kind(),
-		Namespace: o.Namespace(), Name: text(by.s, "resourceRef", "name"),
-	}, valid
-}
-
-// A UsageEnd is what a Usage's spec.of or spec.by says of the resource it
-// names.
-type UsageEnd struct {
-	// Group is the API group of its apiVersion; Kind is "" when the
-	// apiVersion is invalid, so that it names nothing.
-	Group, Kind string
-	// Name and Namespace are resourceRef's.
-	Name, Namespace string
-	// Selector tells whether there is a resourceSelector; MatchLabels and
-	// SelectorNamespace are its.
-	Selector          bool
-	MatchLabels       map[string]string
-	SelectorNamespace string
-}
-
-// UsageEnd reads a Usage's spec.of or spec.by (field "of" or "by").
-func (o Object) UsageEnd(field string) UsageEnd {
-	end := value(o.s, "spec", field).GetStructValue()
-	sel := value(end, "resourceSelector")
-	gv, err := schema.ParseGroupVersion(text(end, "apiVersion"))
-	kind := text(end, "kind")
-	if err != nil {
-		kind = ""
-	}
-	return UsageEnd{
-		Group: gv.Group, Kind: kind,
-		Name: text(end, "resourceRef", "name"), Namespace: text(end, "resourceRef", "namespace"),
-		Selector: sel.GetStructValue() != nil, MatchLabels: stringMap(value(sel.GetStructValue(), "matchLabels")),
-		SelectorNamespace: text(sel.GetStructValue(), "namespace"),
-	}
 }
 
 // Value is the value at the path of nested objects, decoded, or nil: only

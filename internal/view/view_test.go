@@ -9,10 +9,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/crossplane-contrib/function-dependencies/internal/composed"
-	"github.com/crossplane-contrib/function-dependencies/internal/finalizer"
 	"github.com/crossplane-contrib/function-dependencies/internal/object"
+	"github.com/crossplane-contrib/function-dependencies/internal/protection"
 	"github.com/crossplane-contrib/function-dependencies/internal/report"
-	"github.com/crossplane-contrib/function-dependencies/internal/usage"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -63,8 +62,8 @@ func example() (*composed.Graph, []report.Edge, []report.External, map[string]st
 		{Name: "legacy", Identity: object.Ref{Kind: "ConfigMap", Namespace: "team", Name: "legacy"}, Observed: &composed.Observed{UID: "uid-legacy"}},
 	}
 	g := composed.New(resources, composed.Options{})
-	use := usage.Decide(g, usage.Options{Policy: usage.Every, API: usage.Protection, Owner: object.Ref{APIVersion: "example.org/v1", Kind: "App", Name: "shop"}})
-	edges, external := report.EdgesOf(g, finalizer.Declare(g, nil), use)
+	p := protection.Decide(g, protection.Options{Policy: protection.Every, API: protection.Protection, Owner: object.Ref{APIVersion: "example.org/v1", Kind: "App", Name: "shop"}})
+	edges, external := report.EdgesOf(g, p)
 	return g, edges, external, map[string]string{"job": "waits for web to be ready"}
 }
 
@@ -110,7 +109,7 @@ func TestOfPutsAnExternalNodeAfterAComposedOneOfItsName(t *testing.T) {
 	twin.Identity.Name = "other"
 	d := obj("d", "", to("twin"), to("other"))
 	g := composed.New([]composed.Resource{d, twin}, composed.Options{})
-	edges, external := report.EdgesOf(g, finalizer.Declare(g, nil), usage.Plan{})
+	edges, external := report.EdgesOf(g, protection.Decide(g, protection.Options{}))
 	want := Graph{
 		Nodes: []Node{
 			{Name: "Object/twin", Kind: "Object", Scope: "Cluster", State: "observed"},

@@ -60,78 +60,15 @@ func Generate(s Shape) *fnv1.RunFunctionRequest {
 		xr = &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion": "example.org/v1alpha1", "kind": "App", "metadata": {"name": "app", "namespace": "team"}}`)}
 	}
 	shared := max(1, s.N/100)
-
-	type generated struct {
-		name, uid string
-		targets   []int
-		exists    bool
-		deleting  bool
-		carried   []string // reference finalizers on the observed object
-	}
-	objects := make([]generated, s.N)
-	for i := range objects {
-		o := &objects[i]
-		o.name = fmt.Sprintf("r%05d", i)
-		o.exists = i < shared || rng.IntN(50) != 0
-		o.deleting = o.exists && i >= shared && rng.IntN(100) == 0
-		if o.exists {
-			o.uid = fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", rng.Uint32(), rng.IntN(1<<16), rng.IntN(1<<12), rng.IntN(1<<12), rng.Int64N(1<<48))
-		}
-		if i < shared {
-			continue
-		}
-		// The first reference is to a shared Object; the others to another
-		// shared Object or to any earlier one.
-		k := min(i, s.MinRefs+rng.IntN(s.MaxRefs-s.MinRefs+1))
-		for len(o.targets) < k {
-			t := rng.IntN(shared)
-			if len(o.targets) > 0 && rng.IntN(2) == 0 {
-				t = rng.IntN(i)
-			}
-			if !slices.Contains(o.targets, t) {
-				o.targets = append(o.targets, t)
-			}
-		}
-	}
-	for i := range objects {
-		d := &objects[i]
-		if !d.exists {
-			continue
-		}
-		for _, t := range d.targets {
-			lost := 20
-			if t < shared {
-				lost = 5
-			}
-			if rng.IntN(lost) != 0 {
-				objects[t].carried = append(objects[t].carried, RefPrefix+d.uid)
-			}
-		}
-	}
+	objects := generateObjects(rng, s, shared)
+	carryFinalizers(rng, objects, shared)
 
 	req := &fnv1.RunFunctionRequest{
 		Observed: &fnv1.State{Composite: xr, Resources: make(map[string]*fnv1.Resource, s.N)},
 		Desired:  &fnv1.State{Resources: make(map[string]*fnv1.Resource, s.N)},
 	}
 	for i, g := range objects {
-		refs := make([]string, 0, len(g.targets)+1)
-		for j, t := range g.targets {
-			// Shared Objects are waited for; others are read from.
-			target := fmt.Sprintf(`{"apiVersion": %q, "kind": "Object", "name": "app-%s"%s}`, apiVersion, objects[t].name, namespaceField(namespace))
-			if j == 0 || t < shared {
-				refs = append(refs, `{"dependsOn": `+target+`}`)
-			} else {
-				refs = append(refs, `{"patchesFrom": `+strings.TrimSuffix(target, "}")+`, "fieldPath": "status.atProvider.manifest.metadata.uid"}, "toFieldPath": "metadata.annotations[example.org/source-uid]"}`)
-			}
-		}
-		if s.External && i >= shared && rng.IntN(20) == 0 {
-			refs = append(refs, `{"dependsOn": {"apiVersion": "v1", "kind": "Secret", "name": "registry-credentials", "namespace": "team"}}`)
-		}
-		references := ""
-		if len(refs) > 0 {
-			references = "[" + strings.Join(refs, ", ") + "]"
-		}
-
+		references := referencesOf(rng, s, objects, i, shared, apiVersion, namespace)
 		o := Obj{APIVersion: apiVersion, Name: "app-" + g.name, Namespace: namespace, References: references}
 		if i%7 == 0 {
 			o.Finalizers = []string{"example.org/earlier-step"}
@@ -153,6 +90,93 @@ func Generate(s Shape) *fnv1.RunFunctionRequest {
 		req.Observed.Resources[g.name] = observed
 	}
 	return req
+}
+
+// A generated Object, before it is written as desired and observed state.
+type generated struct {
+	name, uid string
+	targets   []int
+	exists    bool
+	deleting  bool
+	carried   []string // reference finalizers on the observed object
+}
+
+// generateObjects generates the Objects: the first shared ones, then those
+// that reference them and earlier ones.
+func generateObjects(rng *rand.Rand, s Shape, shared int) []generated {
+	objects := make([]generated, s.N)
+	for i := range objects {
+		o := &objects[i]
+		o.name = fmt.Sprintf("r%05d", i)
+		o.exists = i < shared || rng.IntN(50) != 0
+		o.deleting = o.exists && i >= shared && rng.IntN(100) == 0
+		if o.exists {
+			o.uid = fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", rng.Uint32(), rng.IntN(1<<16), rng.IntN(1<<12), rng.IntN(1<<12), rng.Int64N(1<<48))
+		}
+		if i < shared {
+			continue
+		}
+		o.targets = pickTargets(rng, s, i, shared)
+	}
+	return objects
+}
+
+// pickTargets picks the Objects Object i references: the first a shared
+// Object; the others another shared Object or any earlier one.
+func pickTargets(rng *rand.Rand, s Shape, i, shared int) []int {
+	k := min(i, s.MinRefs+rng.IntN(s.MaxRefs-s.MinRefs+1))
+	var targets []int
+	for len(targets) < k {
+		t := rng.IntN(shared)
+		if len(targets) > 0 && rng.IntN(2) == 0 {
+			t = rng.IntN(i)
+		}
+		if !slices.Contains(targets, t) {
+			targets = append(targets, t)
+		}
+	}
+	return targets
+}
+
+// carryFinalizers puts the reference finalizers of the existing Objects on
+// their targets, but for those the #371 race lost.
+func carryFinalizers(rng *rand.Rand, objects []generated, shared int) {
+	for i := range objects {
+		d := &objects[i]
+		if !d.exists {
+			continue
+		}
+		for _, t := range d.targets {
+			lost := 20
+			if t < shared {
+				lost = 5
+			}
+			if rng.IntN(lost) != 0 {
+				objects[t].carried = append(objects[t].carried, RefPrefix+d.uid)
+			}
+		}
+	}
+}
+
+// referencesOf is Object i's spec.references, as JSON.
+func referencesOf(rng *rand.Rand, s Shape, objects []generated, i, shared int, apiVersion, namespace string) string {
+	refs := make([]string, 0, len(objects[i].targets)+1)
+	for j, t := range objects[i].targets {
+		// Shared Objects are waited for; others are read from.
+		target := fmt.Sprintf(`{"apiVersion": %q, "kind": "Object", "name": "app-%s"%s}`, apiVersion, objects[t].name, namespaceField(namespace))
+		if j == 0 || t < shared {
+			refs = append(refs, `{"dependsOn": `+target+`}`)
+		} else {
+			refs = append(refs, `{"patchesFrom": `+strings.TrimSuffix(target, "}")+`, "fieldPath": "status.atProvider.manifest.metadata.uid"}, "toFieldPath": "metadata.annotations[example.org/source-uid]"}`)
+		}
+	}
+	if s.External && i >= shared && rng.IntN(20) == 0 {
+		refs = append(refs, `{"dependsOn": {"apiVersion": "v1", "kind": "Secret", "name": "registry-credentials", "namespace": "team"}}`)
+	}
+	if len(refs) == 0 {
+		return ""
+	}
+	return "[" + strings.Join(refs, ", ") + "]"
 }
 
 func namespaceField(namespace string) string {

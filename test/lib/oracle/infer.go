@@ -317,115 +317,11 @@ func writes(w *Node, namespace, name string) string {
 // end the field's name before Id(s), Name(s) or Arn(s). What nothing singles
 // out makes no edge and is counted (p.notInferred, with its candidates).
 func (p *Plan) inferManagedReferences(d *Node, body map[string]any, add func(target, via string)) {
-	// The maps of every body of d, by their path: where a reference's
-	// resolved sibling is looked for.
-	places := map[string][]map[string]any{}
+	m := managedInference{p: p, d: d, add: add, places: map[string][]map[string]any{}}
 	for _, b := range d.bodies() {
 		for _, field := range []string{"forProvider", "initProvider"} {
 			root, _ := harness.Lookup(b, "spec", field).(map[string]any)
-			collectMaps("spec."+field, root, places)
-		}
-	}
-	siblingValues := func(place, key string) []string {
-		var out []string
-		for _, m := range places[place] {
-			for _, v := range resolvedValues(m[key]) {
-				if !slices.Contains(out, v) {
-					out = append(out, v)
-				}
-			}
-		}
-		return out
-	}
-	others := func(keep func(t *Node) bool) []string {
-		var out []string
-		for _, tn := range p.Names {
-			t := p.Nodes[tn]
-			if tn != d.Name && t.Identity.Namespace == d.Identity.Namespace && !slices.Contains(providerConfigKinds, t.Identity.Kind) && keep(t) {
-				out = append(out, tn)
-			}
-		}
-		return out
-	}
-	// resolve names the target of one reference of the field key at path,
-	// or counts the field.
-	resolve := func(path, key string, candidates, values []string) {
-		if len(candidates) == 0 {
-			return // Nothing composed: an external reference.
-		}
-		var held []string
-		for _, tn := range candidates {
-			if slices.ContainsFunc(identifiers(p.Nodes[tn]), func(id string) bool { return slices.Contains(values, id) }) {
-				held = append(held, tn)
-			}
-		}
-		if len(held) == 1 {
-			add(held[0], path)
-			return
-		}
-		if len(held) == 0 {
-			held = candidates
-		}
-		var ofKind []string
-		for _, tn := range held {
-			if fieldNamesKind(key, p.Nodes[tn].Identity.Kind) {
-				ofKind = append(ofKind, tn)
-			}
-		}
-		if len(ofKind) == 1 {
-			add(ofKind[0], path)
-			return
-		}
-		if p.notInferred == nil {
-			p.notInferred = map[string][]string{}
-		}
-		field := d.Name + " " + path
-		for _, tn := range candidates {
-			if !slices.Contains(p.notInferred[field], tn) {
-				p.notInferred[field] = append(p.notInferred[field], tn)
-			}
-		}
-	}
-	byName := func(place, path, key, sibling, name string) {
-		if name == "" {
-			return
-		}
-		candidates := others(func(t *Node) bool { return t.Identity.Name == name })
-		if len(candidates) == 1 {
-			add(candidates[0], path)
-			return
-		}
-		resolve(path, key, candidates, siblingValues(place, sibling))
-	}
-	visit := func(place string, m map[string]any, key string) {
-		path := place + "." + key
-		switch v := m[key]; {
-		case strings.HasSuffix(key, "Ref"):
-			ref, _ := v.(map[string]any)
-			byName(place, path, key, strings.TrimSuffix(key, "Ref"), harness.String(ref, "name"))
-		case strings.HasSuffix(key, "Refs"):
-			refs, _ := v.([]any)
-			for _, r := range refs {
-				ref, _ := r.(map[string]any)
-				byName(place, path, key, strings.TrimSuffix(key, "Refs")+"s", harness.String(ref, "name"))
-			}
-		case strings.HasSuffix(key, "Selector"):
-			sel, ok := v.(map[string]any)
-			if !ok {
-				return
-			}
-			stem := strings.TrimSuffix(key, "Selector")
-			values := siblingValues(place, stem)
-			for _, v := range siblingValues(place, stem+"s") {
-				if !slices.Contains(values, v) {
-					values = append(values, v)
-				}
-			}
-			labels, _ := sel["matchLabels"].(map[string]any)
-			candidates := others(func(t *Node) bool { return carriesLabels(t, labels) })
-			for _, value := range values {
-				resolve(path, key, candidates, []string{value})
-			}
+			collectMaps("spec."+field, root, m.places)
 		}
 	}
 	for _, field := range []string{"forProvider", "initProvider"} {
@@ -436,7 +332,138 @@ func (p *Plan) inferManagedReferences(d *Node, body map[string]any, add func(tar
 		fields = maps.Clone(fields)
 		delete(fields, "manifest")
 		delete(fields, "values")
-		walk("spec."+field, fields, visit)
+		walk("spec."+field, fields, m.visit)
+	}
+}
+
+// A managedInference is rule 3 at work on the bodies of one dependent, d.
+type managedInference struct {
+	p   *Plan
+	d   *Node
+	add func(target, via string)
+	// places are the maps of every body of d, by their path: where a
+	// reference's resolved sibling is looked for.
+	places map[string][]map[string]any
+}
+
+// visit infers the references of the field key of the map m at place.
+func (m managedInference) visit(place string, fields map[string]any, key string) {
+	path := place + "." + key
+	switch v := fields[key]; {
+	case strings.HasSuffix(key, "Ref"):
+		ref, _ := v.(map[string]any)
+		m.byName(place, path, key, strings.TrimSuffix(key, "Ref"), harness.String(ref, "name"))
+	case strings.HasSuffix(key, "Refs"):
+		refs, _ := v.([]any)
+		for _, r := range refs {
+			ref, _ := r.(map[string]any)
+			m.byName(place, path, key, strings.TrimSuffix(key, "Refs")+"s", harness.String(ref, "name"))
+		}
+	case strings.HasSuffix(key, "Selector"):
+		sel, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		stem := strings.TrimSuffix(key, "Selector")
+		values := m.siblingValues(place, stem)
+		for _, v := range m.siblingValues(place, stem+"s") {
+			if !slices.Contains(values, v) {
+				values = append(values, v)
+			}
+		}
+		labels, _ := sel["matchLabels"].(map[string]any)
+		candidates := m.others(func(t *Node) bool { return carriesLabels(t, labels) })
+		for _, value := range values {
+			m.resolve(path, key, candidates, []string{value})
+		}
+	}
+}
+
+// byName names the target of a …Ref or …Refs' name: the one candidate of
+// the name, or else the one its resolved sibling singles out.
+func (m managedInference) byName(place, path, key, sibling, name string) {
+	if name == "" {
+		return
+	}
+	candidates := m.others(func(t *Node) bool { return t.Identity.Name == name })
+	if len(candidates) == 1 {
+		m.add(candidates[0], path)
+		return
+	}
+	m.resolve(path, key, candidates, m.siblingValues(place, sibling))
+}
+
+// siblingValues are the values the field key holds, resolved, in the maps
+// of d's bodies at place.
+func (m managedInference) siblingValues(place, key string) []string {
+	var out []string
+	for _, fields := range m.places[place] {
+		for _, v := range resolvedValues(fields[key]) {
+			if !slices.Contains(out, v) {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// others are the composed resources of d's namespace but d and
+// ProviderConfigs that keep holds for.
+func (m managedInference) others(keep func(t *Node) bool) []string {
+	var out []string
+	for _, tn := range m.p.Names {
+		t := m.p.Nodes[tn]
+		if tn != m.d.Name && t.Identity.Namespace == m.d.Identity.Namespace && !slices.Contains(providerConfigKinds, t.Identity.Kind) && keep(t) {
+			out = append(out, tn)
+		}
+	}
+	return out
+}
+
+// resolve names the target of one reference of the field key at path, or
+// counts the field.
+func (m managedInference) resolve(path, key string, candidates, values []string) {
+	if len(candidates) == 0 {
+		return // Nothing composed: an external reference.
+	}
+	var held []string
+	for _, tn := range candidates {
+		if slices.ContainsFunc(identifiers(m.p.Nodes[tn]), func(id string) bool { return slices.Contains(values, id) }) {
+			held = append(held, tn)
+		}
+	}
+	if len(held) == 1 {
+		m.add(held[0], path)
+		return
+	}
+	if len(held) == 0 {
+		held = candidates
+	}
+	var ofKind []string
+	for _, tn := range held {
+		if fieldNamesKind(key, m.p.Nodes[tn].Identity.Kind) {
+			ofKind = append(ofKind, tn)
+		}
+	}
+	if len(ofKind) == 1 {
+		m.add(ofKind[0], path)
+		return
+	}
+	m.notInferred(path, candidates)
+}
+
+// notInferred counts the field at path that nothing singles a target out
+// of, with its candidates.
+func (m managedInference) notInferred(path string, candidates []string) {
+	p := m.p
+	if p.notInferred == nil {
+		p.notInferred = map[string][]string{}
+	}
+	field := m.d.Name + " " + path
+	for _, tn := range candidates {
+		if !slices.Contains(p.notInferred[field], tn) {
+			p.notInferred[field] = append(p.notInferred[field], tn)
+		}
 	}
 }
 

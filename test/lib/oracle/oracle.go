@@ -1087,6 +1087,17 @@ func (p *Plan) readNodes(s State) {
 	xrNamespace := harness.String(s.XR, "metadata", "namespace")
 	p.readAsks(s)
 	p.required = s.Required
+	s.Observed = p.observedAndGoing(s)
+	p.readNames(s)
+	for _, name := range p.Names {
+		p.Nodes[name] = p.readNode(s, name, xrNamespace)
+	}
+	p.removedGoFirst()
+}
+
+// observedAndGoing is the observed state and, fetched by name, what the
+// composite controls that is no longer observed: resources being deleted.
+func (p *Plan) observedAndGoing(s State) map[string]map[string]any {
 	observed := maps.Clone(s.Observed)
 	if observed == nil {
 		observed = map[string]map[string]any{}
@@ -1099,7 +1110,12 @@ func (p *Plan) readNodes(s State) {
 			p.going = append(p.going, name)
 		}
 	}
-	s.Observed = observed
+	return observed
+}
+
+// readNames reads the function's own Usages and the names of every other
+// composed resource, sorted.
+func (p *Plan) readNames(s State) {
 	for name, o := range s.Observed {
 		// Only what no earlier step desires can be the function's: a
 		// resource an earlier step desires is the composition's.
@@ -1116,67 +1132,87 @@ func (p *Plan) readNodes(s State) {
 		}
 	}
 	slices.Sort(p.Names)
-	for _, name := range p.Names {
-		n := &Node{Name: name}
-		o, observed := s.Observed[name]
-		d, desired := s.Desired[name]
-		src := o
-		if desired {
-			src = d
-		}
-		n.Desired, n.Observed = desired, observed
-		if observed {
-			n.observedBody = o
-			n.UID = harness.String(o, "metadata", "uid")
-			n.Deleting = harness.String(o, "metadata", "deletionTimestamp") != ""
-			n.ObservedFinalizers = harness.Strings(o, "metadata", "finalizers")
-			n.InUse = harness.String(o, "metadata", "labels", InUseLabel) == "true"
-			n.Ready = readyCondition(o) || s.DesiredReady[name]
-			n.NotReadySince = notReadySince(o)
-			if g, ok := GroupOf(harness.String(o, "apiVersion")); ok && IsObject(harness.String(o, "apiVersion"), harness.String(o, "kind")) {
-				n.ObservedReferences, _ = ReadReferences(g, harness.Lookup(o, "spec", "references"))
-			}
-		}
-		if desired {
-			n.DesiredFinalizers = harness.Strings(d, "metadata", "finalizers")
-			n.desiredBody = d
-		}
-		n.APIVersion = harness.String(src, "apiVersion")
-		group, ok := GroupOf(n.APIVersion)
-		// A namespaced composite's resources get its namespace when desired
-		// state omits it, as Crossplane does.
-		n.Identity = Identity{
-			Group:     group,
-			Kind:      harness.String(src, "kind"),
-			Namespace: cmp.Or(harness.String(o, "metadata", "namespace"), harness.String(d, "metadata", "namespace"), xrNamespace),
-			Name:      cmp.Or(harness.String(o, "metadata", "name"), harness.String(d, "metadata", "name")),
-		}
-		if !ok || n.Identity.Kind == "" {
-			n.Identity.Name = "" // No reference can name it.
-		}
-		n.Object = IsObject(n.APIVersion, n.Identity.Kind)
-		if n.Object {
-			m, _ := harness.Lookup(src, "spec", "forProvider", "manifest").(map[string]any)
-			if g, ok := GroupOf(harness.String(m, "apiVersion")); ok {
-				n.Manages = Identity{Group: g, Kind: harness.String(m, "kind"), Namespace: harness.String(m, "metadata", "namespace"), Name: harness.String(m, "metadata", "name")}
-				if group == "kubernetes.m.crossplane.io" && n.Manages.Namespace == "" {
-					n.Manages.Namespace = n.Identity.Namespace // The Object's own, unless it says another.
-				}
-			}
-			refs, problems := ReadReferences(group, harness.Lookup(src, "spec", "references"))
-			n.References = refs
-			if p.Input.References != "Ignore" {
-				for _, pr := range problems {
-					pr.Resource = name
-					p.Problems = append(p.Problems, pr)
-				}
-			}
-		}
-		p.Nodes[name] = n
+}
+
+// readNode reads the composed resource of the name, observed, desired or
+// both.
+func (p *Plan) readNode(s State, name, xrNamespace string) *Node {
+	n := &Node{Name: name}
+	o, observed := s.Observed[name]
+	d, desired := s.Desired[name]
+	src := o
+	if desired {
+		src = d
 	}
-	// Crossplane deletes what the composition removes before it applies the
-	// rest: an object the composition still desires under another name goes
-	// in this reconcile, and the API server refuses a new finalizer on it.
+	n.Desired, n.Observed = desired, observed
+	if observed {
+		readObserved(n, o, s.DesiredReady[name])
+	}
+	if desired {
+		n.DesiredFinalizers = harness.Strings(d, "metadata", "finalizers")
+		n.desiredBody = d
+	}
+	n.APIVersion = harness.String(src, "apiVersion")
+	group, ok := GroupOf(n.APIVersion)
+	// A namespaced composite's resources get its namespace when desired
+	// state omits it, as Crossplane does.
+	n.Identity = Identity{
+		Group:     group,
+		Kind:      harness.String(src, "kind"),
+		Namespace: cmp.Or(harness.String(o, "metadata", "namespace"), harness.String(d, "metadata", "namespace"), xrNamespace),
+		Name:      cmp.Or(harness.String(o, "metadata", "name"), harness.String(d, "metadata", "name")),
+	}
+	if !ok || n.Identity.Kind == "" {
+		n.Identity.Name = "" // No reference can name it.
+	}
+	n.Object = IsObject(n.APIVersion, n.Identity.Kind)
+	if n.Object {
+		p.readObject(n, src, group)
+	}
+	return n
+}
+
+// readObserved reads what the node's observed state says; desiredReady is
+// whether an earlier step says it is ready.
+func readObserved(n *Node, o map[string]any, desiredReady bool) {
+	n.observedBody = o
+	n.UID = harness.String(o, "metadata", "uid")
+	n.Deleting = harness.String(o, "metadata", "deletionTimestamp") != ""
+	n.ObservedFinalizers = harness.Strings(o, "metadata", "finalizers")
+	n.InUse = harness.String(o, "metadata", "labels", InUseLabel) == "true"
+	n.Ready = readyCondition(o) || desiredReady
+	n.NotReadySince = notReadySince(o)
+	if g, ok := GroupOf(harness.String(o, "apiVersion")); ok && IsObject(harness.String(o, "apiVersion"), harness.String(o, "kind")) {
+		n.ObservedReferences, _ = ReadReferences(g, harness.Lookup(o, "spec", "references"))
+	}
+}
+
+// readObject reads what an Object of the group manages and its references,
+// from src, the body the node is read from, and notes the references that
+// can't be read, unless the input ignores references.
+func (p *Plan) readObject(n *Node, src map[string]any, group string) {
+	m, _ := harness.Lookup(src, "spec", "forProvider", "manifest").(map[string]any)
+	if g, ok := GroupOf(harness.String(m, "apiVersion")); ok {
+		n.Manages = Identity{Group: g, Kind: harness.String(m, "kind"), Namespace: harness.String(m, "metadata", "namespace"), Name: harness.String(m, "metadata", "name")}
+		if group == "kubernetes.m.crossplane.io" && n.Manages.Namespace == "" {
+			n.Manages.Namespace = n.Identity.Namespace // The Object's own, unless it says another.
+		}
+	}
+	refs, problems := ReadReferences(group, harness.Lookup(src, "spec", "references"))
+	n.References = refs
+	if p.Input.References != "Ignore" {
+		for _, pr := range problems {
+			pr.Resource = n.Name
+			p.Problems = append(p.Problems, pr)
+		}
+	}
+}
+
+// removedGoFirst marks deleting every object the composition still desires
+// under another name than one it removed: Crossplane deletes what the
+// composition removes before it applies the rest, so the object goes in
+// this reconcile, and the API server refuses a new finalizer on it.
+func (p *Plan) removedGoFirst() {
 	removed := map[string]bool{}
 	for _, n := range p.Nodes {
 		if n.Observed && !n.Desired && n.UID != "" {
@@ -1313,38 +1349,8 @@ func controllerOf(r map[string]any) (map[string]any, string) {
 // the function asks Crossplane for.
 func (p *Plan) readAsks(s State) {
 	xrNamespace := harness.String(s.XR, "metadata", "namespace")
-	uids := map[string]bool{}
-	seen := map[Identity]bool{}
-	var own []string
-	for name, o := range s.Observed {
-		d := s.Desired[name]
-		if d == nil && harness.String(o, "metadata", "labels", UsageLabel) == "true" {
-			own = append(own, name)
-			continue
-		}
-		uids[harness.String(o, "metadata", "uid")] = true
-		group, _ := GroupOf(harness.String(o, "apiVersion"))
-		if d != nil {
-			group, _ = GroupOf(harness.String(d, "apiVersion"))
-		}
-		kind := harness.String(o, "kind")
-		if d != nil {
-			kind = harness.String(d, "kind")
-		}
-		seen[Identity{Group: group, Kind: kind, Namespace: cmp.Or(harness.String(o, "metadata", "namespace"), harness.String(d, "metadata", "namespace"), xrNamespace),
-			Name: cmp.Or(harness.String(o, "metadata", "name"), harness.String(d, "metadata", "name"))}] = true
-	}
-	for name, o := range s.Observed {
-		if slices.Contains(own, name) {
-			continue
-		}
-		for _, f := range harness.Strings(o, "metadata", "finalizers") {
-			if uid, ok := strings.CutPrefix(f, FinalizerPrefix); ok && !uids[uid] && !slices.Contains(p.Unseen, uid) {
-				p.Unseen = append(p.Unseen, uid)
-			}
-		}
-	}
-	slices.Sort(p.Unseen)
+	own, uids, seen := ownAndSeen(s, xrNamespace)
+	p.readUnseen(s, own, uids)
 	// The Object groups the composition composes, and always the composite's
 	// own: the Object it composed may have been the last of its group.
 	p.ObjectGroups = []string{ClusterObjectGroup}
@@ -1354,17 +1360,7 @@ func (p *Plan) readAsks(s State) {
 	for name, r := range s.Desired {
 		p.addObjectGroup(r)
 		if o := s.Observed[name]; o != nil && len(p.Input.Dependencies) > 0 && IsObject(harness.String(r, "apiVersion"), harness.String(r, "kind")) {
-			// References the observed Object carries and its desired state
-			// lacks: those the function wrote, kept while their dependency
-			// exists.
-			group, _ := GroupOf(harness.String(r, "apiVersion"))
-			written, _ := ReadReferences(group, harness.Lookup(o, "spec", "references"))
-			desired, _ := ReadReferences(group, harness.Lookup(r, "spec", "references"))
-			for _, t := range written {
-				if !slices.ContainsFunc(desired, func(d Target) bool { return d.Identity == t.Identity }) && !seen[t.Identity] {
-					p.addAsk(Ask{APIVersion: t.APIVersion, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name})
-				}
-			}
+			p.askWritten(r, o, seen)
 		}
 	}
 	for name, o := range s.Observed {
@@ -1394,6 +1390,61 @@ func (p *Plan) readAsks(s State) {
 		}
 	}
 	slices.SortFunc(p.Asks, func(a, b Ask) int { return strings.Compare(a.String(), b.String()) })
+}
+
+// ownAndSeen reads the observed state: the names of the function's own
+// Usages, and the UIDs and identities of every other resource.
+func ownAndSeen(s State, xrNamespace string) (own []string, uids map[string]bool, seen map[Identity]bool) {
+	uids, seen = map[string]bool{}, map[Identity]bool{}
+	for name, o := range s.Observed {
+		d := s.Desired[name]
+		if d == nil && harness.String(o, "metadata", "labels", UsageLabel) == "true" {
+			own = append(own, name)
+			continue
+		}
+		uids[harness.String(o, "metadata", "uid")] = true
+		group, _ := GroupOf(harness.String(o, "apiVersion"))
+		if d != nil {
+			group, _ = GroupOf(harness.String(d, "apiVersion"))
+		}
+		kind := harness.String(o, "kind")
+		if d != nil {
+			kind = harness.String(d, "kind")
+		}
+		seen[Identity{Group: group, Kind: kind, Namespace: cmp.Or(harness.String(o, "metadata", "namespace"), harness.String(d, "metadata", "namespace"), xrNamespace),
+			Name: cmp.Or(harness.String(o, "metadata", "name"), harness.String(d, "metadata", "name"))}] = true
+	}
+	return own, uids, seen
+}
+
+// readUnseen reads the UIDs that the reference finalizers of what is
+// observed name and no observed resource has: p.Unseen, sorted.
+func (p *Plan) readUnseen(s State, own []string, uids map[string]bool) {
+	for name, o := range s.Observed {
+		if slices.Contains(own, name) {
+			continue
+		}
+		for _, f := range harness.Strings(o, "metadata", "finalizers") {
+			if uid, ok := strings.CutPrefix(f, FinalizerPrefix); ok && !uids[uid] && !slices.Contains(p.Unseen, uid) {
+				p.Unseen = append(p.Unseen, uid)
+			}
+		}
+	}
+	slices.Sort(p.Unseen)
+}
+
+// askWritten asks for the targets of the references the observed Object o
+// carries and its desired state r lacks, which are not seen: those the
+// function wrote, kept while their dependency exists.
+func (p *Plan) askWritten(r, o map[string]any, seen map[Identity]bool) {
+	group, _ := GroupOf(harness.String(r, "apiVersion"))
+	written, _ := ReadReferences(group, harness.Lookup(o, "spec", "references"))
+	desired, _ := ReadReferences(group, harness.Lookup(r, "spec", "references"))
+	for _, t := range written {
+		if !slices.ContainsFunc(desired, func(d Target) bool { return d.Identity == t.Identity }) && !seen[t.Identity] {
+			p.addAsk(Ask{APIVersion: t.APIVersion, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name})
+		}
+	}
 }
 
 func (p *Plan) addObjectGroup(r map[string]any) {
@@ -1439,60 +1490,9 @@ func (p *Plan) addEdges() {
 		n := p.Nodes[name]
 		targets := map[string]*Edge{}
 		if n.Object && p.Input.References != "Ignore" {
-			external := map[Identity]bool{}
-			for _, ref := range n.References {
-				matches := byIdentity[ref.Identity]
-				for _, t := range matches {
-					if targets[t] == nil {
-						targets[t] = &Edge{Dependent: name, Target: t, Origin: OriginReference, Protection: ByFinalizer}
-					}
-				}
-				if len(matches) == 0 && !external[ref.Identity] {
-					external[ref.Identity] = true
-					e := External{Dependent: name, Target: ref, Protection: Unprotected, State: Exposed}
-					if p.Input.WritesUsages() {
-						e.Protection = ByUsage
-					}
-					p.External = append(p.External, e)
-				}
-			}
+			p.addReferenceEdges(n, byIdentity, targets)
 		}
-		var written []Identity
-		for _, t := range explicit[name] {
-			if targets[t] != nil {
-				continue // A reference makes the edge already.
-			}
-			e := &Edge{Dependent: name, Target: t, Origin: OriginExplicit, Protection: Unprotected}
-			reachable := n.Object && ProviderReaches(p.Nodes[t].Identity)
-			switch {
-			case reachable:
-				e.Protection = ByFinalizer
-			case p.Input.WritesUsages() || p.composes(name, t):
-				e.Protection = ByUsage
-			}
-			targets[t] = e
-			if !reachable || !n.Desired {
-				continue
-			}
-			// The Object gets a dependsOn to the dependency, unless an
-			// equal reference is there; one without a name can't be
-			// referenced yet, so an Object that doesn't exist waits.
-			tn := p.Nodes[t]
-			id := tn.Identity
-			switch {
-			case id.Name == "":
-				if !n.Observed {
-					h := p.HeldBack[name]
-					h.Unnamed = append(h.Unnamed, t)
-					p.HeldBack[name] = h
-				}
-			case slices.ContainsFunc(n.References, func(r Target) bool { return r.Identity == id }) || slices.Contains(written, id):
-			default:
-				written = append(written, id)
-				p.References[name] = append(p.References[name], Reference{APIVersion: tn.APIVersion, Kind: id.Kind, Namespace: id.Namespace, Name: id.Name})
-				p.referencedFor[name] = append(p.referencedFor[name], t)
-			}
-		}
+		p.addExplicitEdges(n, explicit[name], targets)
 		// An inferred edge adds only what the others lack; whatever
 		// usages and protection say, a Usage protects it.
 		for _, i := range inferred[name] {
@@ -1504,6 +1504,76 @@ func (p *Plan) addEdges() {
 			p.Edges = append(p.Edges, *targets[t])
 		}
 	}
+}
+
+// addReferenceEdges adds to targets the edges of the Object n's references
+// to every composed resource of their identity, and makes a reference that
+// matches none an external edge, once for each identity.
+func (p *Plan) addReferenceEdges(n *Node, byIdentity map[Identity][]string, targets map[string]*Edge) {
+	external := map[Identity]bool{}
+	for _, ref := range n.References {
+		matches := byIdentity[ref.Identity]
+		for _, t := range matches {
+			if targets[t] == nil {
+				targets[t] = &Edge{Dependent: n.Name, Target: t, Origin: OriginReference, Protection: ByFinalizer}
+			}
+		}
+		if len(matches) == 0 && !external[ref.Identity] {
+			external[ref.Identity] = true
+			e := External{Dependent: n.Name, Target: ref, Protection: Unprotected, State: Exposed}
+			if p.Input.WritesUsages() {
+				e.Protection = ByUsage
+			}
+			p.External = append(p.External, e)
+		}
+	}
+}
+
+// addExplicitEdges adds to targets the edges to n's dependencies that the
+// input names and no reference makes, and writes their dependsOn where the
+// provider reaches the dependency.
+func (p *Plan) addExplicitEdges(n *Node, dependencies []string, targets map[string]*Edge) {
+	var written []Identity
+	for _, t := range dependencies {
+		if targets[t] != nil {
+			continue // A reference makes the edge already.
+		}
+		e := &Edge{Dependent: n.Name, Target: t, Origin: OriginExplicit, Protection: Unprotected}
+		reachable := n.Object && ProviderReaches(p.Nodes[t].Identity)
+		switch {
+		case reachable:
+			e.Protection = ByFinalizer
+		case p.Input.WritesUsages() || p.composes(n.Name, t):
+			e.Protection = ByUsage
+		}
+		targets[t] = e
+		if reachable && n.Desired {
+			written = p.writeDependsOn(n, t, written)
+		}
+	}
+}
+
+// writeDependsOn gives the Object n a dependsOn to its dependency t, unless
+// an equal reference is there or was written (written, which it returns
+// with t's); one without a name can't be referenced yet, so an Object that
+// doesn't exist waits.
+func (p *Plan) writeDependsOn(n *Node, t string, written []Identity) []Identity {
+	tn := p.Nodes[t]
+	id := tn.Identity
+	switch {
+	case id.Name == "":
+		if !n.Observed {
+			h := p.HeldBack[n.Name]
+			h.Unnamed = append(h.Unnamed, t)
+			p.HeldBack[n.Name] = h
+		}
+	case slices.ContainsFunc(n.References, func(r Target) bool { return r.Identity == id }) || slices.Contains(written, id):
+	default:
+		written = append(written, id)
+		p.References[n.Name] = append(p.References[n.Name], Reference{APIVersion: tn.APIVersion, Kind: id.Kind, Namespace: id.Namespace, Name: id.Name})
+		p.referencedFor[n.Name] = append(p.referencedFor[n.Name], t)
+	}
+	return written
 }
 
 // ProviderReaches tells whether provider-kubernetes may read and update an

@@ -1,4 +1,4 @@
-package main
+package fn
 
 import (
 	"context"
@@ -191,12 +191,13 @@ func TestFunctionDeclaresWhatIsMissingAndReportsOnlyWhatNeedsAttention(t *testin
 			for n, r := range tc.want.desired {
 				wantRsp.Desired.Resources[n] = r
 			}
-			f := newFunction(logging.NewNopLogger())
+			f := New(logging.NewNopLogger())
 			rsp, err := f.RunFunction(context.Background(), req)
 			if err != nil {
 				t.Fatalf("%s\nRunFunction(...): unexpected error: %v", tc.reason, err)
 			}
-			// TestGraphContext checks the graph in the context.
+			// TestTheGraphIsInTheContextOnlyWhenAsked (internal/composition) checks
+			// the graph in the context.
 			ignoreGraph := protocmp.IgnoreFields(&fnv1.RunFunctionResponse{}, "context")
 			if diff := cmp.Diff(wantRsp, rsp, protocmp.Transform(), ignoreGraph); diff != "" {
 				t.Errorf("%s\nRunFunction(...): -want rsp, +got rsp:\n%s", tc.reason, diff)

@@ -1,4 +1,4 @@
-package main
+package fn
 
 import (
 	"fmt"
@@ -69,7 +69,7 @@ func TestInvalidInputIsFatalAndLeavesDesiredStateUnchanged(t *testing.T) {
 	if err == nil {
 		t.Fatalf("v1beta1.Decode(%s) decodes; the case needs an input it rejects", input)
 	}
-	checkBadInput(t, newFunction(logging.NewNopLogger()), badInput{
+	checkBadInput(t, New(logging.NewNopLogger()), badInput{
 		reason: "A misspelt field fails the step with Decode's message and changes nothing: read with every default, the input would declare the three dependents' finalizers on shared.",
 		input:  input,
 		want:   inputError(err.Error()),
@@ -257,7 +257,7 @@ func TestBadResourcesAreNamedByFieldAndLoseNothingElse(t *testing.T) {
 			want: requesttest.Warning("InvalidResource", `cannot declare reference finalizers on composed resource "shared": metadata is not an object`),
 		},
 	}
-	f := newFunction(logging.NewNopLogger())
+	f := New(logging.NewNopLogger())
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			checkBadInput(t, f, tc)

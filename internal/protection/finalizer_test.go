@@ -1,4 +1,4 @@
-package finalizer
+package protection
 
 import (
 	"fmt"
@@ -11,7 +11,6 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/composed"
 	"github.com/crossplane-contrib/function-dependencies/internal/composed/composedtest"
 	"github.com/crossplane-contrib/function-dependencies/internal/object"
-	"github.com/crossplane-contrib/function-dependencies/internal/protection"
 )
 
 // f is composedtest.Finalizer, short for the tables.
@@ -31,9 +30,35 @@ func uid(u string) func(*composed.Resource) {
 
 func going(r *composed.Resource) { r.Observed.Going = true }
 
+// plan is what the finalizer rule's part of a decision declares alone,
+// each edge's finalizer giving way to Usages as yield says, by dependent.
+type plan struct {
+	// Protected says, for each of the graph's edges by its place, whether a
+	// finalizer protects it, and States its state when one does.
+	Protected []bool
+	States    []State
+	Additions map[string][]string
+	Declared  int
+	Added     int
+	Stale     []Stale
+}
+
+func declare(g *composed.Graph, yield map[string]Yield) plan {
+	fs := newFinalizers(g)
+	p := plan{Protected: make([]bool, len(g.Edges)), States: make([]State, len(g.Edges))}
+	for i, e := range g.Edges {
+		if finalizerCan(g, e) {
+			p.States[i], p.Protected[i] = fs.edge(i, yield[e.Dependent])
+		}
+	}
+	p.Additions, p.Declared, p.Added = fs.finish()
+	p.Stale = fs.stale
+	return p
+}
+
 // outcome is a plan with its edges' states by dependent → target.
 type outcome struct {
-	States    map[string]protection.State
+	States    map[string]State
 	Additions map[string][]string
 	Declared  int
 	Stale     []Stale
@@ -53,14 +78,10 @@ func checkPlans(t *testing.T, cases map[string]planCase) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := composed.New(tc.resources, tc.o)
-			var yield func(int) Yield
-			if tc.yield != nil {
-				yield = func(i int) Yield { return tc.yield[g.Edges[i].Dependent] }
-			}
-			p := Declare(g, yield)
-			got := outcome{States: map[string]protection.State{}, Additions: p.Additions, Declared: p.Declared, Stale: p.Stale}
+			p := declare(g, tc.yield)
+			got := outcome{States: map[string]State{}, Additions: p.Additions, Declared: p.Declared, Stale: p.Stale}
 			if len(p.Protected) != len(g.Edges) || len(p.States) != len(g.Edges) {
-				t.Fatalf("%s\nDeclare(...) has %d protected and %d states for %d edges", tc.reason, len(p.Protected), len(p.States), len(g.Edges))
+				t.Fatalf("%s\ndeclare(...) has %d protected and %d states for %d edges", tc.reason, len(p.Protected), len(p.States), len(g.Edges))
 			}
 			for i, protected := range p.Protected {
 				if protected {
@@ -68,7 +89,7 @@ func checkPlans(t *testing.T, cases map[string]planCase) {
 				}
 			}
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("%s\nDeclare(...): -want, +got:\n%s", tc.reason, diff)
+				t.Errorf("%s\ndeclare(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
@@ -84,7 +105,7 @@ func TestAFinalizerGivesWayToAUsageOnlyOnceTheUsageIsInForce(t *testing.T) {
 			},
 			yield: map[string]Yield{"d1": HandOver, "d2": HandOver, "d3": Yielded, "d4": Keep},
 			want: outcome{
-				States:    map[string]protection.State{"d1 → shared": protection.Protected, "d4 → shared": protection.Declared},
+				States:    map[string]State{"d1 → shared": Protected, "d4 → shared": Declared},
 				Additions: map[string][]string{"shared": {f("d1"), f("d4")}},
 				Declared:  2,
 			},
@@ -101,11 +122,11 @@ func TestATargetDeclaresTheFinalizerOfEveryObjectThatReferencesIt(t *testing.T) 
 				composedtest.Object("d1", "shared"), composedtest.Object("d2", "shared"), composedtest.Object("d3", "shared"), composedtest.Object("d4", "shared"),
 			},
 			want: outcome{
-				States: map[string]protection.State{
-					"d1 → shared": protection.Protected,
-					"d2 → shared": protection.Declared,
-					"d3 → shared": protection.Protected,
-					"d4 → shared": protection.Declared,
+				States: map[string]State{
+					"d1 → shared": Protected,
+					"d2 → shared": Declared,
+					"d3 → shared": Protected,
+					"d4 → shared": Declared,
 				},
 				Additions: map[string][]string{"shared": {f("d1"), f("d2"), f("d3"), f("d4")}},
 				Declared:  4,
@@ -118,7 +139,7 @@ func TestATargetDeclaresTheFinalizerOfEveryObjectThatReferencesIt(t *testing.T) 
 				composedtest.Object("d1", "shared"),
 			},
 			want: outcome{
-				States:   map[string]protection.State{"d1 → shared": protection.Declared},
+				States:   map[string]State{"d1 → shared": Declared},
 				Declared: 1,
 			},
 		},
@@ -131,10 +152,10 @@ func TestATargetDeclaresTheFinalizerOfEveryObjectThatReferencesIt(t *testing.T) 
 				composedtest.With(composedtest.Object("d3", "shared"), uid("uid-a")),
 			},
 			want: outcome{
-				States: map[string]protection.State{
-					"d1 → shared": protection.Declared,
-					"d2 → shared": protection.Declared,
-					"d3 → shared": protection.Declared,
+				States: map[string]State{
+					"d1 → shared": Declared,
+					"d2 → shared": Declared,
+					"d3 → shared": Declared,
 				},
 				Additions: map[string][]string{"shared": {f("a"), f("z")}},
 				Declared:  3,
@@ -147,7 +168,7 @@ func TestATargetDeclaresTheFinalizerOfEveryObjectThatReferencesIt(t *testing.T) 
 				composedtest.Object("d1", "shared"),
 			},
 			want: outcome{
-				States:    map[string]protection.State{"d1 → shared": protection.Declared},
+				States:    map[string]State{"d1 → shared": Declared},
 				Additions: map[string][]string{"shared": {f("d1")}},
 				Declared:  1,
 			},
@@ -161,7 +182,7 @@ func TestATargetDeclaresTheFinalizerOfEveryObjectThatReferencesIt(t *testing.T) 
 				}),
 			},
 			want: outcome{
-				States:    map[string]protection.State{"d1 → cm": protection.Declared},
+				States:    map[string]State{"d1 → cm": Declared},
 				Additions: map[string][]string{"cm": {f("d1")}},
 				Declared:  1,
 			},
@@ -174,7 +195,7 @@ func TestATargetDeclaresTheFinalizerOfEveryObjectThatReferencesIt(t *testing.T) 
 				composedtest.Object("d1", "shared"),
 			},
 			want: outcome{
-				States:    map[string]protection.State{"d1 → shared-a": protection.Declared, "d1 → shared-b": protection.Declared},
+				States:    map[string]State{"d1 → shared-a": Declared, "d1 → shared-b": Declared},
 				Additions: map[string][]string{"shared-a": {f("d1")}, "shared-b": {f("d1")}},
 				Declared:  2,
 			},
@@ -183,7 +204,7 @@ func TestATargetDeclaresTheFinalizerOfEveryObjectThatReferencesIt(t *testing.T) 
 			reason:    "An Object that depends on a resource by the input's word is protected by its finalizer as by a reference's.",
 			resources: []composed.Resource{composedtest.Object("shared"), composedtest.With(composedtest.Object("d1"), composedtest.DependingOn("shared"))},
 			want: outcome{
-				States:    map[string]protection.State{"d1 → shared": protection.Declared},
+				States:    map[string]State{"d1 → shared": Declared},
 				Additions: map[string][]string{"shared": {f("d1")}},
 				Declared:  1,
 			},
@@ -196,7 +217,7 @@ func TestATargetDeclaresTheFinalizerOfEveryObjectThatReferencesIt(t *testing.T) 
 				composedtest.With(composedtest.Object("d1"), composedtest.DependingOn("shared-a", "shared-b")),
 			},
 			want: outcome{
-				States:    map[string]protection.State{"d1 → shared-a": protection.Declared, "d1 → shared-b": protection.Declared},
+				States:    map[string]State{"d1 → shared-a": Declared, "d1 → shared-b": Declared},
 				Additions: map[string][]string{"shared-a": {f("d1")}, "shared-b": {f("d1")}},
 				Declared:  2,
 			},
@@ -209,7 +230,7 @@ func TestATargetDeclaresTheFinalizerOfEveryObjectThatReferencesIt(t *testing.T) 
 			},
 			o: composed.Options{IgnoreReferences: true},
 			want: outcome{
-				States:    map[string]protection.State{"d1 → shared": protection.Declared},
+				States:    map[string]State{"d1 → shared": Declared},
 				Additions: map[string][]string{"shared": {f("d1")}},
 				Declared:  1,
 			},
@@ -225,7 +246,7 @@ func TestAFinalizerIsDeclaredOnlyForAnObjectTheProviderManages(t *testing.T) {
 				composedtest.Object("shared"),
 				composedtest.With(composedtest.Object("d1", "shared"), composedtest.NotObserved),
 			},
-			want: outcome{States: map[string]protection.State{"d1 → shared": protection.Pending}},
+			want: outcome{States: map[string]State{"d1 → shared": Pending}},
 		},
 		"DependentWithoutUID": {
 			reason: "A dependent observed without a UID has no finalizer to declare either.",
@@ -233,7 +254,7 @@ func TestAFinalizerIsDeclaredOnlyForAnObjectTheProviderManages(t *testing.T) {
 				composedtest.Object("shared"),
 				composedtest.With(composedtest.Object("d1", "shared"), uid("")),
 			},
-			want: outcome{States: map[string]protection.State{"d1 → shared": protection.Pending}},
+			want: outcome{States: map[string]State{"d1 → shared": Pending}},
 		},
 		"UnmanagedDependent": {
 			reason: "An Object that lacks the provider's own finalizer has references that don't all resolve: it would not release a finalizer declared for it, so none is declared until the provider manages it.",
@@ -241,7 +262,7 @@ func TestAFinalizerIsDeclaredOnlyForAnObjectTheProviderManages(t *testing.T) {
 				composedtest.Object("shared"),
 				composedtest.With(composedtest.Object("d1", "shared", "nowhere"), composedtest.Carrying("example.org/other")),
 			},
-			want: outcome{States: map[string]protection.State{"d1 → shared": protection.Pending}},
+			want: outcome{States: map[string]State{"d1 → shared": Pending}},
 		},
 		"UnmanagedDependentsCarriedFinalizerIsNotStale": {
 			reason: "The finalizer an unmanaged Object's target carries for it is not declared, nor stale: the Object still references the target.",
@@ -249,7 +270,7 @@ func TestAFinalizerIsDeclaredOnlyForAnObjectTheProviderManages(t *testing.T) {
 				composedtest.With(composedtest.Object("shared"), composedtest.Carrying(f("d1"))),
 				composedtest.With(composedtest.Object("d1", "shared"), composedtest.Carrying()),
 			},
-			want: outcome{States: map[string]protection.State{"d1 → shared": protection.Pending}},
+			want: outcome{States: map[string]State{"d1 → shared": Pending}},
 		},
 		"DependencyNotNamed": {
 			reason: "An Object that doesn't exist yet is pending on a dependency that has no name; an existing one is declared by it.",
@@ -259,7 +280,7 @@ func TestAFinalizerIsDeclaredOnlyForAnObjectTheProviderManages(t *testing.T) {
 				composedtest.With(composedtest.Object("old"), composedtest.DependingOn("shared")),
 			},
 			want: outcome{
-				States:    map[string]protection.State{"new → shared": protection.Pending, "old → shared": protection.Declared},
+				States:    map[string]State{"new → shared": Pending, "old → shared": Declared},
 				Additions: map[string][]string{"shared": {f("old")}},
 				Declared:  1,
 			},
@@ -301,7 +322,7 @@ func TestOnlyAnObjectsEdgesAreProtectedByAFinalizer(t *testing.T) {
 				composedtest.With(composedtest.Object("d1"), composedtest.DependingOn("db")),
 			},
 			want: outcome{
-				States:    map[string]protection.State{"d1 → db": protection.Declared},
+				States:    map[string]State{"d1 → db": Declared},
 				Additions: map[string][]string{"db": {f("d1")}},
 				Declared:  1,
 			},
@@ -314,8 +335,8 @@ func TestOnlyAnObjectsEdgesAreProtectedByAFinalizer(t *testing.T) {
 	}, composed.Options{})
 	want := map[string]bool{"o → t": true, "p → t": false, "i → t": false}
 	for _, e := range g.Edges {
-		if got := Protects(g, e); got != want[e.Dependent+" → "+e.Target] {
-			t.Errorf("Protects(%s → %s) = %t, want %t: a finalizer protects the edges an Object's references make, whether its target exists or not, and no inferred edge", e.Dependent, e.Target, got, !got)
+		if got := finalizerCan(g, e); got != want[e.Dependent+" → "+e.Target] {
+			t.Errorf("finalizerCan(%s → %s) = %t, want %t: a finalizer protects the edges an Object's references make, whether its target exists or not, and no inferred edge", e.Dependent, e.Target, got, !got)
 		}
 	}
 }
@@ -332,11 +353,11 @@ func TestADependentGoingAwayKeepsItsFinalizerOnlyWhileTheTargetCarriesIt(t *test
 				composedtest.With(composedtest.Object("released", "shared"), composedtest.NotDesired),
 			},
 			want: outcome{
-				States: map[string]protection.State{
-					"deleted → shared":  protection.Releasing,
-					"deleting → shared": protection.Releasing,
-					"released → shared": protection.Releasing,
-					"removed → shared":  protection.Releasing,
+				States: map[string]State{
+					"deleted → shared":  Releasing,
+					"deleting → shared": Releasing,
+					"released → shared": Releasing,
+					"removed → shared":  Releasing,
 				},
 				Additions: map[string][]string{"shared": {f("deleting"), f("removed")}},
 				Declared:  2,
@@ -348,7 +369,7 @@ func TestADependentGoingAwayKeepsItsFinalizerOnlyWhileTheTargetCarriesIt(t *test
 				composedtest.With(composedtest.Object("shared"), composedtest.Carrying(f("d1")), composedtest.NotDesired),
 				composedtest.With(composedtest.Object("d1", "shared"), composedtest.Deleting),
 			},
-			want: outcome{States: map[string]protection.State{"d1 → shared": protection.Releasing}},
+			want: outcome{States: map[string]State{"d1 → shared": Releasing}},
 		},
 		"DeclaredByAnEarlierStep": {
 			reason: "A finalizer an earlier step declared is not added again for a dependent going away, but counted while the target carries it.",
@@ -357,7 +378,7 @@ func TestADependentGoingAwayKeepsItsFinalizerOnlyWhileTheTargetCarriesIt(t *test
 				composedtest.With(composedtest.Object("d1", "shared"), composedtest.Deleting),
 			},
 			want: outcome{
-				States:   map[string]protection.State{"d1 → shared": protection.Releasing},
+				States:   map[string]State{"d1 → shared": Releasing},
 				Declared: 1,
 			},
 		},
@@ -373,7 +394,7 @@ func TestATargetThatCanNoLongerTakeAFinalizerGetsNoNewOne(t *testing.T) {
 				composedtest.Object("d1", "shared"), composedtest.Object("d2", "shared"),
 			},
 			want: outcome{
-				States:    map[string]protection.State{"d1 → shared": protection.Protected, "d2 → shared": protection.TargetDeleting},
+				States:    map[string]State{"d1 → shared": Protected, "d2 → shared": TargetDeleting},
 				Additions: map[string][]string{"shared": {f("d1")}},
 				Declared:  1,
 			},
@@ -384,7 +405,7 @@ func TestATargetThatCanNoLongerTakeAFinalizerGetsNoNewOne(t *testing.T) {
 				composedtest.With(composedtest.Object("shared"), composedtest.Carrying(f("d1")), composedtest.NotDesired),
 				composedtest.Object("d1", "shared"),
 			},
-			want: outcome{States: map[string]protection.State{"d1 → shared": protection.TargetRemoved}},
+			want: outcome{States: map[string]State{"d1 → shared": TargetRemoved}},
 		},
 	})
 }
@@ -395,7 +416,7 @@ func TestAnEdgeOnABrokenCycleDeclaresNoFinalizer(t *testing.T) {
 			reason:    "Without BreakCycles the edges of a cycle are declared as any other (the caller fails the step).",
 			resources: []composed.Resource{composedtest.Object("a", "b"), composedtest.Object("b", "a")},
 			want: outcome{
-				States:    map[string]protection.State{"a → b": protection.Declared, "b → a": protection.Declared},
+				States:    map[string]State{"a → b": Declared, "b → a": Declared},
 				Additions: map[string][]string{"a": {f("b")}, "b": {f("a")}},
 				Declared:  2,
 			},
@@ -405,7 +426,7 @@ func TestAnEdgeOnABrokenCycleDeclaresNoFinalizer(t *testing.T) {
 			resources: []composed.Resource{composedtest.Object("a", "b"), composedtest.Object("b", "a"), composedtest.Object("c", "a")},
 			o:         composed.Options{BreakCycles: true},
 			want: outcome{
-				States:    map[string]protection.State{"a → b": protection.Cyclic, "b → a": protection.Cyclic, "c → a": protection.Declared},
+				States:    map[string]State{"a → b": Cyclic, "b → a": Cyclic, "c → a": Declared},
 				Additions: map[string][]string{"a": {f("c")}},
 				Declared:  1,
 			},
@@ -414,13 +435,13 @@ func TestAnEdgeOnABrokenCycleDeclaresNoFinalizer(t *testing.T) {
 			reason:    "A finalizer carried along a broken edge is not declared, and not stale: the dependent still references the target.",
 			resources: []composed.Resource{composedtest.With(composedtest.Object("a", "b"), composedtest.Carrying(f("b"), object.ObjectFinalizer)), composedtest.Object("b", "a")},
 			o:         composed.Options{BreakCycles: true},
-			want:      outcome{States: map[string]protection.State{"a → b": protection.Cyclic, "b → a": protection.Cyclic}},
+			want:      outcome{States: map[string]State{"a → b": Cyclic, "b → a": Cyclic}},
 		},
 		"SelfReference": {
 			reason:    "An Object that references itself would keep itself forever: with BreakCycles it declares no finalizer for itself.",
 			resources: []composed.Resource{composedtest.Object("a", "a")},
 			o:         composed.Options{BreakCycles: true},
-			want:      outcome{States: map[string]protection.State{"a → a": protection.Cyclic}},
+			want:      outcome{States: map[string]State{"a → a": Cyclic}},
 		},
 	})
 }
@@ -435,7 +456,7 @@ func TestTwoObjectsClaimingOneUIDShareOneFinalizer(t *testing.T) {
 				composedtest.With(composedtest.Object("d2", "shared"), uid("uid-same")),
 			},
 			want: outcome{
-				States:    map[string]protection.State{"d1 → shared": protection.Declared, "d2 → shared": protection.Declared},
+				States:    map[string]State{"d1 → shared": Declared, "d2 → shared": Declared},
 				Additions: map[string][]string{"shared": {f("same")}},
 				Declared:  1,
 			},
@@ -450,11 +471,11 @@ func TestTwoObjectsClaimingOneUIDShareOneFinalizer(t *testing.T) {
 				composedtest.With(composedtest.Object("d4", "shared"), uid("uid-same-b")),
 			},
 			want: outcome{
-				States: map[string]protection.State{
-					"d1 → shared": protection.Protected,
-					"d2 → shared": protection.Protected,
-					"d3 → shared": protection.Declared,
-					"d4 → shared": protection.Protected,
+				States: map[string]State{
+					"d1 → shared": Protected,
+					"d2 → shared": Protected,
+					"d3 → shared": Declared,
+					"d4 → shared": Protected,
 				},
 				Additions: map[string][]string{"shared": {f("same-a"), f("same-b"), f("same-z")}},
 				Declared:  3,
@@ -468,7 +489,7 @@ func TestTwoObjectsClaimingOneUIDShareOneFinalizer(t *testing.T) {
 				composedtest.With(composedtest.Object("d2", "shared"), uid("uid-same"), composedtest.Deleting),
 			},
 			want: outcome{
-				States:    map[string]protection.State{"d1 → shared": protection.Declared, "d2 → shared": protection.Releasing},
+				States:    map[string]State{"d1 → shared": Declared, "d2 → shared": Releasing},
 				Additions: map[string][]string{"shared": {f("same")}},
 				Declared:  1,
 			},
@@ -481,7 +502,7 @@ func TestTwoObjectsClaimingOneUIDShareOneFinalizer(t *testing.T) {
 				composedtest.With(composedtest.Object("d2", "a"), uid("uid-d1")),
 			},
 			want: outcome{
-				States:    map[string]protection.State{"d1 → a": protection.Declared, "d1 → b": protection.Declared, "d2 → a": protection.Declared},
+				States:    map[string]State{"d1 → a": Declared, "d1 → b": Declared, "d2 → a": Declared},
 				Additions: map[string][]string{"a": {f("d1")}, "b": {f("d1")}},
 				Declared:  2,
 			},
@@ -504,7 +525,7 @@ func TestAReferenceFinalizerOfNoReferencingObjectIsStale(t *testing.T) {
 				composedtest.Object("d2"),
 			},
 			want: outcome{
-				States:    map[string]protection.State{"d1 → shared": protection.Protected},
+				States:    map[string]State{"d1 → shared": Protected},
 				Stale:     []Stale{{Resource: "shared", Finalizer: f("d2")}, {Resource: "shared", Finalizer: f("gone"), Unseen: true}},
 				Additions: map[string][]string{"shared": {f("d1")}},
 				Declared:  1,
@@ -530,7 +551,7 @@ func TestAReferenceFinalizerOfNoReferencingObjectIsStale(t *testing.T) {
 				composedtest.Object("d1", "other"),
 			},
 			want: outcome{
-				States:    map[string]protection.State{"d1 → other": protection.Declared},
+				States:    map[string]State{"d1 → other": Declared},
 				Stale:     []Stale{{Resource: "shared", Finalizer: f("d1")}},
 				Additions: map[string][]string{"other": {f("d1")}},
 				Declared:  1,
@@ -560,18 +581,18 @@ func TestThePlanDoesNotDependOnTheOrderOfTheResources(t *testing.T) {
 		d := composedtest.Object(fmt.Sprintf("d%02d", i), "shared", fmt.Sprintf("d%02d", (i+1)%30), "external")
 		resources = append(resources, d)
 	}
-	want := Declare(composed.New(resources, composed.Options{BreakCycles: true}), nil)
+	want := declare(composed.New(resources, composed.Options{BreakCycles: true}), nil)
 	reversed := make([]composed.Resource, len(resources))
 	for i, r := range resources {
 		r.References = slices.Clone(r.References)
 		slices.Reverse(r.References)
 		reversed[len(resources)-1-i] = r
 	}
-	got := Declare(composed.New(reversed, composed.Options{BreakCycles: true}), nil)
+	got := declare(composed.New(reversed, composed.Options{BreakCycles: true}), nil)
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("Declare(reversed): -want, +got:\n%s", diff)
+		t.Errorf("declare(reversed): -want, +got:\n%s", diff)
 	}
 	if len(want.Additions["shared"]) != 30 || want.Declared != 30 || len(want.Stale) != 1 {
-		t.Errorf("Declare(...) = %d additions to shared, %d declared, %d stale; want 30, 30 and 1", len(want.Additions["shared"]), want.Declared, len(want.Stale))
+		t.Errorf("declare(...) = %d additions to shared, %d declared, %d stale; want 30, 30 and 1", len(want.Additions["shared"]), want.Declared, len(want.Stale))
 	}
 }

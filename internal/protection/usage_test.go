@@ -1,4 +1,4 @@
-package usage
+package protection
 
 import (
 	"slices"
@@ -11,7 +11,6 @@ import (
 	"github.com/crossplane-contrib/function-dependencies/internal/composed"
 	"github.com/crossplane-contrib/function-dependencies/internal/composed/composedtest"
 	"github.com/crossplane-contrib/function-dependencies/internal/object"
-	"github.com/crossplane-contrib/function-dependencies/internal/protection"
 	"github.com/crossplane-contrib/function-dependencies/internal/protocol"
 )
 
@@ -175,6 +174,47 @@ func outside(d composed.Resource, t object.Target) Edge {
 	}
 }
 
+// usagePlan is what the Usage rule's part of a decision decides alone:
+// the states of the edges and external edges a Usage protects, by place.
+type usagePlan struct {
+	States, External map[int]State
+	Usages           map[string]map[string]any
+	Unusable         []Problem
+	Unprotected      []Edge
+}
+
+// decideUsages runs the Usage rule alone over the graph: with the mode, on
+// the edges a finalizer can protect, and with finalizers, handing over the
+// edges at handOver, whose finalizers don't hold yet.
+func decideUsages(g *composed.Graph, o usageOptions, mode Mode, handOver []int) usagePlan {
+	u := newUsages(g, o)
+	p := usagePlan{States: map[int]State{}, External: map[int]State{}}
+	for i, e := range g.Edges {
+		a := noFinalizer
+		switch {
+		case !finalizerCan(g, e):
+		case mode == Usages:
+			a = instead
+		case mode == Both:
+			a = too
+		case slices.Contains(handOver, i):
+			a = handingOver
+		default:
+			a = finalizerHolds
+		}
+		if s, _, ok := u.edge(i, a); ok {
+			p.States[i] = s
+		}
+	}
+	for i := range g.External {
+		if s, _, ok := u.external(i); ok {
+			p.External[i] = s
+		}
+	}
+	p.Usages, p.Unusable, p.Unprotected = u.emitted, u.unusable, u.unprotected
+	return p
+}
+
 func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 	db, app, cache := composedtest.ConfigMap("db"), composedtest.ConfigMap("app", "db"), composedtest.ConfigMap("cache", "db")
 	shared := composedtest.Object("shared")
@@ -188,7 +228,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 		resources []composed.Resource
 		graph     composed.Options
 		policy    Policy
-		objects   Objects
+		mode      Mode
 		handOver  []int
 		api       API
 		// observed are the function's Usages that exist: each as written
@@ -197,7 +237,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 		composed map[Ends]bool
 	}
 	type want struct {
-		states, external map[int]protection.State
+		states, external map[int]State
 		// usages are the edges whose Usage is emitted, as write writes it.
 		usages      []Edge
 		unusable    []Problem
@@ -228,14 +268,14 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 				policy:    Every, observed: []Edge{between(cache, db)},
 			},
 			want: want{
-				states: map[int]protection.State{0: protection.Declared, 1: protection.Protected, 2: protection.Pending},
+				states: map[int]State{0: Declared, 1: Protected, 2: Pending},
 				usages: []Edge{between(app, db), between(cache, db)},
 			},
 		},
 		"PendingUntilTheDependencyExists": {
 			reason: "A Usage is emitted only once both its ends exist.",
 			args:   args{resources: []composed.Resource{composedtest.With(db, composedtest.NotObserved), app}, policy: Every},
-			want:   want{states: map[int]protection.State{0: protection.Pending}},
+			want:   want{states: map[int]State{0: Pending}},
 		},
 		"UsageOfADeletingTargetIsTooLate": {
 			reason: "A Usage can't undo a deletion the API server accepted, observed or not: an edge whose target is being deleted gets no new one. One already observed stays: dropped, it would be emitted again as the Usage of an object outside the composition once Crossplane stops observing the target.",
@@ -243,7 +283,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 				resources: []composed.Resource{composedtest.With(db, composedtest.Deleting), app, cache},
 				policy:    Every, observed: []Edge{between(cache, db)},
 			},
-			want: want{states: map[int]protection.State{0: protection.TargetDeleting, 1: protection.TargetDeleting}, usages: []Edge{between(cache, db)}},
+			want: want{states: map[int]State{0: TargetDeleting, 1: TargetDeleting}, usages: []Edge{between(cache, db)}},
 		},
 		"UsagesOfDashedNamesDiffer": {
 			reason: "Each edge has a Usage of its own: a → b-c and a-b → c once shared one, and one Usage silently replaced the other.",
@@ -252,7 +292,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 				policy:    Every,
 			},
 			want: want{
-				states: map[int]protection.State{0: protection.Declared, 1: protection.Declared},
+				states: map[int]State{0: Declared, 1: Declared},
 				usages: []Edge{between(composedtest.ConfigMap("a", "b-c"), composedtest.ConfigMap("b-c")), between(composedtest.ConfigMap("a-b", "c"), composedtest.ConfigMap("c"))},
 			},
 		},
@@ -260,8 +300,8 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			reason: "With Every an external reference gets a Usage, and so does an edge the input declares that no finalizer can protect; an edge a finalizer protects gets none.",
 			args:   args{resources: []composed.Resource{shared, d1, db, app}, policy: Every},
 			want: want{
-				states:   map[int]protection.State{0: protection.Declared},
-				external: map[int]protection.State{0: protection.Declared},
+				states:   map[int]State{0: Declared},
+				external: map[int]State{0: Declared},
 				usages:   []Edge{between(app, db), outside(d1, composedtest.ClusterObject("elsewhere"))},
 			},
 		},
@@ -272,8 +312,8 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 				policy:    Every,
 			},
 			want: want{
-				states:   map[int]protection.State{0: protection.Declared},
-				external: map[int]protection.State{0: protection.Declared},
+				states:   map[int]State{0: Declared},
+				external: map[int]State{0: Declared},
 				usages:   []Edge{between(app, db), outside(d1, composedtest.ClusterObject("elsewhere"))},
 			},
 		},
@@ -281,11 +321,11 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			reason: "With Too the edges of an Object get a Usage as well as their finalizer, referenced or declared in the input: provider-kubernetes v0 deletes a referenced Object's remote object whatever its finalizers.",
 			args: args{
 				resources: []composed.Resource{shared, d1, composedtest.With(composedtest.Object("d2"), composedtest.DependingOn("shared")), db, app},
-				policy:    Every, objects: Too, api: Apiextensions,
+				policy:    Every, mode: Both, api: Apiextensions,
 			},
 			want: want{
-				states:   map[int]protection.State{1: protection.Declared, 2: protection.Declared},
-				external: map[int]protection.State{0: protection.Declared},
+				states:   map[int]State{1: Declared, 2: Declared},
+				external: map[int]State{0: Declared},
 				usages:   []Edge{between(d1, shared), between(composedtest.Object("d2"), shared), outside(d1, composedtest.ClusterObject("elsewhere"))},
 				unusable: []Problem{{Edge: between(app, db), Reason: "apiextensions.crossplane.io/v1beta1 Usages protect cluster-scoped resources only"}},
 			},
@@ -294,11 +334,11 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 			reason: "With Usages instead of finalizers the edges of an Object get a Usage, as do the declared ones no finalizer can protect and the external ones; one no Usage can express is left to its finalizer, which protects it: nothing to report.",
 			args: args{
 				resources: []composed.Resource{shared, d1, db, app, composedtest.With(composedtest.Object("web"), composedtest.Referencing(object.Target{Ref: object.Ref{APIVersion: "v1", Kind: "ConfigMap", Namespace: "team", Name: "db"}}))},
-				policy:    Every, objects: Instead,
+				policy:    Every, mode: Usages,
 			},
 			want: want{
-				states:   map[int]protection.State{0: protection.Declared, 1: protection.Declared}, // Edge 2 is web → db.
-				external: map[int]protection.State{0: protection.Declared},
+				states:   map[int]State{0: Declared, 1: Declared}, // Edge 2 is web → db.
+				external: map[int]State{0: Declared},
 				usages:   []Edge{between(app, db), between(d1, shared), outside(d1, composedtest.ClusterObject("elsewhere"))},
 			},
 		},
@@ -310,7 +350,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 				observed:  []Edge{between(d1, shared), between(composedtest.Object("d3"), shared)},
 			},
 			want: want{
-				states: map[int]protection.State{0: protection.Protected},
+				states: map[int]State{0: Protected},
 				usages: []Edge{between(d1, shared)},
 			},
 		},
@@ -330,7 +370,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 				policy:    Every, observed: []Edge{between(composedtest.With(app, generated("app-7xk2p")), db)},
 			},
 			want: want{
-				states: map[int]protection.State{0: protection.Declared},
+				states: map[int]State{0: Declared},
 				usages: []Edge{between(composedtest.With(app, generated("app-q9z4m")), db)},
 			},
 		},
@@ -345,7 +385,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 				observed: []Edge{outside(composedtest.Object("d1"), composedtest.ClusterObject("elsewhere"))},
 			},
 			want: want{
-				external: map[int]protection.State{0: protection.Protected, 1: protection.Pending},
+				external: map[int]State{0: Protected, 1: Pending},
 				usages:   []Edge{outside(composedtest.Object("d1"), composedtest.ClusterObject("elsewhere"))},
 			},
 		},
@@ -357,7 +397,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 				policy:    Every,
 			},
 			want: want{
-				states: map[int]protection.State{0: protection.Cyclic, 1: protection.Cyclic, 2: protection.Declared},
+				states: map[int]State{0: Cyclic, 1: Cyclic, 2: Declared},
 				usages: []Edge{between(composedtest.ConfigMap("c"), composedtest.ConfigMap("a"))},
 			},
 		},
@@ -368,7 +408,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 				policy:    Every,
 			},
 			want: want{
-				states: map[int]protection.State{0: protection.Declared, 1: protection.Declared},
+				states: map[int]State{0: Declared, 1: Declared},
 				usages: []Edge{between(composedtest.ConfigMap("a"), composedtest.ConfigMap("b")), between(composedtest.ConfigMap("b"), composedtest.ConfigMap("a"))},
 			},
 		},
@@ -382,7 +422,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 				policy: Every,
 			},
 			want: want{
-				states: map[int]protection.State{0: protection.Declared},
+				states: map[int]State{0: Declared},
 				usages: []Edge{between(app, db)},
 				unusable: []Problem{
 					{Edge: between(composedtest.ConfigMap("web"), bucket("assets")), Reason: "the dependent is namespaced and the dependency is cluster-scoped: a namespaced Usage can't refer to a cluster-scoped Bucket, and a ClusterUsage can't refer to a namespaced ConfigMap"},
@@ -393,7 +433,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 		"UnusableWhilePendingIsPending": {
 			reason: "Whether a Usage can express an edge is decided when it is due: until both ends exist the edge is pending, and no problem yet.",
 			args:   args{resources: []composed.Resource{bucket("assets"), composedtest.With(composedtest.ConfigMap("web", "assets"), composedtest.NotObserved)}, policy: Every},
-			want:   want{states: map[int]protection.State{0: protection.Pending}},
+			want:   want{states: map[int]State{0: Pending}},
 		},
 		"AComposedUsageTakesTheEdge": {
 			reason: "An edge a Usage of the composition's own protects gets none of the function's: protected once that one exists, declared before. Resources: app 0, cache 1, db 2.",
@@ -401,7 +441,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 				resources: []composed.Resource{db, app, cache},
 				policy:    Every, composed: map[Ends]bool{{Dependent: 0, Target: 2}: true, {Dependent: 1, Target: 2}: false},
 			},
-			want: want{states: map[int]protection.State{0: protection.Protected, 1: protection.Declared}},
+			want: want{states: map[int]State{0: Protected, 1: Declared}},
 		},
 		"AComposedUsageProtectsWhatTheFunctionWouldNot": {
 			reason: "A step that writes no Usage leaves unprotected only the declared edges nothing else protects.",
@@ -409,7 +449,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 				resources: []composed.Resource{db, app, cache},
 				composed:  map[Ends]bool{{Dependent: 0, Target: 2}: true},
 			},
-			want: want{states: map[int]protection.State{0: protection.Protected}, unprotected: []Edge{between(cache, db)}},
+			want: want{states: map[int]State{0: Protected}, unprotected: []Edge{between(cache, db)}},
 		},
 		"TheFunctionsUsageStaysUntilTheComposedOneExists": {
 			reason: "The function's observed Usage of an edge stays until the composition's own exists, so that no edge is unprotected in between.",
@@ -417,7 +457,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 				resources: []composed.Resource{db, app},
 				policy:    Every, observed: []Edge{between(app, db)}, composed: map[Ends]bool{{Dependent: 0, Target: 1}: false},
 			},
-			want: want{states: map[int]protection.State{0: protection.Protected}, usages: []Edge{between(app, db)}},
+			want: want{states: map[int]State{0: Protected}, usages: []Edge{between(app, db)}},
 		},
 		"AComposedUsageNeedsNoUsageOfTheAPI": {
 			reason: "An edge no Usage of the API can express is no problem when the composition's own Usage protects it.",
@@ -425,15 +465,15 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 				resources: []composed.Resource{db, app},
 				policy:    Every, api: Apiextensions, composed: map[Ends]bool{{Dependent: 0, Target: 1}: true},
 			},
-			want: want{states: map[int]protection.State{0: protection.Protected}},
+			want: want{states: map[int]State{0: Protected}},
 		},
 		"AComposedUsageOfAnObjectsEdgeInsteadOfTheFunctions": {
 			reason: "With Usages instead of finalizers, an Object's edge a composed Usage protects gets none of the function's. Resources: d1 0, shared 1.",
 			args: args{
 				resources: []composed.Resource{shared, composedtest.Object("d1", "shared")},
-				objects:   Instead, composed: map[Ends]bool{{Dependent: 0, Target: 1}: true},
+				mode:      Usages, composed: map[Ends]bool{{Dependent: 0, Target: 1}: true},
 			},
-			want: want{states: map[int]protection.State{0: protection.Protected}},
+			want: want{states: map[int]State{0: Protected}},
 		},
 		"CrossplaneV1": {
 			reason: "Crossplane v1's Usages protect cluster-scoped resources only: namespaced ends are problems.",
@@ -450,7 +490,6 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 				api = Protection
 			}
 			g := composed.New(tc.args.resources, tc.args.graph)
-			handOver := func(i int) bool { return slices.Contains(tc.args.handOver, i) }
 			var observed map[string]map[string]any
 			for _, e := range tc.args.observed {
 				u, problem := write(api, xr, e)
@@ -462,7 +501,7 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 				}
 				observed[e.Key] = u
 			}
-			got := Decide(g, Options{Policy: tc.args.policy, Objects: tc.args.objects, HandOver: handOver, API: api, Owner: xr, Observed: observed, Composed: tc.args.composed})
+			got := decideUsages(g, usageOptions{policy: tc.args.policy, api: api, owner: xr, observed: observed, composed: tc.args.composed}, tc.args.mode, tc.args.handOver)
 			usages := map[string]map[string]any{}
 			for _, e := range tc.want.usages {
 				u, problem := write(api, xr, e)
@@ -471,9 +510,9 @@ func TestDecideProtectsWhatTheFinalizersCannotAsThePolicySays(t *testing.T) {
 				}
 				usages[e.Key] = u
 			}
-			want := Plan{States: tc.want.states, External: tc.want.external, Usages: usages, Unusable: tc.want.unusable, Unprotected: tc.want.unprotected}
+			want := usagePlan{States: tc.want.states, External: tc.want.external, Usages: usages, Unusable: tc.want.unusable, Unprotected: tc.want.unprotected}
 			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("%s\nDecide(...): -want, +got:\n%s", tc.reason, diff)
+				t.Errorf("%s\ndecideUsages(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
@@ -509,7 +548,7 @@ func TestAUsageKeepsItsNameWhenItsDependencyLeavesTheComposition(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := composed.New([]composed.Resource{app}, composed.Options{})
-			got := Decide(g, Options{Policy: Every, Objects: Too, API: Protection, Owner: xr, Observed: tc.manifests})
+			got := decideUsages(g, usageOptions{policy: Every, api: Protection, owner: xr, observed: tc.manifests}, Both, nil)
 			var keys []string
 			for k := range got.Usages {
 				keys = append(keys, k)
